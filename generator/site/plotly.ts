@@ -1,0 +1,202 @@
+import { PageError, describe } from './errors.js';
+
+/** One Plotly trace as the page serialises it (keys sorted; `name` may be missing). */
+export type Trace = Record<string, unknown> & { name?: string; x?: unknown; y?: unknown; customdata?: unknown };
+
+export interface PlotlyFigure {
+  traces: Trace[];
+  /** Character range of the traces array in the page, so callers can drop it before reading the HTML. */
+  start: number;
+  end: number;
+}
+
+const NEW_PLOT = 'Plotly.newPlot(';
+
+/** End index (exclusive) of the JSON array or object starting at `start`, honouring strings. */
+function matchingEnd(text: string, start: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92 /* \ */) i++;
+      else if (c === 34 /* " */) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 /* [ */ || c === 123 /* { */) depth++;
+    else if (c === 93 /* ] */ || c === 125 /* } */) {
+      if (--depth === 0) return i + 1;
+    }
+  }
+  return -1;
+}
+
+/**
+ * Every `Plotly.newPlot("<id>", [traces], ...)` call of a page, its traces parsed with one JSON.parse each.
+ * Scans for the call rather than building a DOM: the traces are most of a 1 MB page.
+ */
+export function readFigures(html: string, file: string): PlotlyFigure[] {
+  const figures: PlotlyFigure[] = [];
+  let at = html.indexOf(NEW_PLOT);
+  while (at >= 0) {
+    let i = at + NEW_PLOT.length;
+    while (/\s/.test(html[i] ?? '')) i++;
+    const quote = html[i];
+    if (quote !== '"' && quote !== "'") throw new PageError(file, 'Plotly.newPlot', `expected the div id, found ${describe(html.slice(i, i + 20))}`);
+    i = html.indexOf(quote, i + 1) + 1;
+    while (/[\s,]/.test(html[i] ?? '')) i++;
+    if (html[i] !== '[') throw new PageError(file, 'Plotly.newPlot', `expected the traces array, found ${describe(html.slice(i, i + 20))}`);
+    const end = matchingEnd(html, i);
+    if (end < 0) throw new PageError(file, 'Plotly.newPlot', 'the traces array never closes');
+    let traces: unknown;
+    try {
+      traces = JSON.parse(html.slice(i, end));
+    } catch (e) {
+      throw new PageError(file, 'Plotly.newPlot', `the traces array is not JSON (${(e as Error).message})`);
+    }
+    if (!Array.isArray(traces)) throw new PageError(file, 'Plotly.newPlot', 'traces are not an array');
+    figures.push({ traces: traces as Trace[], start: i, end });
+    at = html.indexOf(NEW_PLOT, end);
+  }
+  return figures;
+}
+
+/** The page's one figure (or the one at `index`), failing with the file's name when it is absent. */
+export function readFigure(html: string, file: string, index = 0): PlotlyFigure {
+  const figures = readFigures(html, file);
+  const fig = figures[index];
+  if (!fig) throw new PageError(file, 'Plotly.newPlot', `expected ${index + 1} Plotly figure(s), found ${figures.length}`);
+  return fig;
+}
+
+const DTYPES = {
+  f8: Float64Array, f4: Float32Array,
+  i1: Int8Array, i2: Int16Array, i4: Int32Array,
+  u1: Uint8Array, u2: Uint16Array, u4: Uint32Array,
+} as const;
+
+export interface Matrix {
+  rows: number;
+  cols: number;
+  /** Row-major values; NaN marks a missing point. */
+  data: Float64Array;
+}
+
+/** Decode a Plotly typed array (`{dtype, bdata, shape?}`) or a plain JSON array into float64 values. */
+export function decodeNumbers(value: unknown, file: string, field: string): Matrix {
+  if (Array.isArray(value)) {
+    const first = value[0];
+    if (Array.isArray(first)) {
+      const cols = first.length;
+      const data = new Float64Array(value.length * cols);
+      value.forEach((row, r) => {
+        for (let c = 0; c < cols; c++) data[r * cols + c] = toNumber((row as unknown[])[c], file, field);
+      });
+      return { rows: value.length, cols, data };
+    }
+    return { rows: value.length, cols: 1, data: Float64Array.from(value, (v) => toNumber(v, file, field)) };
+  }
+  if (value && typeof value === 'object' && 'bdata' in value) {
+    const { dtype, bdata, shape } = value as { dtype?: string; bdata?: unknown; shape?: unknown };
+    const Ctor = DTYPES[dtype as keyof typeof DTYPES];
+    if (!Ctor) throw new PageError(file, field, `unknown typed-array dtype ${describe(dtype)}`);
+    if (typeof bdata !== 'string') throw new PageError(file, field, 'typed array without bdata');
+    const bytes = Buffer.from(bdata, 'base64');
+    if (bytes.byteLength % Ctor.BYTES_PER_ELEMENT !== 0) throw new PageError(file, field, `bdata length ${bytes.byteLength} is not a whole number of ${dtype}`);
+    // Copy into a fresh, aligned buffer: a Buffer from the pool may sit at an odd offset.
+    const aligned = new Uint8Array(bytes.byteLength);
+    aligned.set(bytes);
+    const typed = new Ctor(aligned.buffer);
+    const data = typed instanceof Float64Array ? typed : Float64Array.from(typed as ArrayLike<number>);
+    let rows = data.length;
+    let cols = 1;
+    if (shape !== undefined) {
+      const dims = String(shape).split(',').map((s) => Number(s.trim()));
+      if (dims.length === 2 && dims.every(Number.isInteger)) [rows, cols] = dims as [number, number];
+      else if (!(dims.length === 1 && dims[0] === data.length)) throw new PageError(file, field, `unreadable shape ${describe(shape)}`);
+      if (rows * cols !== data.length) throw new PageError(file, field, `shape ${describe(shape)} does not match ${data.length} values`);
+    }
+    return { rows, cols, data };
+  }
+  throw new PageError(file, field, `expected a number array, found ${describe(typeof value === 'object' ? JSON.stringify(value) : value)}`);
+}
+
+function toNumber(v: unknown, file: string, field: string): number {
+  if (v === null) return NaN;
+  if (typeof v === 'number') return v;
+  throw new PageError(file, field, `expected a number, found ${describe(v)}`);
+}
+
+/** A 1-D series of numbers. */
+export function numbers(value: unknown, file: string, field: string): Float64Array {
+  const m = decodeNumbers(value, file, field);
+  if (m.cols !== 1) throw new PageError(file, field, `expected a 1-D series, found shape ${m.rows}, ${m.cols}`);
+  return m.data;
+}
+
+/** The x dates of a trace (`YYYY-MM-DDT00:00:00.000000000` → `YYYY-MM-DD`). */
+export function dates(trace: Trace, file: string): string[] {
+  const x = trace.x;
+  const field = `trace "${trace.name ?? '(unnamed)'}" x`;
+  if (!Array.isArray(x)) throw new PageError(file, field, 'expected an array of dates');
+  return x.map((d) => {
+    if (typeof d !== 'string' || !/^\d{4}-\d{2}-\d{2}/.test(d)) throw new PageError(file, field, `expected a date, found ${describe(d)}`);
+    return d.slice(0, 10);
+  });
+}
+
+/** A trace by exact name, failing with the names the page does have. */
+export function traceNamed(traces: Trace[], name: string, file: string): Trace {
+  const t = traces.find((tr) => tr.name === name);
+  if (!t) throw new PageError(file, `trace "${name}"`, `absent (traces: ${traces.map((tr) => tr.name ?? '(unnamed)').join(', ')})`);
+  return t;
+}
+
+/** A dated series: x dates with y values (NaN where missing). */
+export interface Series {
+  dates: string[];
+  values: Float64Array;
+}
+
+export function series(trace: Trace, file: string): Series {
+  const d = dates(trace, file);
+  const v = numbers(trace.y, file, `trace "${trace.name ?? '(unnamed)'}" y`);
+  if (v.length !== d.length) throw new PageError(file, `trace "${trace.name ?? '(unnamed)'}"`, `${d.length} dates but ${v.length} values`);
+  return { dates: d, values: v };
+}
+
+/** Last point of a series whose value is a number (the data's end, ignoring trailing gaps). */
+export function lastPoint(s: Series, file: string, field: string): { date: string; value: number } {
+  for (let i = s.values.length - 1; i >= 0; i--) {
+    const v = s.values[i]!;
+    if (Number.isFinite(v)) return { date: s.dates[i]!, value: v };
+  }
+  throw new PageError(file, field, 'the series holds no number');
+}
+
+/** Value of a series at a date (NaN when the date is absent). */
+export function valueAt(s: Series, date: string): number {
+  const i = s.dates.lastIndexOf(date);
+  return i < 0 ? NaN : s.values[i]!;
+}
+
+/** Name-pattern traces (`Risk Level 1..10`, `Risk Level 0.5-0.6`): the one whose x holds `date`, with its point index. */
+export function bandHolding(traces: Trace[], pattern: RegExp, date: string, file: string): { trace: Trace; match: RegExpExecArray; index: number } | null {
+  for (const t of traces) {
+    const m = typeof t.name === 'string' ? pattern.exec(t.name) : null;
+    if (!m) continue;
+    const idx = dates(t, file).lastIndexOf(date);
+    if (idx >= 0) return { trace: t, match: m, index: idx };
+  }
+  return null;
+}
+
+/** For each date, which band trace holds it: one pass over every band trace, for mining history. */
+export function bandIndex(traces: Trace[], pattern: RegExp, file: string): Map<string, { match: RegExpExecArray; trace: Trace; index: number }> {
+  const out = new Map<string, { match: RegExpExecArray; trace: Trace; index: number }>();
+  for (const t of traces) {
+    const m = typeof t.name === 'string' ? pattern.exec(t.name) : null;
+    if (!m) continue;
+    dates(t, file).forEach((d, index) => out.set(d, { match: m, trace: t, index }));
+  }
+  return out;
+}
