@@ -200,3 +200,12 @@ export function bandIndex(traces: Trace[], pattern: RegExp, file: string): Map<s
   }
   return out;
 }
+
+const decodedCustom = new WeakMap<object, Matrix>();
+/** Row `index` of a trace's numeric customdata, decoded once per trace. */
+export function customRow(trace: Trace, index: number, file: string): Float64Array {
+  let m = decodedCustom.get(trace);
+  if (!m) decodedCustom.set(trace, (m = decodeNumbers(trace.customdata, file, `trace "${trace.name ?? '(unnamed)'}" customdata`)));
+  if (index >= m.rows) throw new PageError(file, `trace "${trace.name ?? '(unnamed)'}" customdata`, `${m.rows} rows, no row ${index}`);
+  return m.data.subarray(index * m.cols, (index + 1) * m.cols);
+}

@@ -1,0 +1,45 @@
+/** The response envelope: as_of, model_version, the fixed disclaimer, data. */
+export const DISCLAIMER =
+  'Educational use only. These are descriptive statistics on past prices, read from published model pages; they are not investment advice, a recommendation, or a solicitation to buy or sell any asset.';
+export const API_VERSION = '1.0.0';
+
+export interface Stamped {
+  model: string;
+  as_of: string | null;
+}
+
+/** An `as_of` as an instant for ordering: a bare date counts from its midnight UTC. */
+export const instant = (asOf: string): number => Date.parse(asOf.length === 10 ? `${asOf}T00:00:00Z` : asOf);
+
+/** The newest of several as_of values (null when there is none). */
+export function newest(values: (string | null | undefined)[]): string | null {
+  let best: string | null = null;
+  for (const v of values) if (v && (best === null || instant(v) > instant(best))) best = v;
+  return best;
+}
+
+/** Readings whose as_of is a weekly bar's label, which can run ahead of publication: never the envelope's time. */
+const WEEKLY_MODELS = /^(polynomial_phase_|sma_composite_equity)/;
+
+/** Decision 16: one entry per model that produced a reading, keyed by name without version; null when none. */
+export function modelVersion(readings: (Stamped | null | undefined)[], extra: (string | null | undefined)[] = []): Record<string, string> | null {
+  const map = new Map<string, string>();
+  for (const m of [...readings.map((r) => r?.model), ...extra]) {
+    if (!m) continue;
+    const [name, version] = m.split('@') as [string, string];
+    map.set(name, version);
+  }
+  if (map.size === 0) return null;
+  return Object.fromEntries([...map.entries()].sort(([a], [b]) => (a < b ? -1 : 1)));
+}
+
+export function envelope<T>(data: T, readings: (Stamped | null | undefined)[], extraModels: (string | null | undefined)[] = []): { as_of: string | null; model_version: Record<string, string> | null; disclaimer: string; data: T } {
+  const present = readings.filter((r): r is Stamped => !!r);
+  const daily = present.filter((r) => !WEEKLY_MODELS.test(r.model));
+  return {
+    as_of: newest((daily.length ? daily : present).map((r) => r.as_of)),
+    model_version: modelVersion(present, extraModels),
+    disclaimer: DISCLAIMER,
+    data,
+  };
+}

@@ -1,0 +1,140 @@
+/**
+ * History: the ledger of rows each build published (as_published), with weekly_archive rows mined from the
+ * pages' own series before the first published day. The previous tree is the ledger; no build drops a row.
+ */
+import type { Archive } from '../site/readings.js';
+import type { AssetRisk } from './asset-risk.js';
+import { DISCLAIMER } from './envelope.js';
+
+export interface HistoryRow {
+  date: string;
+  basis: 'as_published' | 'weekly_archive';
+  price: number | null;
+  gravity: number | null;
+  sma_composite: number | null;
+  phase_completion_pct: number | null;
+  twap_premium_pct: number | null;
+  twap_risk_level: number | null;
+  dca_premium_pct: number | null;
+  dca_risk: number | null;
+  dca_band: string | null;
+}
+
+export interface Ledger {
+  as_of: string | null;
+  model_version: Record<string, string> | null;
+  disclaimer: string;
+  data: { symbol: string; cadence: string; first_published: string | null; total_row_count: number; rows: HistoryRow[] };
+}
+
+export class HistoryLossError extends Error {}
+
+const EMPTY = { price: null, gravity: null, sma_composite: null, phase_completion_pct: null, twap_premium_pct: null, twap_risk_level: null, dca_premium_pct: null, dca_risk: null, dca_band: null };
+
+/** Today's row: what this build publishes for the asset, dated by the asset's as_of. */
+export function publishedRow(r: AssetRisk): HistoryRow | null {
+  if (!r.as_of) return null;
+  return {
+    date: r.as_of.slice(0, 10),
+    basis: 'as_published',
+    price: r.price.value,
+    gravity: r.gravity?.score ?? null,
+    sma_composite: r.sma_composite?.score ?? null,
+    phase_completion_pct: r.phase?.completion_pct ?? null,
+    twap_premium_pct: r.twap?.premium_pct ?? null,
+    twap_risk_level: r.twap?.risk_level ?? null,
+    dca_premium_pct: r.dca?.premium_pct ?? null,
+    dca_risk: r.dca?.risk ?? null,
+    dca_band: r.dca?.band ?? null,
+  };
+}
+
+/** weekly_archive rows strictly before `before`, one per week, from every page's weekly samples. */
+export function archiveRows(archives: Archive[], before: string): HistoryRow[] {
+  const weeks = new Map<string, HistoryRow>();
+  for (const a of archives) {
+    for (const [week, values] of Object.entries(a)) {
+      if (week >= before) continue;
+      let row = weeks.get(week);
+      if (!row) weeks.set(week, (row = { date: week, basis: 'weekly_archive', ...EMPTY }));
+      Object.assign(row, values);
+    }
+  }
+  return [...weeks.values()]
+    .filter((r) => Object.keys(EMPTY).some((k) => r[k as keyof typeof EMPTY] !== null))
+    .sort((a, b) => (a.date < b.date ? -1 : 1));
+}
+
+const sameRow = (a: HistoryRow, b: HistoryRow) => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * The new ledger rows: the previous ones, plus today's row (replacing a row of the same day that this
+ * pipeline published, never an earlier one). Fails rather than lose or rewrite a published row.
+ */
+export function mergeRows(symbol: string, previous: HistoryRow[] | null, today: HistoryRow | null, archive: () => HistoryRow[]): { rows: HistoryRow[]; warning?: string } {
+  if (!previous || previous.length === 0) {
+    if (!today) return { rows: [] };
+    return { rows: [...archive(), today] };
+  }
+  const rows = [...previous];
+  const last = rows[rows.length - 1]!;
+  let warning: string | undefined;
+  if (today) {
+    if (today.date > last.date) rows.push(today);
+    else if (today.date === last.date && last.basis === 'as_published') rows[rows.length - 1] = today;
+    else warning = `${symbol}: the readings are dated ${today.date}, not after the last history row (${last.date}); no row added`;
+  }
+  // The guarantee, checked rather than assumed: every earlier row is still here, unchanged.
+  for (let i = 0; i < previous.length; i++) {
+    const replacedToday = i === previous.length - 1 && today?.date === previous[i]!.date && previous[i]!.basis === 'as_published';
+    if (!replacedToday && !(rows[i] && sameRow(rows[i]!, previous[i]!))) {
+      throw new HistoryLossError(`${symbol}: history row ${previous[i]!.date} would change or vanish`);
+    }
+  }
+  return { rows, warning };
+}
+
+export function cadence(firstPublished: string | null): string {
+  return firstPublished
+    ? `Daily as_published rows (one per publication day) from ${firstPublished}; weekly_archive rows, one per week labelled by its closing Sunday, before that date.`
+    : 'No published rows yet.';
+}
+
+export function ledger(symbol: string, rows: HistoryRow[], as_of: string | null, model_version: Record<string, string> | null): Ledger {
+  const first = rows.find((r) => r.basis === 'as_published')?.date ?? null;
+  return { as_of, model_version, disclaimer: DISCLAIMER, data: { symbol, cadence: cadence(first), first_published: first, total_row_count: rows.length, rows } };
+}
+
+export interface PageQuery {
+  limit: number;
+  maxLimit: number;
+  cursor?: string;
+  from?: string;
+  to?: string;
+}
+
+/** One page of history, oldest first: `from`/`to` inclusive, `cursor` exclusive (decision 4). Pure: the shim cuts pages with it. */
+export function historyPage(l: Ledger, q: PageQuery) {
+  const window = l.data.rows.filter((r) => (!q.from || r.date >= q.from) && (!q.to || r.date <= q.to));
+  const matching = q.cursor ? window.filter((r) => r.date > q.cursor!) : window;
+  const rows = matching.slice(0, q.limit);
+  const more = matching.length > rows.length;
+  return {
+    as_of: l.as_of,
+    model_version: l.model_version,
+    disclaimer: l.disclaimer,
+    data: {
+      symbol: l.data.symbol,
+      cadence: l.data.cadence,
+      from: rows[0]?.date ?? null,
+      through: rows[rows.length - 1]?.date ?? null,
+      row_count: rows.length,
+      // Rows in the from/to window across all pages, so a client knows how far the cursor walk goes.
+      total_row_count: window.length,
+      limit: q.limit,
+      max_limit: q.maxLimit,
+      next_cursor: more ? rows[rows.length - 1]!.date : null,
+      rows,
+    },
+  };
+}

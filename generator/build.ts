@@ -1,0 +1,260 @@
+/**
+ * `risk-readings build`: published pages in, the complete `v1/` tree out. Parse, assemble, validate in full,
+ * then swap in; any failure leaves the previous tree as it was.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { loadCatalog, UNIVERSES, type Asset, type Universe } from './catalog/catalog.js';
+import { assembleAssetRisk, riskExtraModels, riskReadings, type AssetPages, type AssetRisk, type Carried } from './api/asset-risk.js';
+import { assetList } from './api/asset-list.js';
+import { dcaSignal } from './api/dca-signal.js';
+import { envelope, modelVersion } from './api/envelope.js';
+import { health } from './api/health.js';
+import { archiveRows, historyPage, HistoryLossError, ledger, mergeRows, publishedRow, type Ledger } from './api/history.js';
+import { contextReadings, marketContexts } from './api/market-context.js';
+import { FREE_TIER_SIZE, HISTORY_DEFAULT_LIMIT, PLAN_LIMITS, PLANS } from './api/plans.js';
+import { universeSummary } from './api/summary.js';
+import { openApiDocument } from './openapi/document.js';
+import { toJson } from './output/json.js';
+import { manifest } from './output/manifest.js';
+import { TREE } from './output/tree.js';
+import { validateTree } from './output/validate.js';
+import { readTreeFile, writeTree } from './output/write-tree.js';
+import { packageRoot } from './paths.js';
+import { discover, KIND_MODEL } from './site/discover.js';
+import { MODELS } from './site/models.js';
+import { readSite, type ParseCache } from './site/read-site.js';
+import type { PageKind, PageResult, SectorReadings } from './site/readings.js';
+
+export interface BuildOptions {
+  pages: string;
+  out: string;
+  previous?: string;
+  catalog?: string;
+  now?: string;
+  keepGoing?: boolean;
+  jobs?: number;
+}
+
+export interface BuildReport {
+  assets: number;
+  pages_read: number;
+  pages_parsed: number;
+  pages_reused: number;
+  files_written: number;
+  sector_sources: Record<string, string | null>;
+  warnings: string[];
+  errors: string[];
+  ignored: string[];
+}
+
+export class BuildError extends Error {
+  constructor(message: string, readonly report: Partial<BuildReport>, readonly problems: string[]) {
+    super(message);
+  }
+}
+
+export const CACHE_FILE = '.risk-readings-cache.json';
+
+export function renderVersion(): string {
+  const pkg = JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string };
+  return `risk-readings ${pkg.version}`;
+}
+
+/** `--now` as an ISO instant to the second, or the clock. */
+function builtAt(now?: string): string {
+  const t = now ? Date.parse(now) : Date.now();
+  if (!Number.isFinite(t)) throw new BuildError(`--now: expected an ISO 8601 time, found "${now}"`, {}, []);
+  return new Date(t).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+const EQUITY_UNIVERSES = UNIVERSES.filter((u) => u !== 'crypto');
+const READING_KEYS: Partial<Record<PageKind, (keyof Carried)[]>> = {
+  crypto_gravity: ['gravity', 'twap', 'price'], equity_twap: ['gravity', 'twap', 'price'],
+  crypto_sma_20w: ['sma_composite'], equity_sma_composite: ['sma_composite'],
+  crypto_phase: ['phase'], equity_valuation: ['phase'], dca_regression: ['dca'],
+};
+
+export async function build(opts: BuildOptions): Promise<BuildReport> {
+  const at = builtAt(opts.now);
+  const catalog = loadCatalog(opts.catalog);
+  const previousDir = opts.previous ?? opts.out;
+  const warnings: string[] = [];
+  const errors: string[] = [];
+
+  if (!existsSync(opts.pages)) throw new BuildError(`--pages ${opts.pages}: no such folder`, {}, []);
+  const found = await discover(opts.pages, catalog);
+  for (const m of found.missing) warnings.push(`${m.symbol}: ${m.file} is missing; ${KIND_MODEL[m.kind]} reads null`);
+
+  const prevCache = await readJson<ParseCache>(join(previousDir, CACHE_FILE));
+  const site = await readSite(opts.pages, found.pages, prevCache, opts.jobs);
+  const failedKinds = new Map<string, Set<PageKind>>();
+  for (const [file, e] of site.errors) {
+    errors.push(e.message);
+    const ref = found.pages.find((p) => p.file === file)!;
+    const key = ref.symbol ?? '(market)';
+    if (!failedKinds.has(key)) failedKinds.set(key, new Set());
+    failedKinds.get(key)!.add(ref.kind);
+  }
+  const reportSoFar = { assets: catalog.length, pages_read: found.pages.length, pages_parsed: site.parsed, pages_reused: site.reused, warnings, errors, ignored: found.ignored };
+  if (errors.length && !opts.keepGoing) throw new BuildError(`${errors.length} page(s) could not be read; the previous tree is untouched`, reportSoFar, errors);
+
+  const prevRisk = async (symbol: string) => (await readTreeFile<{ data: AssetRisk }>(previousDir, TREE.risk(symbol)))?.data;
+  const byKind = (kind: PageKind) => [...site.results.values()].filter((r) => r.kind === kind);
+  const failedMarket = failedKinds.get('(market)') ?? new Set<PageKind>();
+
+  // Market-wide readings; a market page that fails under --keep-going keeps the previous tree's reading.
+  const firstOf = async (universe: string) => {
+    const a = catalog.find((x) => x.universes.includes(universe as Universe));
+    return a ? (await prevRisk(a.symbol))?.market_context : undefined;
+  };
+  const cryptoMarket = {
+    fear_greed: byKind('crypto_fear_greed')[0]?.fear_greed ?? (failedMarket.has('crypto_fear_greed') ? ((await firstOf('crypto'))?.fear_greed ?? null) : null),
+    peak_valley: byKind('crypto_peak_valley')[0]?.peak_valley ?? (failedMarket.has('crypto_peak_valley') ? ((await firstOf('crypto'))?.peak_valley ?? null) : null),
+  };
+  if (!cryptoMarket.fear_greed) warnings.push('crypto fear & greed: no reading (BTC_Unified_FNG_Matrix.html missing or unreadable)');
+  if (!cryptoMarket.peak_valley) warnings.push('crypto peak/valley: no reading (crypto_risk_normalized.html missing or unreadable)');
+
+  const sectors: Partial<Record<string, SectorReadings>> = {};
+  const sectorSources: Record<string, string | null> = {};
+  const feed = byKind('sector_feed')[0];
+  const widgets = byKind('sector_widget');
+  for (const u of EQUITY_UNIVERSES) {
+    const fromFeed = feed?.sectors?.[u];
+    const widget = widgets.find((w) => w.sectors?.[u]);
+    if (fromFeed) [sectors[u], sectorSources[u]] = [fromFeed, feed!.file];
+    else if (widget) [sectors[u], sectorSources[u]] = [widget.sectors![u]!, widget.file];
+    else {
+      const prev = await firstOf(u);
+      if (prev?.fear_greed && (failedMarket.has('sector_feed') || failedMarket.has('sector_widget'))) {
+        sectors[u] = { fear_greed: prev.fear_greed, peak_valley: prev.peak_valley!, macro_risk: prev.macro_risk! };
+        sectorSources[u] = `${prev.fear_greed.source_page} (previous build)`;
+      } else {
+        sectorSources[u] = null;
+        warnings.push(`${u}: no sector indicators (neither sector_feed.json nor its widget strip holds it)`);
+      }
+    }
+  }
+  const contexts = marketContexts(UNIVERSES, cryptoMarket, sectors);
+
+  // The free tier: the ten catalogue crypto assets with the smallest market-cap rank.
+  const ranks = new Map<string, number>();
+  const ranking = byKind('market_cap_ranking')[0]?.ranking;
+  const cryptoSymbols = new Set(catalog.filter((a) => a.asset_class === 'CRYPTO').map((a) => a.symbol));
+  if (ranking) {
+    for (const r of ranking) if (cryptoSymbols.has(r.symbol) && !ranks.has(r.symbol)) ranks.set(r.symbol, r.rank);
+  } else {
+    warnings.push('market-cap ranking: Crypto_Story_Galaxy.html missing or unreadable; ranks and free tier carried from the previous build');
+    for (const s of cryptoSymbols) {
+      const rank = (await prevRisk(s))?.market_cap_rank;
+      if (rank) ranks.set(s, rank);
+    }
+  }
+  const freeTier = [...ranks.entries()].sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1)).slice(0, FREE_TIER_SIZE).map(([s]) => s);
+  const freeSet = new Set(freeTier);
+
+  // Per asset: readings, history, signal.
+  const objects = new Map<string, unknown>();
+  const risks = new Map<string, AssetRisk>();
+  const pagesOf = new Map<string, Record<string, string>>();
+  const catalogAssets: Record<string, unknown> = {};
+  const resultsBySymbol = new Map<string, AssetPages>();
+  for (const r of site.results.values()) {
+    if (!r.symbol) continue;
+    if (!resultsBySymbol.has(r.symbol)) resultsBySymbol.set(r.symbol, {});
+    resultsBySymbol.get(r.symbol)![r.kind] = r;
+  }
+  for (const ref of found.pages) {
+    if (!ref.symbol) continue;
+    if (!pagesOf.has(ref.symbol)) pagesOf.set(ref.symbol, {});
+    pagesOf.get(ref.symbol)![ref.kind] = ref.file;
+  }
+
+  for (const asset of catalog) {
+    const pages: AssetPages = { ...resultsBySymbol.get(asset.symbol) };
+    const failed = failedKinds.get(asset.symbol);
+    const carried: Carried = {};
+    if (failed) {
+      const prev = await prevRisk(asset.symbol);
+      for (const kind of failed) {
+        for (const key of READING_KEYS[kind] ?? []) (carried as Record<string, unknown>)[key] = prev?.[key] ?? undefined;
+        if (kind === 'crypto_twap_risk' && prev?.twap) pages.crypto_twap_risk = carriedTwapRisk(prev);
+      }
+    }
+    const risk = assembleAssetRisk(asset, pages, carried, { freeTier: freeSet, ranks, context: contexts[asset.universes[0]!] });
+    risks.set(asset.symbol, risk);
+    const riskDoc = envelope(risk, [...riskReadings(risk), ...contextReadings(risk.market_context)], riskExtraModels(risk));
+    objects.set(TREE.risk(asset.symbol), riskDoc);
+
+    const signal = dcaSignal(risk);
+    if (signal) objects.set(TREE.dcaSignal(asset.symbol), signal);
+
+    const prevLedger = await readTreeFile<Ledger>(previousDir, TREE.historyFull(asset.symbol));
+    const today = publishedRow(risk);
+    const archives = Object.values(pages).map((p) => (p as PageResult).archive).filter((a) => !!a);
+    let merged;
+    try {
+      merged = mergeRows(asset.symbol, prevLedger?.data.rows ?? null, today, () => archiveRows(archives, today!.date));
+    } catch (e) {
+      if (e instanceof HistoryLossError) throw new BuildError(`history would lose a published row: ${e.message}`, reportSoFar, [e.message]);
+      throw e;
+    }
+    if (merged.warning) warnings.push(merged.warning);
+    const full = ledger(asset.symbol, merged.rows, risk.as_of, modelVersion(riskReadings(risk), riskExtraModels(risk)));
+    objects.set(TREE.historyFull(asset.symbol), full);
+    const pageLimits = [HISTORY_DEFAULT_LIMIT, PLAN_LIMITS.basic.historyCap];
+    objects.set(TREE.historyPage(asset.symbol, HISTORY_DEFAULT_LIMIT), historyPage(full, { limit: HISTORY_DEFAULT_LIMIT, maxLimit: PLAN_LIMITS.pro.historyCap }));
+    objects.set(TREE.historyPage(asset.symbol, PLAN_LIMITS.basic.historyCap), historyPage(full, { limit: PLAN_LIMITS.basic.historyCap, maxLimit: PLAN_LIMITS.basic.historyCap }));
+    catalogAssets[asset.symbol] = { asset_class: asset.asset_class, universes: [...asset.universes], free_tier: risk.free_tier, dca_signal: !!signal, history_pages: pageLimits };
+  }
+
+  // A published history must not vanish with its asset.
+  const prevCatalog = await readTreeFile<{ assets: Record<string, unknown> }>(previousDir, TREE.catalog);
+  for (const s of Object.keys(prevCatalog?.assets ?? {})) {
+    if (!risks.has(s)) throw new BuildError(`history would lose a published row: ${s} has published history but is not in the catalogue`, reportSoFar, [`${s}: dropped from the catalogue`]);
+  }
+
+  for (const plan of PLANS) objects.set(TREE.assetList(plan), assetList(plan, catalog, risks, pagesOf, freeTier));
+  const universes: Record<string, string[]> = {};
+  for (const u of UNIVERSES) {
+    const members = catalog.filter((a) => a.universes.includes(u));
+    universes[u] = members.map((a) => a.symbol);
+    objects.set(TREE.summary(u), universeSummary(u, members.map((a) => risks.get(a.symbol)!), contexts[u]));
+  }
+  objects.set(TREE.health, health(renderVersion()));
+  objects.set(TREE.openapi, openApiDocument());
+  objects.set(TREE.catalog, {
+    schema: 1, universes, free_tier: freeTier,
+    index: Object.fromEntries(catalog.map((a) => [a.symbol.toUpperCase(), a.symbol])),
+    assets: catalogAssets,
+  });
+
+  const problems = validateTree(objects);
+  if (problems.length) throw new BuildError(`the tree breaks the contract in ${problems.length} place(s); the previous tree is untouched`, reportSoFar, problems);
+
+  const texts = new Map<string, string>();
+  for (const [path, doc] of [...objects.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) texts.set(path, toJson(doc));
+  texts.set(TREE.manifest, toJson(manifest(texts, at)));
+  await writeTree(opts.out, texts);
+  await writeFile(join(opts.out, CACHE_FILE), JSON.stringify(site.cache));
+  return { ...reportSoFar, files_written: texts.size, sector_sources: sectorSources };
+}
+
+function carriedTwapRisk(prev: AssetRisk): PageResult {
+  const t = prev.twap!;
+  return {
+    file: t.source_page, kind: 'crypto_twap_risk', symbol: prev.symbol,
+    twap_risk: { risk_level: t.risk_level, risk_level_model: t.risk_level_model ?? MODELS.twapRiskCrypto, as_of: t.as_of, as_of_basis: 'page_stamp', model: MODELS.twapRiskCrypto, source_page: t.source_page },
+  };
+}
+
+async function readJson<T>(file: string): Promise<T | undefined> {
+  try {
+    return JSON.parse(await readFile(file, 'utf8')) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+export type { Asset };

@@ -1,0 +1,105 @@
+/** The `risk-readings` command line. Exit status: 0 success, 1 a page or contract problem, 2 bad usage. */
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { resolve } from 'node:path';
+import { build, BuildError, type BuildReport } from './build.js';
+import { loadCatalog } from './catalog/catalog.js';
+import { checkTree } from './check.js';
+import { inspect, inspectText } from './inspect.js';
+
+const positiveInt = (name: string) => (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${name} takes a whole number from 1, not "${v}"`);
+  return n;
+};
+
+function printReport(r: Partial<BuildReport>, out: NodeJS.WriteStream) {
+  out.write(`assets ${r.assets ?? '?'} · pages ${r.pages_read ?? '?'} (parsed ${r.pages_parsed ?? 0}, unchanged ${r.pages_reused ?? 0}) · files ${r.files_written ?? 0} · warnings ${r.warnings?.length ?? 0} · errors ${r.errors?.length ?? 0}\n`);
+  if (r.sector_sources) out.write(`sector source: ${Object.entries(r.sector_sources).map(([u, f]) => `${u} ← ${f ?? 'none'}`).join(', ')}\n`);
+  if (r.ignored?.length) out.write(`ignored (not a source page): ${r.ignored.join(', ')}\n`);
+  for (const w of r.warnings ?? []) out.write(`warning: ${w}\n`);
+  for (const e of r.errors ?? []) out.write(`error: ${e}\n`);
+}
+
+export function program(): Command {
+  const cli = new Command('risk-readings')
+    .description('Builds the Risk Readings API as static JSON from the published model pages.')
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+
+  cli.command('build')
+    .description('parse the site in --pages and write the tree to --out/v1')
+    .requiredOption('--pages <dir>', 'the published pages')
+    .requiredOption('--out <dir>', 'where v1/ is written (swapped in whole)')
+    .option('--previous <dir>', 'the previous tree: history ledger and parse cache (default: --out)')
+    .option('--catalog <file>', 'the asset catalogue (default: the committed one)')
+    .option('--now <iso>', 'the build time recorded in the manifest (default: the clock)')
+    .option('--keep-going', 'on an unreadable page keep its previous reading and list the error')
+    .option('--jobs <n>', 'parser threads (default: the cores)', positiveInt('--jobs'))
+    .action(async (o) => {
+      try {
+        const report = await build({ pages: resolve(o.pages), out: resolve(o.out), previous: o.previous && resolve(o.previous), catalog: o.catalog && resolve(o.catalog), now: o.now, keepGoing: !!o.keepGoing, jobs: o.jobs });
+        printReport(report, process.stdout);
+        process.stdout.write(`built ${resolve(o.out)}/v1\n`);
+      } catch (e) {
+        if (!(e instanceof BuildError)) throw e;
+        printReport(e.report, process.stderr);
+        for (const p of e.problems.slice(0, 50)) if (!e.report.errors?.includes(p)) process.stderr.write(`problem: ${p}\n`);
+        process.stderr.write(`build failed: ${e.message}\n`);
+        process.exitCode = 1;
+      }
+    });
+
+  cli.command('inspect')
+    .description('print what the parsers extract from page files')
+    .argument('<file...>', 'page files')
+    .option('--json', 'a JSON array, one object per file')
+    .option('--catalog <file>', 'the asset catalogue (default: the committed one)')
+    .action(async (files: string[], o) => {
+      const { items, failed } = await inspect(files, loadCatalog(o.catalog && resolve(o.catalog)));
+      process.stdout.write(o.json ? JSON.stringify(items, null, 2) + '\n' : inspectText(items));
+      if (failed) process.exitCode = 1;
+    });
+
+  cli.command('check')
+    .description('validate an existing tree against its OpenAPI document, the invariants and its manifest')
+    .requiredOption('--out <dir>', 'the folder holding v1/')
+    .action(async (o) => {
+      const problems = await checkTree(resolve(o.out));
+      for (const p of problems) process.stderr.write(`problem: ${p}\n`);
+      process.stdout.write(problems.length ? `${problems.length} problem(s)\n` : 'ok\n');
+      if (problems.length) process.exitCode = 1;
+    });
+
+  cli.command('fixtures')
+    .description('write the synthetic site as published on day N')
+    .requiredOption('--out <dir>', 'where the pages are written')
+    .option('--day <n>', 'publication day (1 = 2026-10-13)', positiveInt('--day'), 1)
+    .option('--assets <n>', 'only the first N assets (coverage-first order)', positiveInt('--assets'))
+    .option('--seed <s>', 'random seed', 'risk-readings')
+    .option('--symbols <list>', 'exactly these assets, comma-separated')
+    .option('--history-start <date>', 'cut every series to start on this date (small sites)')
+    .option('--catalog <file>', 'the asset catalogue (default: the committed one)')
+    .action(async (o) => {
+      const { writeSite } = await import('../fixtures/synth/site.js');
+      const catalog = loadCatalog(o.catalog && resolve(o.catalog));
+      const t = Date.now();
+      const r = await writeSite({ out: resolve(o.out), day: o.day, assets: o.assets, seed: o.seed, symbols: o.symbols?.split(','), historyStart: o.historyStart, catalog });
+      process.stdout.write(`wrote ${r.files.length} pages for ${r.assets.length} assets (day ${o.day}) to ${resolve(o.out)} in ${((Date.now() - t) / 1000).toFixed(1)} s\n`);
+    });
+  return cli;
+}
+
+export async function main(argv = process.argv): Promise<void> {
+  try {
+    await program().parseAsync(argv);
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      process.exitCode = e.exitCode === 0 ? 0 : 2;
+      return;
+    }
+    process.stderr.write(`risk-readings: ${(e as Error).message}\n`);
+    process.exitCode = 2;
+  }
+}
+
+await main();

@@ -1,0 +1,75 @@
+/** `risk-readings inspect FILE...`: what the parsers extract from page files, under the API's own names. */
+import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
+import type { Asset } from './catalog/catalog.js';
+import { expectedPages, MARKET_PAGES } from './site/discover.js';
+import { PARSERS } from './site/kinds.js';
+import { PageError } from './site/errors.js';
+import type { PageKind, PageResult } from './site/readings.js';
+
+export interface Inspected {
+  file: string;
+  kind: PageKind | null;
+  symbol: string | null;
+  [reading: string]: unknown;
+}
+
+/** Which kind and asset a file name belongs to, or null when it is no source page. */
+export function kindOf(file: string, catalog: Asset[]): { kind: PageKind; symbol: string | null } | null {
+  const market = MARKET_PAGES[file];
+  if (market) return { kind: market, symbol: null };
+  for (const a of catalog) for (const p of expectedPages(a)) if (p.names.includes(file)) return { kind: p.kind, symbol: a.symbol };
+  return null;
+}
+
+export function presentable(r: PageResult): Omit<Inspected, 'file' | 'kind' | 'symbol'> {
+  const out: Record<string, unknown> = {};
+  if (r.price) out.price = { value: r.price.value, currency: r.price.currency, source_page: r.price.source_page };
+  if (r.gravity) out.gravity = r.gravity;
+  if (r.twap) out.twap = r.twap;
+  if (r.twap_risk) out.twap = { ...(out.twap as object), ...r.twap_risk };
+  for (const k of ['sma_composite', 'phase', 'dca', 'fear_greed', 'peak_valley'] as const) if (r[k]) out[k] = r[k];
+  if (r.sectors) {
+    const entries = Object.entries(r.sectors);
+    if (entries.length === 1) Object.assign(out, { universe: entries[0]![0] }, entries[0]![1]);
+    else out.sectors = r.sectors;
+  }
+  if (r.ranking) out.ranking = r.ranking;
+  return out;
+}
+
+export async function inspect(files: string[], catalog: Asset[]): Promise<{ items: Inspected[]; failed: number }> {
+  const items: Inspected[] = [];
+  let failed = 0;
+  for (const path of files) {
+    const file = basename(path);
+    const what = kindOf(file, catalog);
+    if (!what) {
+      items.push({ file, kind: null, symbol: null, error: 'not a source page of the catalogue (ignored by the build)' });
+      failed++;
+      continue;
+    }
+    try {
+      const result = PARSERS[what.kind](await readFile(path, 'utf8'), file);
+      items.push({ file, kind: what.kind, symbol: what.symbol, ...presentable(result) });
+    } catch (e) {
+      failed++;
+      items.push({ file, kind: what.kind, symbol: what.symbol, error: e instanceof PageError ? { field: e.field, found: e.found, message: e.message } : String((e as Error).message) });
+    }
+  }
+  return { items, failed };
+}
+
+/** The human form: one block per file, one `path = value` line per number or word. */
+export function inspectText(items: Inspected[]): string {
+  const lines: string[] = [];
+  const walk = (prefix: string, v: unknown) => {
+    if (v && typeof v === 'object' && !Array.isArray(v)) for (const [k, x] of Object.entries(v)) walk(prefix ? `${prefix}.${k}` : k, x);
+    else lines.push(`  ${prefix} = ${JSON.stringify(v)}`);
+  };
+  for (const { file, kind, symbol, ...rest } of items) {
+    lines.push(`${file}  (${kind ?? 'unknown'}${symbol ? `, ${symbol}` : ''})`);
+    walk('', rest);
+  }
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,120 @@
+/**
+ * Validation of a whole tree: every file against its schema in the tree's own openapi.json (ajv, JSON Schema
+ * 2020-12), then the spec's invariants across files. Returns problems, each naming the file and the field.
+ */
+import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { staleModels, type AssetRisk } from '../api/asset-risk.js';
+import { historyPage, type Ledger } from '../api/history.js';
+import { FREE_TIER_SIZE, PLAN_LIMITS, PLANS, HISTORY_DEFAULT_LIMIT } from '../api/plans.js';
+import { INTERNAL_SCHEMAS } from './internal-schemas.js';
+import { SCHEMA_OF, TREE } from './tree.js';
+import { toJson } from './json.js';
+
+type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+export function compileSchemas(openapi: object): (name: string) => ValidateFunction {
+  const ajv = new Ajv2020.default({ strict: false, allErrors: false, validateFormats: true });
+  addFormats.default(ajv);
+  ajv.addSchema(openapi, 'openapi.json');
+  for (const [name, schema] of Object.entries(INTERNAL_SCHEMAS)) ajv.addSchema(schema, `x-internal-${name}`);
+  const cache = new Map<string, ValidateFunction>();
+  return (name) => {
+    let v = cache.get(name);
+    if (!v) {
+      v = name.startsWith('x-internal-') ? ajv.getSchema(name)! : ajv.getSchema(`openapi.json#/components/schemas/${name}`)!;
+      if (!v) throw new Error(`no schema ${name} in openapi.json`);
+      cache.set(name, v);
+    }
+    return v;
+  };
+}
+
+export function validateTree(files: Map<string, unknown>): string[] {
+  const problems: string[] = [];
+  const openapi = files.get(TREE.openapi);
+  if (!openapi) return [`${TREE.openapi}: absent`];
+  const schema = compileSchemas(openapi as object);
+  for (const [path, doc] of files) {
+    const entry = SCHEMA_OF.find(([re]) => re.test(path));
+    if (!entry) {
+      problems.push(`${path}: not a file the tree should hold`);
+      continue;
+    }
+    const validate = schema(entry[1]);
+    if (!validate(doc)) {
+      const e = validate.errors![0]!;
+      problems.push(`${path}: ${e.instancePath || '/'}: ${e.message}${e.params && 'allowedValues' in e.params ? ` (${(e.params.allowedValues as unknown[]).join(', ')})` : ''}`);
+    }
+  }
+  if (problems.length === 0) problems.push(...invariants(files));
+  return problems;
+}
+
+/** Cross-file rules of the spec and decisions that no single schema can state. */
+function invariants(files: Map<string, unknown>): string[] {
+  const p: string[] = [];
+  const catalog = files.get(TREE.catalog) as Doc | undefined;
+  if (!catalog) return [`${TREE.catalog}: absent`];
+  const symbols = Object.keys(catalog.assets);
+  const risks = new Map<string, AssetRisk>();
+  for (const s of symbols) {
+    const doc = files.get(TREE.risk(s)) as Doc | undefined;
+    if (!doc) p.push(`${TREE.risk(s)}: absent for a catalogue asset`);
+    else risks.set(s, doc.data as AssetRisk);
+  }
+
+  // Universes: every member has a risk file, summaries count the catalogue's members.
+  for (const [u, members] of Object.entries(catalog.universes as Record<string, string[]>)) {
+    const summary = files.get(TREE.summary(u)) as Doc | undefined;
+    if (!summary) p.push(`${TREE.summary(u)}: absent`);
+    else if (summary.data.asset_count !== members.length) p.push(`${TREE.summary(u)}: data.asset_count is ${summary.data.asset_count}, the catalogue has ${members.length}`);
+    for (const s of members) if (!risks.get(s)?.universes.includes(u)) p.push(`${TREE.risk(s)}: data.universes lacks ${u}`);
+  }
+
+  // Free tier: ten crypto assets (fewer only when fewer are ranked), the same everywhere.
+  const free: string[] = catalog.free_tier;
+  const rankedCrypto = [...risks.values()].filter((r) => r.asset_class === 'CRYPTO' && r.market_cap_rank !== null).length;
+  if (free.length !== Math.min(FREE_TIER_SIZE, rankedCrypto)) p.push(`${TREE.catalog}: free_tier has ${free.length} assets, expected ${Math.min(FREE_TIER_SIZE, rankedCrypto)}`);
+  for (const [s, r] of risks) {
+    if (r.free_tier !== free.includes(s)) p.push(`${TREE.risk(s)}: data.free_tier is ${r.free_tier}, the catalogue says ${free.includes(s)}`);
+    if (r.free_tier && r.asset_class !== 'CRYPTO') p.push(`${TREE.risk(s)}: data.free_tier on a non-crypto asset`);
+    const stale = staleModels(r);
+    if (toJson(stale) !== toJson(r.stale_models)) p.push(`${TREE.risk(s)}: data.stale_models is ${JSON.stringify(r.stale_models)}, the readings say ${JSON.stringify(stale)}`);
+    const signal = files.has(TREE.dcaSignal(s));
+    if (signal !== (r.dca !== null) || signal !== catalog.assets[s].dca_signal) p.push(`${TREE.dcaSignal(s)}: ${signal ? 'present' : 'absent'} but dca is ${r.dca === null ? 'null' : 'a reading'}`);
+  }
+  for (const plan of PLANS) {
+    const list = files.get(TREE.assetList(plan)) as Doc | undefined;
+    if (!list) {
+      p.push(`${TREE.assetList(plan)}: absent`);
+      continue;
+    }
+    const listed: string[] = list.data.assets.map((a: Doc) => a.symbol);
+    const expected = plan === 'basic' ? symbols.filter((s) => free.includes(s)) : symbols;
+    if (toJson(listed) !== toJson(expected)) p.push(`${TREE.assetList(plan)}: data.assets lists ${listed.length} assets, expected ${expected.length}`);
+    if (list.data.total_asset_count !== symbols.length) p.push(`${TREE.assetList(plan)}: data.total_asset_count is ${list.data.total_asset_count}, expected ${symbols.length}`);
+    if (list.data.asset_count !== listed.length) p.push(`${TREE.assetList(plan)}: data.asset_count does not count data.assets`);
+  }
+
+  // History: strictly ascending dates, archive rows before the first published day, page files cut from the ledger.
+  for (const s of symbols) {
+    const full = files.get(TREE.historyFull(s)) as Ledger | undefined;
+    if (!full) {
+      p.push(`${TREE.historyFull(s)}: absent`);
+      continue;
+    }
+    const rows = full.data.rows;
+    for (let i = 1; i < rows.length; i++) if (!(rows[i - 1]!.date < rows[i]!.date)) p.push(`${TREE.historyFull(s)}: data.rows[${i}].date ${rows[i]!.date} is not after ${rows[i - 1]!.date}`);
+    const first = full.data.first_published;
+    rows.forEach((r, i) => {
+      if (r.basis === 'weekly_archive' && first !== null && r.date >= first) p.push(`${TREE.historyFull(s)}: data.rows[${i}] is weekly_archive on or after the first published day ${first}`);
+    });
+    if (full.data.total_row_count !== rows.length) p.push(`${TREE.historyFull(s)}: data.total_row_count is not the row count`);
+    for (const limit of catalog.assets[s].history_pages as number[]) {
+      const maxLimit = limit === HISTORY_DEFAULT_LIMIT ? PLAN_LIMITS.pro.historyCap : PLAN_LIMITS.basic.historyCap;
+      if (toJson(files.get(TREE.historyPage(s, limit))) !== toJson(historyPage(full, { limit, maxLimit }))) p.push(`${TREE.historyPage(s, limit)}: differs from the page cut from the ledger`);
+    }
+  }
+  return p;
+}

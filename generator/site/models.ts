@@ -1,0 +1,46 @@
+/** Model names (`name@version`) and the site's published wordings that the parsers attach to readings. */
+export const MODELS = {
+  gravityCrypto: 'twap_gravity_crypto@1',
+  gravityEquity: 'twap_gravity_equity@1',
+  twapRiskCrypto: 'twap_risk_level_crypto@1',
+  smaCrypto: 'sma_20w_crypto@1',
+  smaEquity: 'sma_composite_equity@1',
+  phaseCrypto: 'polynomial_phase_crypto@1',
+  phaseEquity: 'polynomial_phase_equity@1',
+  dca: 'dca_regression@1',
+  fearGreedCrypto: 'fear_greed_crypto@1',
+  peakValleyCrypto: 'peak_valley_crypto@1',
+  sector: 'sector_indicators_equity@1',
+} as const;
+
+const VERDICTS = {
+  CRYPTO: [
+    'historically an accumulation zone, well below past tops',
+    'historically a mid-cycle zone, not a top',
+    'historically a late-cycle zone, above the mid-point',
+    'historically a cycle-top zone, where past peaks formed',
+  ],
+  EQUITY: [
+    'historically an accumulation band',
+    'historically a mid-range band',
+    'historically a late-cycle band',
+    'historically the stretch that has marked tops',
+  ],
+} as const;
+
+/** Gravity verdict by score (site-format 8.4): < 25, 25-50, 50-75, >= 75. */
+export function verdict(score: number, assetClass: 'CRYPTO' | 'EQUITY'): string {
+  const i = score < 25 ? 0 : score < 50 ? 1 : score < 75 ? 2 : 3;
+  return VERDICTS[assetClass][i];
+}
+
+/** Tenth band `a-b` of a 0-1 value, as the pages name their band traces. */
+export function tenthBand(x: number): string {
+  const i = Math.min(9, Math.max(0, Math.floor(x * 10 + 1e-9)));
+  return `${(i / 10).toFixed(1)}-${((i + 1) / 10).toFixed(1)}`;
+}
+
+export const bandMidpoint = (band: string): number => {
+  const [a, b] = band.split('-').map(Number) as [number, number];
+  return Math.round(((a + b) / 2) * 1000) / 1000;
+};

@@ -1,0 +1,39 @@
+/** `{ID}_Price_TWAP_Risk_Analysis.html`: the separate 1-10 TWAP risk level, and its premium series for history. */
+import { PageError } from '../errors.js';
+import { findCard, findText, loadChrome } from '../html.js';
+import { MODELS } from '../models.js';
+import { round2 } from '../numbers.js';
+import { bandIndex, customRow, lastPoint, readFigure, series, traceNamed } from '../plotly.js';
+import { TwapRiskReading, validated, type Archive, type PageResult } from '../readings.js';
+import { parseStamp } from '../stamps.js';
+import { lastOfWeek } from '../weekly.js';
+
+export function parseCryptoTwapRisk(html: string, file: string): PageResult {
+  const fig = readFigure(html, file);
+  const $ = loadChrome(html, [fig]);
+  const as_of = parseStamp(findText($, 'p.metric-sub', /UPDATED:/), file, 'stamp "UPDATED"');
+  const card = findCard($, 'p.card-title', 'TWAP Risk Level (1-10)');
+  if (!card) throw new PageError(file, 'card "TWAP Risk Level (1-10)"', 'absent from the page');
+  let risk_level: number | null = null;
+  if (!/^(N\/A|—|-|)$/.test(card.value)) {
+    const m = /^Level (\d+)$/.exec(card.value);
+    if (!m) throw new PageError(file, 'card "TWAP Risk Level (1-10)"', `expected "Level k", found "${card.value}"`);
+    risk_level = Number(m[1]);
+  }
+
+  const price = series(traceNamed(fig.traces, 'Price Trend', file), file);
+  lastPoint(price, file, 'trace "Price Trend"');
+  const bands = bandIndex(fig.traces, /^Risk Level (\d+)$/, file);
+  const archive: Archive = {};
+  for (const [week, i] of lastOfWeek(price.dates)) {
+    const hit = bands.get(price.dates[i]!);
+    if (!hit) continue;
+    const premium = customRow(hit.trace, hit.index, file)[0]!;
+    archive[week] = { twap_risk_level: Number(hit.match[1]), twap_premium_pct: Number.isFinite(premium) ? round2(premium) : null };
+  }
+  return {
+    file, kind: 'crypto_twap_risk', symbol: null,
+    twap_risk: validated(TwapRiskReading, { risk_level, risk_level_model: MODELS.twapRiskCrypto, as_of, as_of_basis: 'page_stamp', model: MODELS.twapRiskCrypto, source_page: file }, file, 'twap'),
+    archive,
+  };
+}

@@ -1,0 +1,81 @@
+/**
+ * `*_lin_reg_price_with_risk.html`, every variant: crypto A (no premium printed), crypto B (premium printed),
+ * equity (SPY/QQQ names). floor / fair value / ceiling are the regression lines at the last price date.
+ */
+import { PageError } from '../errors.js';
+import { findCard, loadChrome } from '../html.js';
+import { MODELS, bandMidpoint } from '../models.js';
+import { parsePrinted, round2, sig8 } from '../numbers.js';
+import { bandHolding, bandIndex, lastPoint, readFigure, series, valueAt, type Series, type Trace } from '../plotly.js';
+import { DcaReading, validated, type Archive, type PageResult } from '../readings.js';
+import { lastOfWeek } from '../weekly.js';
+
+const BAND = /^Risk Level (\d\.\d-\d\.\d)$/;
+const LINES = {
+  fair: ['Fair Value (Regression)', 'Fair Value Trendline'],
+  ceiling: ['Peak Regression', 'Peak Euphoria'],
+  floor: ['Bottom Regression', 'Max Capitulation'],
+} as const;
+
+function line(traces: Trace[], names: readonly string[], file: string): Series | null {
+  const t = traces.find((tr) => typeof tr.name === 'string' && names.includes(tr.name));
+  return t ? series(t, file) : null;
+}
+
+const at = (s: Series | null, date: string): number | null => {
+  if (!s) return null;
+  const v = valueAt(s, date);
+  return Number.isFinite(v) ? sig8(v) : null;
+};
+
+export function parseDca(html: string, file: string): PageResult {
+  const fig = readFigure(html, file);
+  const $ = loadChrome(html, [fig]);
+  // The price series is the page's one unnamed line; the projections are named `Future *`.
+  const priceTrace = fig.traces.find((t) => t.name === undefined && t.mode === 'lines');
+  if (!priceTrace) throw new PageError(file, 'price trace', 'no unnamed price line among the traces');
+  const price = series(priceTrace, file);
+  const end = lastPoint(price, file, 'price trace');
+  const band = bandHolding(fig.traces, BAND, end.date, file);
+  if (!band) throw new PageError(file, 'trace "Risk Level a-b"', `no band trace holds the last price date ${end.date}`);
+
+  const fair = line(fig.traces, LINES.fair, file);
+  const fairValue = at(fair, end.date);
+  const priceValue = sig8(end.value);
+  const printed = findCard($, 'p.card-title', 'Premium / Discount');
+  let premium_pct: number | null;
+  let premium_source: 'printed' | 'derived' | 'unavailable';
+  if (printed) {
+    premium_pct = parsePrinted(printed.value, file, 'card "Premium / Discount"');
+    premium_source = premium_pct === null ? 'unavailable' : 'printed';
+  } else if (fairValue !== null && fairValue !== 0) {
+    premium_pct = round2((priceValue / fairValue - 1) * 100);
+    premium_source = 'derived';
+  } else {
+    premium_pct = null;
+    premium_source = 'unavailable';
+  }
+
+  const bands = bandIndex(fig.traces, BAND, file);
+  const archive: Archive = {};
+  for (const [week, i] of lastOfWeek(price.dates, (k) => Number.isFinite(price.values[k]!))) {
+    const d = price.dates[i]!;
+    const hit = bands.get(d);
+    const f = fair ? valueAt(fair, d) : NaN;
+    archive[week] = {
+      dca_band: hit ? hit.match[1]! : null,
+      dca_risk: hit ? bandMidpoint(hit.match[1]!) : null,
+      dca_premium_pct: Number.isFinite(f) && f !== 0 ? round2((price.values[i]! / f - 1) * 100) : null,
+    };
+  }
+  return {
+    file, kind: 'dca_regression', symbol: null,
+    dca: validated(DcaReading, {
+      band: band.match[1], risk: bandMidpoint(band.match[1]!), price: priceValue, fair_value: fairValue,
+      floor: at(line(fig.traces, LINES.floor, file), end.date), ceiling: at(line(fig.traces, LINES.ceiling, file), end.date),
+      premium_pct, premium_source, reading_date: end.date,
+      as_of: end.date, as_of_basis: 'trace_end', model: MODELS.dca, source_page: file,
+    }, file, 'dca'),
+    archive,
+  };
+}

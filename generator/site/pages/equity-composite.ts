@@ -1,0 +1,26 @@
+/** `{ID}_Composite_SMA_Risk.html`: the weekly 20/100/200-week composite (0-1 on the page, x100 in the API). */
+import { MODELS, tenthBand } from '../models.js';
+import { round2, sig8 } from '../numbers.js';
+import { lastPoint, readFigure, series, traceNamed } from '../plotly.js';
+import { SmaReading, validated, type Archive, type PageResult } from '../readings.js';
+
+export function parseEquityComposite(html: string, file: string): PageResult {
+  const fig = readFigure(html, file);
+  const composite = series(traceNamed(fig.traces, 'Normalized Composite Risk', file), file);
+  const end = lastPoint(composite, file, 'trace "Normalized Composite Risk"');
+  const page_value = sig8(end.value);
+  const archive: Archive = {};
+  composite.dates.forEach((d, i) => {
+    const v = composite.values[i]!;
+    // Weekly bars are already labelled by their closing Sunday.
+    if (Number.isFinite(v)) archive[d] = { sma_composite: round2(v * 100) };
+  });
+  return {
+    file, kind: 'equity_sma_composite', symbol: null,
+    sma_composite: validated(SmaReading, {
+      score: round2(page_value * 100), page_value, band: tenthBand(page_value),
+      as_of: end.date, as_of_basis: 'trace_end', model: MODELS.smaEquity, source_page: file,
+    }, file, 'sma_composite'),
+    archive,
+  };
+}

@@ -1,0 +1,25 @@
+/** Reads and parses one page; used in-process and by the worker pool. Errors come back as data, not throws. */
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PageError } from './errors.js';
+import { PARSERS } from './kinds.js';
+import type { PageKind, PageResult } from './readings.js';
+
+export interface ParseJob { dir: string; file: string; kind: PageKind; knownHash?: string }
+export type ParseOutcome =
+  | { file: string; hash: string; result: PageResult }
+  | { file: string; hash: string; unchanged: true }
+  | { file: string; hash: string; error: { field: string; found: string; message: string } };
+
+export async function parsePage(job: ParseJob): Promise<ParseOutcome> {
+  const bytes = await readFile(join(job.dir, job.file));
+  const hash = createHash('sha1').update(bytes).digest('hex');
+  if (job.knownHash === hash) return { file: job.file, hash, unchanged: true };
+  try {
+    return { file: job.file, hash, result: PARSERS[job.kind](bytes.toString('utf8'), job.file) };
+  } catch (e) {
+    if (e instanceof PageError) return { file: job.file, hash, error: { field: e.field, found: e.found, message: e.message } };
+    return { file: job.file, hash, error: { field: '(page)', found: String((e as Error).message), message: `${job.file}: ${(e as Error).message}` } };
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * Parses every discovered page, across cores, skipping pages whose bytes are unchanged since the previous
+ * build (the cache holds each page's size, mtime, SHA-1 and reading).
+ */
+import { stat } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { parsePage, type ParseJob, type ParseOutcome } from './parse-page.js';
+import type { PageRef } from './discover.js';
+import type { PageResult } from './readings.js';
+
+/** Bump when a parser's output changes, so cached readings from older code are not reused. */
+export const PARSER_VERSION = 1;
+
+export interface CacheEntry { size: number; mtimeMs: number; hash: string; result: PageResult }
+export interface ParseCache { parser_version: number; pages: Record<string, CacheEntry> }
+
+export interface SiteRead {
+  results: Map<string, PageResult>;
+  errors: Map<string, { field: string; found: string; message: string }>;
+  cache: ParseCache;
+  parsed: number;
+  reused: number;
+}
+
+const workerFile = new URL('./parse-worker.js', import.meta.url);
+/** Workers need compiled JavaScript; from TypeScript sources (the test runner) pages are parsed in-process. */
+const canUseWorkers = import.meta.url.endsWith('.js');
+
+function pool(size: number) {
+  const workers = Array.from({ length: size }, () => new Worker(fileURLToPath(workerFile)));
+  const waiting = new Map<number, (o: ParseOutcome) => void>();
+  let next = 0;
+  let id = 0;
+  for (const w of workers) w.on('message', (m: { id: number; outcome: ParseOutcome }) => {
+    waiting.get(m.id)!(m.outcome);
+    waiting.delete(m.id);
+  });
+  return {
+    run: (job: ParseJob) => new Promise<ParseOutcome>((resolve) => {
+      const n = id++;
+      waiting.set(n, resolve);
+      workers[next++ % workers.length]!.postMessage({ ...job, id: n });
+    }),
+    close: () => Promise.all(workers.map((w) => w.terminate())),
+  };
+}
+
+export async function readSite(dir: string, pages: PageRef[], previous: ParseCache | undefined, jobs = availableParallelism()): Promise<SiteRead> {
+  const old = previous?.parser_version === PARSER_VERSION ? previous.pages : {};
+  const cache: ParseCache = { parser_version: PARSER_VERSION, pages: {} };
+  const results = new Map<string, PageResult>();
+  const errors = new Map<string, { field: string; found: string; message: string }>();
+  let parsed = 0;
+  let reused = 0;
+  const todo: { ref: PageRef; size: number; mtimeMs: number }[] = [];
+  for (const ref of pages) {
+    const st = await stat(join(dir, ref.file));
+    const hit = old[ref.file];
+    if (hit && hit.size === st.size && hit.mtimeMs === st.mtimeMs && hit.result.kind === ref.kind) {
+      cache.pages[ref.file] = hit;
+      results.set(ref.file, { ...hit.result, symbol: ref.symbol });
+      reused++;
+    } else todo.push({ ref, size: st.size, mtimeMs: st.mtimeMs });
+  }
+  const workers = canUseWorkers && jobs > 1 && todo.length > 8 ? pool(Math.min(jobs, 8)) : null;
+  const run = workers ? workers.run : parsePage;
+  try {
+    // Largest first, so no worker is left with one big page at the end.
+    todo.sort((a, b) => b.size - a.size);
+    // A few pages in flight at a time: enough to keep every worker busy, never the whole site in memory.
+    await forEachLimited(todo, workers ? Math.min(jobs, 8) * 2 : 2, async ({ ref, size, mtimeMs }) => {
+      const hit = old[ref.file];
+      const outcome = await run({ dir, file: ref.file, kind: ref.kind, knownHash: hit?.result.kind === ref.kind ? hit.hash : undefined });
+      if ('error' in outcome) {
+        errors.set(ref.file, outcome.error);
+        return;
+      }
+      const result = 'unchanged' in outcome ? hit!.result : outcome.result;
+      if ('unchanged' in outcome) reused++;
+      else parsed++;
+      cache.pages[ref.file] = { size, mtimeMs, hash: outcome.hash, result };
+      results.set(ref.file, { ...result, symbol: ref.symbol });
+    });
+  } finally {
+    await workers?.close();
+  }
+  return { results, errors, cache, parsed, reused };
+}
+
+async function forEachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+}
