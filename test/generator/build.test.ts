@@ -1,0 +1,156 @@
+/** The build end to end on a small synthetic site: three days of history, determinism, and the failure guarantees. */
+import { cpSync, existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildSmall, readJson, smallSite, tempDir } from '../helpers.js';
+import { BuildError } from '../../generator/build.js';
+import { checkTree } from '../../generator/check.js';
+import { sha256 } from '../../generator/output/manifest.js';
+
+const root = tempDir('rr-build-');
+const day = (n: number) => join(root, `site-day${n}`);
+const out = join(root, 'public');
+const ledger = (symbol: string) => readJson(join(out, 'v1', 'assets', symbol, 'history', 'full.json')).data.rows as { date: string; basis: string }[];
+
+function treeHashes(dir: string): Map<string, string> {
+  const files = new Map<string, string>();
+  const walk = (d: string, prefix: string) => {
+    for (const name of readdirSync(d).sort()) {
+      const p = join(d, name);
+      if (statSync(p).isDirectory()) walk(p, `${prefix}${name}/`);
+      else files.set(prefix + name, sha256(readFileSync(p)));
+    }
+  };
+  walk(join(dir, 'v1'), '');
+  return files;
+}
+
+beforeAll(async () => {
+  for (const n of [1, 2, 3]) await smallSite(day(n), n);
+});
+
+describe('build over three publication days', () => {
+  it('day 1 builds a valid tree with weekly_archive rows before the first published row', async () => {
+    const report = await buildSmall(day(1), out);
+    expect(report.errors).toEqual([]);
+    expect(await checkTree(out)).toEqual([]);
+    const rows = ledger('BTC');
+    expect(rows.at(-1)).toMatchObject({ date: '2026-10-13', basis: 'as_published' });
+    expect(rows.slice(0, -1).every((r) => r.basis === 'weekly_archive' && r.date < '2026-10-13')).toBe(true);
+    expect(rows.length).toBeGreaterThan(50);
+  });
+
+  it('days 2 and 3 add one as_published row each and keep every earlier row byte for byte', async () => {
+    const before = ledger('BTC');
+    await buildSmall(day(2), out, { now: '2026-10-15T00:30:00Z' });
+    await buildSmall(day(3), out, { now: '2026-10-16T00:30:00Z' });
+    const after = ledger('BTC');
+    expect(after.slice(0, before.length)).toEqual(before);
+    expect(after.slice(before.length).map((r) => [r.date, r.basis])).toEqual([['2026-10-14', 'as_published'], ['2026-10-15', 'as_published']]);
+    // An equity's rows follow its trading days.
+    expect(ledger('SPY').filter((r) => r.basis === 'as_published').map((r) => r.date)).toEqual(['2026-10-13', '2026-10-14', '2026-10-15']);
+    expect(await checkTree(out)).toEqual([]);
+  });
+
+  it('a second build of the same day replaces that day\'s row instead of adding one', async () => {
+    const rows = ledger('ETH').length;
+    await buildSmall(day(3), out, { now: '2026-10-16T08:30:00Z' });
+    expect(ledger('ETH')).toHaveLength(rows);
+  });
+
+  it('reuses unchanged pages from the parse cache on a rebuild', async () => {
+    const report = await buildSmall(day(3), out);
+    expect(report.pages_parsed).toBe(0);
+    expect(report.pages_reused).toBe(report.pages_read);
+  });
+});
+
+describe('determinism', () => {
+  it('same pages, same previous tree and same --now give byte-identical trees', async () => {
+    const a = join(root, 'det-a');
+    const b = join(root, 'det-b');
+    await buildSmall(day(1), a);
+    await buildSmall(day(2), a, { now: '2026-10-15T00:30:00Z' });
+    cpSync(join(a, 'v1'), join(root, 'det-a-day1-snapshot'), { recursive: true });
+    await buildSmall(day(1), b, { jobs: 1 });
+    await buildSmall(day(2), b, { now: '2026-10-15T00:30:00Z', jobs: 1 });
+    expect(treeHashes(b)).toEqual(treeHashes(a));
+  });
+});
+
+describe('failures leave the previous tree as it was', () => {
+  it('an unreadable page fails the build, names file and field, and changes nothing', async () => {
+    const good = join(root, 'guard');
+    await buildSmall(day(1), good);
+    const before = treeHashes(good);
+    const broken = join(root, 'broken');
+    cpSync(day(2), broken, { recursive: true });
+    const f = join(broken, 'ETH_Price_TWAP_Gravity_Analysis.html');
+    writeFileSync(f, readFileSync(f, 'utf8').replace(/(<p class="card-lbl">Gravity Risk \(0-100\)<\/p>\s*<p class="card-val"[^>]*>)[^<]*/, '$1about forty'));
+    const err = await buildSmall(broken, good).catch((e) => e);
+    expect(err).toBeInstanceOf(BuildError);
+    expect(err.problems).toEqual(['ETH_Price_TWAP_Gravity_Analysis.html: card "Gravity Risk (0-100)": expected a printed number, found "about forty"']);
+    expect(treeHashes(good)).toEqual(before);
+    expect(readdirSync(good).filter((n) => n.startsWith('.v1-'))).toEqual([]);
+  });
+
+  it('with --keep-going the asset keeps its previous reading with its old as_of and lists the error', async () => {
+    const good = join(root, 'guard');
+    const prev = readJson(join(good, 'v1/assets/ETH/risk.json')).data;
+    const report = await buildSmall(join(root, 'broken'), good, { keepGoing: true, now: '2026-10-15T00:30:00Z' });
+    expect(report.errors).toHaveLength(1);
+    const eth = readJson(join(good, 'v1/assets/ETH/risk.json')).data;
+    expect(eth.gravity).toEqual(prev.gravity);
+    expect(eth.gravity.as_of).toBe('2026-10-13T23:58:00Z');
+    expect(eth.dca.as_of).toBe('2026-10-14');
+    expect(await checkTree(good)).toEqual([]);
+  });
+
+  it('a build that would drop a published history row fails', async () => {
+    const lossy = join(root, 'lossy');
+    await buildSmall(day(1), lossy);
+    const catalogFile = join(root, 'catalog-without-ada.json');
+    const cat = readJson(join(day(2), 'catalog.json'));
+    cat.assets = cat.assets.filter((a: { symbol: string }) => a.symbol !== 'ADA');
+    writeFileSync(catalogFile, JSON.stringify(cat));
+    const before = treeHashes(lossy);
+    const err = await buildSmall(day(2), lossy, { catalog: catalogFile }).catch((e) => e);
+    expect(err).toBeInstanceOf(BuildError);
+    expect(err.message).toMatch(/history would lose a published row: ADA/);
+    expect(treeHashes(lossy)).toEqual(before);
+  });
+
+  it('readings dated before the last published row add no row: the ledger is never rewritten backwards', async () => {
+    const t = join(root, 'backwards');
+    await buildSmall(day(2), t, { now: '2026-10-15T00:30:00Z' });
+    const before = readJson(join(t, 'v1/assets/BTC/history/full.json')).data.rows;
+    const report = await buildSmall(day(1), t);
+    expect(report.warnings.some((w) => w.startsWith('BTC: the readings are dated 2026-10-13, not after the last history row (2026-10-14)'))).toBe(true);
+    expect(readJson(join(t, 'v1/assets/BTC/history/full.json')).data.rows).toEqual(before);
+  });
+
+  it('check flags a file whose bytes differ from the manifest', async () => {
+    const t = join(root, 'guard');
+    const file = join(t, 'v1/assets/SPY/risk.json');
+    const text = readFileSync(file, 'utf8');
+    writeFileSync(file, text.replace('"EQUITY"', '"EQUITY" '));
+    expect(await checkTree(t)).toContain('assets/SPY/risk.json: size or sha256 differs from _manifest.json');
+    writeFileSync(file, text);
+    expect(await checkTree(t)).toEqual([]);
+  });
+});
+
+describe('the tree', () => {
+  it('holds every response file the design names', () => {
+    const v1 = join(out, 'v1');
+    for (const f of ['openapi.json', 'health.json', '_catalog.json', '_manifest.json', 'assets/index.basic.json', 'assets/index.pro.json', 'assets/index.ultra.json',
+      'assets/BTC/risk.json', 'assets/BTC/history/full.json', 'assets/BTC/history/page-365.json', 'assets/BTC/history/page-90.json', 'signals/dca/BTC.json',
+      'market/crypto/summary.json', 'market/quantum/summary.json']) expect(existsSync(join(v1, f)), f).toBe(true);
+    expect(existsSync(join(v1, 'signals/dca/NVDA.json'))).toBe(false);
+  });
+
+  it('leaves no staging folder behind', () => {
+    expect(readdirSync(out).filter((n) => n.startsWith('.v1-'))).toEqual([]);
+    rmSync(join(root, 'det-a-day1-snapshot'), { recursive: true, force: true });
+  });
+});

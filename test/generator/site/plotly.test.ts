@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { bandHolding, dates, decodeNumbers, lastPoint, readFigures, series } from '../../../generator/site/plotly.js';
+
+const b64 = (arr: ArrayBufferView) => Buffer.from(arr.buffer, arr.byteOffset, arr.byteLength).toString('base64');
+const page = (traces: string) => `<html><script>Plotly.newPlot(\n   "id-1",   ${traces},  {"layout":1}, {"responsive":true})</script></html>`;
+
+describe('readFigures', () => {
+  it('finds every newPlot call and parses its traces with the HTML escapes decoded', () => {
+    const f64 = new Float64Array([1.5, NaN, 3]);
+    const bdata = b64(f64).replace(/\//g, '\\u002f');
+    const html = page(`[{"name":"A \\u003cb\\u003e","x":["2026-01-01T00:00:00.000000000","2026-01-02T00:00:00.000000000","2026-01-03T00:00:00.000000000"],"y":{"dtype":"f8","bdata":"${bdata}"}}]`) + page('[{"type":"indicator","value":3}]');
+    const figs = readFigures(html, 'p.html');
+    expect(figs).toHaveLength(2);
+    expect(figs[0]!.traces[0]!.name).toBe('A <b>');
+    const s = series(figs[0]!.traces[0]!, 'p.html');
+    expect(s.dates).toEqual(['2026-01-01', '2026-01-02', '2026-01-03']);
+    expect(Array.from(s.values)).toEqual([1.5, NaN, 3]);
+    expect(figs[1]!.traces[0]!.value).toBe(3);
+  });
+
+  it('copes with brackets and quotes inside strings', () => {
+    const figs = readFigures(page('[{"name":"odd ] [ \\" }","y":[1,2]}]'), 'p.html');
+    expect(figs[0]!.traces[0]!.name).toBe('odd ] [ " }');
+  });
+
+  it('names the file when the traces are not JSON', () => {
+    expect(() => readFigures(page('[{"name": NaN}]'), 'bad.html')).toThrow(/bad\.html: Plotly\.newPlot: the traces array is not JSON/);
+  });
+});
+
+describe('decodeNumbers', () => {
+  const cases: [string, ArrayLike<number> & ArrayBufferView][] = [
+    ['f8', new Float64Array([0.1, -2.5e10, 3])], ['f4', new Float32Array([0.5, -2, 3.25])],
+    ['i1', new Int8Array([-128, 0, 127])], ['u1', new Uint8Array([0, 200, 255])],
+    ['i2', new Int16Array([-32768, 5, 32767])], ['u2', new Uint16Array([0, 40000, 65535])],
+    ['i4', new Int32Array([-2147483648, 7, 2147483647])], ['u4', new Uint32Array([0, 3000000000, 4294967295])],
+  ];
+  it.each(cases)('decodes dtype %s', (dtype, arr) => {
+    const m = decodeNumbers({ dtype, bdata: b64(arr) }, 'f', 'y');
+    expect(Array.from(m.data)).toEqual(Array.from(arr));
+  });
+
+  it('decodes a buffer that sits at an odd offset of its memory', () => {
+    const raw = Buffer.alloc(1 + 16);
+    new DataView(raw.buffer, raw.byteOffset).setFloat64(1, 42.25, true);
+    new DataView(raw.buffer, raw.byteOffset).setFloat64(9, -1, true);
+    const m = decodeNumbers({ dtype: 'f8', bdata: raw.subarray(1).toString('base64') }, 'f', 'y');
+    expect(Array.from(m.data)).toEqual([42.25, -1]);
+  });
+
+  it('decodes 2-D shapes row-major and plain arrays (null as NaN)', () => {
+    const m = decodeNumbers({ dtype: 'f8', bdata: b64(new Float64Array([1, 2, 3, 4, 5, 6])), shape: '3, 2' }, 'f', 'customdata');
+    expect([m.rows, m.cols]).toEqual([3, 2]);
+    expect(m.data[2 * 2 + 1]).toBe(6);
+    const plain = decodeNumbers([[1, null], [3, 4]], 'f', 'customdata');
+    expect([plain.rows, plain.cols]).toEqual([2, 2]);
+    expect(Number.isNaN(plain.data[1]!)).toBe(true);
+    expect(Array.from(decodeNumbers([1, null, 2], 'f', 'y').data)).toEqual([1, NaN, 2]);
+  });
+
+  it('rejects what is not a number array, naming the field', () => {
+    expect(() => decodeNumbers({ dtype: 'c16', bdata: '' }, 'f.html', 'trace "A" y')).toThrow('f.html: trace "A" y: unknown typed-array dtype "c16"');
+    expect(() => decodeNumbers({ dtype: 'f8', bdata: 'AAAA' }, 'f.html', 'y')).toThrow(/not a whole number of f8/);
+    expect(() => decodeNumbers({ dtype: 'f8', bdata: b64(new Float64Array(4)), shape: '3, 2' }, 'f.html', 'y')).toThrow(/does not match 4 values/);
+    expect(() => decodeNumbers(['a'], 'f.html', 'y')).toThrow(/expected a number, found "a"/);
+  });
+});
+
+describe('series helpers', () => {
+  it('takes the last point that is a number as the data end', () => {
+    expect(lastPoint({ dates: ['a', 'b', 'c'], values: Float64Array.from([1, 2, NaN]) }, 'f', 's')).toEqual({ date: 'b', value: 2 });
+    expect(() => lastPoint({ dates: ['a'], values: Float64Array.from([NaN]) }, 'f', 's')).toThrow(/holds no number/);
+  });
+  it('finds the band trace whose x holds a date', () => {
+    const traces = [
+      { name: 'Risk Level 1', x: ['2026-01-01T00:00:00.000000000'] },
+      { name: 'Risk Level 2', x: ['2026-01-02T00:00:00.000000000', '2026-01-03T00:00:00.000000000'] },
+    ];
+    const hit = bandHolding(traces, /^Risk Level (\d+)$/, '2026-01-03', 'f')!;
+    expect(hit.match[1]).toBe('2');
+    expect(hit.index).toBe(1);
+    expect(bandHolding(traces, /^Risk Level (\d+)$/, '2026-02-01', 'f')).toBeNull();
+    expect(() => dates({ name: 'x', x: [1] }, 'f.html')).toThrow(/f\.html: trace "x" x: expected a date/);
+  });
+});
