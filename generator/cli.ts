@@ -70,6 +70,18 @@ export function program(): Command {
       if (problems.length) process.exitCode = 1;
     });
 
+  cli.command('preview')
+    .description('browse a built tree as plain files, no auth')
+    .requiredOption('--public <dir>', 'the folder holding v1/')
+    .option('--port <p>', 'port', positiveInt('--port'), 8788)
+    .option('--host <h>', 'address to listen on', '127.0.0.1')
+    .action(async (o) => {
+      const { preview } = await import('./preview.js');
+      const server = await preview(resolve(o.public), o.port, o.host);
+      const a = server.address() as { port: number };
+      process.stdout.write(`previewing ${resolve(o.public)} at http://${o.host}:${a.port}/v1/ (plain files, no auth; Ctrl-C stops)\n`);
+    });
+
   cli.command('fixtures')
     .description('write the synthetic site as published on day N')
     .requiredOption('--out <dir>', 'where the pages are written')

@@ -1,0 +1,64 @@
+/** The command line as scripts and operators use it: compiled, through bin/, with its exit statuses. */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT, tempDir } from '../helpers.js';
+
+const BIN = join(ROOT, 'bin', 'risk-readings.js');
+const run = (...args: string[]) => spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', cwd: ROOT });
+const root = tempDir('rr-cli-');
+const cases = join(ROOT, 'fixtures', 'cases');
+
+describe.runIf(existsSync(join(ROOT, 'dist', 'generator', 'cli.js')))('risk-readings (compiled)', () => {
+  it('inspect --json prints one object per file with the readings under the API\'s names', () => {
+    const site = join(cases, 'price-ends-before-projection');
+    const r = run('inspect', '--json', '--catalog', join(site, 'catalog.json'), join(site, 'BTC_Price_TWAP_Gravity_Analysis.html'), join(site, 'BTC_Price_TWAP_Risk_Analysis.html'), join(site, 'spy_lin_reg_price_with_risk.html'), join(site, 'widget_markets_indicators.html'));
+    expect(r.status).toBe(0);
+    const items = JSON.parse(r.stdout);
+    expect(items.map((i: { file: string; kind: string; symbol: string }) => [i.file, i.kind, i.symbol])).toEqual([
+      ['BTC_Price_TWAP_Gravity_Analysis.html', 'crypto_gravity', 'BTC'],
+      ['BTC_Price_TWAP_Risk_Analysis.html', 'crypto_twap_risk', 'BTC'],
+      ['spy_lin_reg_price_with_risk.html', 'dca_regression', 'SPY'],
+      ['widget_markets_indicators.html', 'sector_widget', null],
+    ]);
+    expect(items[0].gravity).toMatchObject({ as_of: '2026-10-13T23:58:00Z', as_of_basis: 'page_stamp' });
+    expect(typeof items[0].gravity.score).toBe('number');
+    expect(typeof items[0].twap.premium_pct).toBe('number');
+    expect(typeof items[0].price.value).toBe('number');
+    expect(items[1].twap.risk_level).toBeGreaterThanOrEqual(1);
+    expect(items[2].dca.floor).toBeGreaterThan(0);
+    expect(items[3]).toMatchObject({ universe: 'us_stock_market', macro_risk: { as_of: '2026-10-13', as_of_basis: 'page_stamp' } });
+  });
+
+  it('inspect names the field of a page it cannot read and exits 1', () => {
+    const site = join(cases, 'stamp-missing');
+    const r = run('inspect', '--json', '--catalog', join(site, 'catalog.json'), join(site, 'btc-usd_price_with_risk.html'));
+    expect(r.status).toBe(1);
+    expect(JSON.parse(r.stdout)[0].error).toEqual({ field: 'stamp "LAST UPDATE"', found: 'no stamp on the page', message: 'btc-usd_price_with_risk.html: stamp "LAST UPDATE": no stamp on the page' });
+  });
+
+  it('build exits 0 and check says ok; a bad page exits 1; bad usage exits 2', () => {
+    const out = join(root, 'pub');
+    const ok = run('build', '--pages', join(cases, 'card-not-printed'), '--out', out, '--catalog', join(cases, 'card-not-printed', 'catalog.json'), '--now', '2026-10-14T00:30:00Z');
+    expect(ok.status, ok.stderr).toBe(0);
+    expect(ok.stdout).toMatch(/^assets 3 · pages 21/);
+    expect(ok.stdout).toContain('sector source: ai_infrastructure ← sector_feed.json, bitcoin_equities ← widget_bitcoin_equities_indicators.html');
+    expect(run('check', '--out', out).stdout).toBe('ok\n');
+    const bad = run('build', '--pages', join(cases, 'number-does-not-parse'), '--out', out, '--catalog', join(cases, 'number-does-not-parse', 'catalog.json'));
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain('error: BTC_Price_TWAP_Gravity_Analysis.html: card "Lifetime TWAP Base": expected a printed number, found "$16,7x0"');
+    expect(run('check', '--out', out).stdout).toBe('ok\n');
+    expect(run('build', '--pages', join(cases, 'card-not-printed')).status).toBe(2);
+    expect(run('build', '--pages', join(cases, 'card-not-printed'), '--out', out, '--jobs', 'many').status).toBe(2);
+    expect(run('frobnicate').status).toBe(2);
+    expect(run('check', '--out', join(root, 'nothing-here')).status).toBe(1);
+  });
+
+  it('fixtures writes a site', () => {
+    const r = run('fixtures', '--out', join(root, 'site'), '--assets', '2', '--history-start', '2026-03-01');
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^wrote \d+ pages for 2 assets \(day 1\)/);
+    expect(existsSync(join(root, 'site', 'BTC_Price_TWAP_Gravity_Analysis.html'))).toBe(true);
+  });
+});

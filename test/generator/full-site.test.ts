@@ -1,0 +1,55 @@
+/** The whole 161-asset fixture site, built on days 1 and 2: every file validates and the invariants hold on all. */
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { CATALOG, readJson, tempDir } from '../helpers.js';
+import { writeSite } from '../../fixtures/synth/site.js';
+import { build } from '../../generator/build.js';
+import { checkTree } from '../../generator/check.js';
+
+const root = tempDir('rr-full-');
+const out = join(root, 'public');
+let reports: Awaited<ReturnType<typeof build>>[] = [];
+
+beforeAll(async () => {
+  for (const day of [1, 2]) {
+    await writeSite({ out: join(root, `day${day}`), day, catalog: CATALOG });
+    reports.push(await build({ pages: join(root, `day${day}`), out, now: `2026-10-${13 + day}T00:30:00Z` }));
+  }
+});
+
+describe('the full fixture site', () => {
+  it('builds with no error or warning and passes check', async () => {
+    for (const r of reports) expect([r.errors, r.warnings, r.ignored]).toEqual([[], [], []]);
+    expect(reports[0]!.pages_read).toBe(595);
+    expect(await checkTree(out)).toEqual([]);
+  });
+
+  it('serves the spec\'s 161 assets split 32 / 19 / 85 / 10 / 15', () => {
+    const pro = readJson(join(out, 'v1/assets/index.pro.json')).data;
+    expect(pro.asset_count).toBe(161);
+    expect(Object.fromEntries(Object.entries(pro.universes as Record<string, string[]>).map(([u, s]) => [u, s.length]))).toEqual({ ai_infrastructure: 32, bitcoin_equities: 19, crypto: 85, quantum: 10, us_stock_market: 15 });
+    for (const u of Object.keys(pro.universes)) expect(readJson(join(out, `v1/market/${u}/summary.json`)).data.asset_count).toBe(pro.universes[u].length);
+  });
+
+  it('gives the free plan the ten largest crypto assets, with the whole catalogue counted', () => {
+    const basic = readJson(join(out, 'v1/assets/index.basic.json')).data;
+    expect(basic.free_tier.symbols).toEqual(['BTC', 'ETH', 'BNB', 'XRP', 'SOL', 'TRX', 'DOGE', 'LINK', 'ADA', 'NEAR']);
+    expect([basic.asset_count, basic.total_asset_count, basic.tier]).toEqual([10, 161, 'basic']);
+  });
+
+  it('writes every AssetRisk key on every asset, null where the asset lacks the model', () => {
+    for (const a of CATALOG) {
+      const r = readJson(join(out, 'v1/assets', a.symbol, 'risk.json')).data;
+      for (const key of ['gravity', 'twap', 'sma_composite', 'phase', 'dca'] as const) {
+        expect(key in r).toBe(true);
+        expect(r[key] === null).toBe(!a.models.includes(key));
+      }
+    }
+  });
+
+  it('flags the assets whose site data is paused as stale where their pages fall behind', () => {
+    const ftm = readJson(join(out, 'v1/assets/FTM/risk.json')).data;
+    expect(ftm.stale_models).toEqual(['dca']);
+    expect(ftm.dca.reading_date).toBe('2025-01-13');
+  });
+});
