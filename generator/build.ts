@@ -47,6 +47,8 @@ export interface BuildReport {
   warnings: string[];
   errors: string[];
   ignored: string[];
+  /** Milliseconds per stage (discover, parse, assemble, validate, write), for benchmarks; never written to the tree. */
+  timings: Record<string, number>;
 }
 
 export class BuildError extends Error {
@@ -77,6 +79,13 @@ const READING_KEYS: Partial<Record<PageKind, (keyof Carried)[]>> = {
 };
 
 export async function build(opts: BuildOptions): Promise<BuildReport> {
+  const timings: Record<string, number> = {};
+  let clock = performance.now();
+  const lap = (stage: string) => {
+    const now = performance.now();
+    timings[stage] = Math.round(now - clock);
+    clock = now;
+  };
   const at = builtAt(opts.now);
   const catalog = loadCatalog(opts.catalog);
   const previousDir = opts.previous ?? opts.out;
@@ -88,7 +97,9 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
   for (const m of found.missing) warnings.push(`${m.symbol}: ${m.file} is missing; ${KIND_MODEL[m.kind]} reads null`);
 
   const prevCache = await readJson<ParseCache>(join(previousDir, CACHE_FILE));
+  lap('discover');
   const site = await readSite(opts.pages, found.pages, prevCache, opts.jobs);
+  lap('parse');
   const failedKinds = new Map<string, Set<PageKind>>();
   for (const [file, e] of site.errors) {
     errors.push(e.message);
@@ -230,7 +241,9 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
     assets: catalogAssets,
   });
 
+  lap('assemble');
   const problems = validateTree(objects);
+  lap('validate');
   if (problems.length) throw new BuildError(`the tree breaks the contract in ${problems.length} place(s); the previous tree is untouched`, reportSoFar, problems);
 
   const texts = new Map<string, string>();
@@ -238,7 +251,8 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
   texts.set(TREE.manifest, toJson(manifest(texts, at)));
   await writeTree(opts.out, texts);
   await writeFile(join(opts.out, CACHE_FILE), JSON.stringify(site.cache));
-  return { ...reportSoFar, files_written: texts.size, sector_sources: sectorSources };
+  lap('write');
+  return { ...reportSoFar, files_written: texts.size, sector_sources: sectorSources, timings };
 }
 
 function carriedTwapRisk(prev: AssetRisk): PageResult {

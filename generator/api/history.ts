@@ -65,7 +65,8 @@ export function archiveRows(archives: Archive[], before: string): HistoryRow[] {
     .sort((a, b) => (a.date < b.date ? -1 : 1));
 }
 
-const sameRow = (a: HistoryRow, b: HistoryRow) => JSON.stringify(a) === JSON.stringify(b);
+const ROW_KEYS = ['date', 'basis', 'price', 'gravity', 'sma_composite', 'phase_completion_pct', 'twap_premium_pct', 'twap_risk_level', 'dca_premium_pct', 'dca_risk', 'dca_band'] as const;
+const sameRow = (a: HistoryRow, b: HistoryRow) => ROW_KEYS.every((k) => a[k] === b[k]);
 
 /**
  * The new ledger rows: the previous ones, plus today's row (replacing a row of the same day that this

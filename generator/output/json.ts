@@ -1,7 +1,24 @@
-/** Deterministic JSON: key order as built, two-space indent, a final newline. Same object, same bytes. */
+/**
+ * Deterministic JSON: key order as built, a final newline. Nested structure is indented two spaces; an object
+ * or array holding only plain values (a history row, a price, a symbol list) stays on one line, so a diff
+ * between two builds shows one line per changed row. Same object, same bytes.
+ * Numbers are finite by construction: every reading is zod-checked finite when parsed (decision 19).
+ */
 export function toJson(value: unknown): string {
-  return JSON.stringify(value, (_k, v) => {
-    if (typeof v === 'number' && !Number.isFinite(v)) throw new Error(`refusing to write a non-finite number (${v})`);
-    return v;
-  }, 2) + '\n';
+  return write(value, '') + '\n';
+}
+
+const isPlain = (v: unknown) => v === null || typeof v !== 'object';
+
+function write(v: unknown, indent: string): string {
+  if (isPlain(v)) return JSON.stringify(v);
+  const inner = indent + '  ';
+  if (Array.isArray(v)) {
+    if (v.every(isPlain)) return JSON.stringify(v);
+    return v.length ? `[\n${v.map((x) => inner + write(x, inner)).join(',\n')}\n${indent}]` : '[]';
+  }
+  const o = v as Record<string, unknown>;
+  const keys = Object.keys(o).filter((k) => o[k] !== undefined);
+  if (keys.every((k) => isPlain(o[k]))) return JSON.stringify(o);
+  return keys.length ? `{\n${keys.map((k) => `${inner}${JSON.stringify(k)}: ${write(o[k], inner)}`).join(',\n')}\n${indent}}` : '{}';
 }

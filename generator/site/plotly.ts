@@ -12,6 +12,32 @@ export interface PlotlyFigure {
 
 const NEW_PLOT = 'Plotly.newPlot(';
 
+/**
+ * The traces array starting at `start`. Plotly writes it followed by `, {layout}`: the first `]` so followed
+ * whose prefix parses is the array's end (a shorter prefix cannot balance). A page that defeats this fast
+ * path falls back to a full scan that tracks strings.
+ */
+function parseTraces(html: string, start: number, file: string): { traces: unknown; end: number } {
+  const candidate = /\]\s*,\s*\{/g;
+  candidate.lastIndex = start;
+  for (let tries = 0; tries < 3; tries++) {
+    const m = candidate.exec(html);
+    if (!m) break;
+    try {
+      return { traces: JSON.parse(html.slice(start, m.index + 1)), end: m.index + 1 };
+    } catch {
+      // not the end: try the next candidate, then the scan
+    }
+  }
+  const end = matchingEnd(html, start);
+  if (end < 0) throw new PageError(file, 'Plotly.newPlot', 'the traces array never closes');
+  try {
+    return { traces: JSON.parse(html.slice(start, end)), end };
+  } catch (e) {
+    throw new PageError(file, 'Plotly.newPlot', `the traces array is not JSON (${(e as Error).message})`);
+  }
+}
+
 /** End index (exclusive) of the JSON array or object starting at `start`, honouring strings. */
 function matchingEnd(text: string, start: number): number {
   let depth = 0;
@@ -45,14 +71,7 @@ export function readFigures(html: string, file: string): PlotlyFigure[] {
     i = html.indexOf(quote, i + 1) + 1;
     while (/[\s,]/.test(html[i] ?? '')) i++;
     if (html[i] !== '[') throw new PageError(file, 'Plotly.newPlot', `expected the traces array, found ${describe(html.slice(i, i + 20))}`);
-    const end = matchingEnd(html, i);
-    if (end < 0) throw new PageError(file, 'Plotly.newPlot', 'the traces array never closes');
-    let traces: unknown;
-    try {
-      traces = JSON.parse(html.slice(i, end));
-    } catch (e) {
-      throw new PageError(file, 'Plotly.newPlot', `the traces array is not JSON (${(e as Error).message})`);
-    }
+    const { traces, end } = parseTraces(html, i, file);
     if (!Array.isArray(traces)) throw new PageError(file, 'Plotly.newPlot', 'traces are not an array');
     figures.push({ traces: traces as Trace[], start: i, end });
     at = html.indexOf(NEW_PLOT, end);
@@ -173,10 +192,16 @@ export function lastPoint(s: Series, file: string, field: string): { date: strin
   throw new PageError(file, field, 'the series holds no number');
 }
 
-/** Value of a series at a date (NaN when the date is absent). */
+const dateIndex = new WeakMap<Series, Map<string, number>>();
+/** Value of a series at a date (NaN when the date is absent); the date index is built once per series. */
 export function valueAt(s: Series, date: string): number {
-  const i = s.dates.lastIndexOf(date);
-  return i < 0 ? NaN : s.values[i]!;
+  let index = dateIndex.get(s);
+  if (!index) {
+    index = new Map(s.dates.map((d, i) => [d, i]));
+    dateIndex.set(s, index);
+  }
+  const i = index.get(date);
+  return i === undefined ? NaN : s.values[i]!;
 }
 
 /** Name-pattern traces (`Risk Level 1..10`, `Risk Level 0.5-0.6`): the one whose x holds `date`, with its point index. */
