@@ -17,7 +17,7 @@ import { FREE_TIER_SIZE, HISTORY_DEFAULT_LIMIT, PLAN_LIMITS, PLANS } from './api
 import { universeSummary } from './api/summary.js';
 import { openApiDocument } from './openapi/document.js';
 import { toJson } from './output/json.js';
-import { manifest } from './output/manifest.js';
+import { manifest, type Manifest } from './output/manifest.js';
 import { TREE } from './output/tree.js';
 import { validateTree } from './output/validate.js';
 import { readTreeFile, writeTree } from './output/write-tree.js';
@@ -25,6 +25,7 @@ import { packageRoot } from './paths.js';
 import { discover, KIND_MODEL } from './site/discover.js';
 import { MODELS } from './site/models.js';
 import { readSite, type ParseCache } from './site/read-site.js';
+import { parsePage } from './site/parse-page.js';
 import type { PageKind, PageResult, SectorReadings } from './site/readings.js';
 
 export interface BuildOptions {
@@ -182,6 +183,7 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
     pagesOf.get(ref.symbol)![ref.kind] = ref.file;
   }
 
+  const prevCatalog = await readTreeFile<{ assets: Record<string, unknown> }>(previousDir, TREE.catalog);
   for (const asset of catalog) {
     const pages: AssetPages = { ...resultsBySymbol.get(asset.symbol) };
     const failed = failedKinds.get(asset.symbol);
@@ -202,7 +204,11 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
     if (signal) objects.set(TREE.dcaSignal(asset.symbol), signal);
 
     const prevLedger = await readTreeFile<Ledger>(previousDir, TREE.historyFull(asset.symbol));
+    if (!prevLedger && prevCatalog?.assets[asset.symbol]) {
+      throw new BuildError(`history would lose a published row: the previous tree lists ${asset.symbol} but holds no ${TREE.historyFull(asset.symbol)}`, reportSoFar, [`${asset.symbol}: ledger missing from ${previousDir}`]);
+    }
     const today = publishedRow(risk);
+    if (!prevLedger?.data.rows.length) await restoreArchives(opts.pages, pages);
     const archives = Object.values(pages).map((p) => (p as PageResult).archive).filter((a) => !!a);
     let merged;
     try {
@@ -221,7 +227,6 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
   }
 
   // A published history must not vanish with its asset.
-  const prevCatalog = await readTreeFile<{ assets: Record<string, unknown> }>(previousDir, TREE.catalog);
   for (const s of Object.keys(prevCatalog?.assets ?? {})) {
     if (!risks.has(s)) throw new BuildError(`history would lose a published row: ${s} has published history but is not in the catalogue`, reportSoFar, [`${s}: dropped from the catalogue`]);
   }
@@ -242,17 +247,37 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
   });
 
   lap('assemble');
-  const problems = validateTree(objects);
+  const texts = new Map<string, string>();
+  for (const [path, doc] of [...objects.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) texts.set(path, toJson(doc));
+  const tree = manifest(texts, at);
+  // Files byte-identical to the previous tree (under the same contract) need neither a schema pass nor a write.
+  const prevManifest = await readTreeFile<Manifest>(previousDir, TREE.manifest);
+  const unchanged = new Set<string>();
+  if (prevManifest && prevManifest.files[TREE.openapi]?.sha256 === tree.files[TREE.openapi]!.sha256) {
+    for (const [path, entry] of Object.entries(tree.files)) if (prevManifest.files[path]?.sha256 === entry.sha256) unchanged.add(path);
+  }
+  lap('serialize');
+  const problems = validateTree(objects, unchanged);
   lap('validate');
   if (problems.length) throw new BuildError(`the tree breaks the contract in ${problems.length} place(s); the previous tree is untouched`, reportSoFar, problems);
 
-  const texts = new Map<string, string>();
-  for (const [path, doc] of [...objects.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) texts.set(path, toJson(doc));
-  texts.set(TREE.manifest, toJson(manifest(texts, at)));
-  await writeTree(opts.out, texts);
+  texts.set(TREE.manifest, toJson(tree));
+  const sizes = new Map(Object.entries(prevManifest?.files ?? {}).map(([p, e]) => [p, e.size]));
+  const { linked } = await writeTree(opts.out, texts, { dir: previousDir, paths: unchanged, sizes });
+  timings.files_linked = linked;
   await writeFile(join(opts.out, CACHE_FILE), JSON.stringify(site.cache));
   lap('write');
   return { ...reportSoFar, files_written: texts.size, sector_sources: sectorSources, timings };
+}
+
+/** Pages whose readings came from the parse cache carry no weekly archive: read them again for a new ledger. */
+const ARCHIVE_KINDS = new Set<PageKind>(['crypto_gravity', 'crypto_twap_risk', 'crypto_sma_20w', 'dca_regression', 'equity_twap', 'equity_sma_composite']);
+async function restoreArchives(dir: string, pages: AssetPages): Promise<void> {
+  for (const [kind, page] of Object.entries(pages) as [PageKind, PageResult][]) {
+    if (page.archive || !ARCHIVE_KINDS.has(kind)) continue;
+    const outcome = await parsePage({ dir, file: page.file, kind });
+    if ('result' in outcome) pages[kind] = { ...page, archive: outcome.result.archive };
+  }
 }
 
 function carriedTwapRisk(prev: AssetRisk): PageResult {

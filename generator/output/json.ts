@@ -14,11 +14,16 @@ function write(v: unknown, indent: string): string {
   if (isPlain(v)) return JSON.stringify(v);
   const inner = indent + '  ';
   if (Array.isArray(v)) {
-    if (v.every(isPlain)) return JSON.stringify(v);
+    let plain = true;
+    for (const x of v) if (!isPlain(x)) { plain = false; break; } // prettier-ignore
+    if (plain) return JSON.stringify(v);
     return v.length ? `[\n${v.map((x) => inner + write(x, inner)).join(',\n')}\n${indent}]` : '[]';
   }
   const o = v as Record<string, unknown>;
-  const keys = Object.keys(o).filter((k) => o[k] !== undefined);
-  if (keys.every((k) => isPlain(o[k]))) return JSON.stringify(o);
-  return keys.length ? `{\n${keys.map((k) => `${inner}${JSON.stringify(k)}: ${write(o[k], inner)}`).join(',\n')}\n${indent}}` : '{}';
+  let plain = true;
+  for (const k in o) if (!isPlain(o[k])) { plain = false; break; } // prettier-ignore
+  if (plain) return JSON.stringify(o);
+  const parts: string[] = [];
+  for (const k in o) if (o[k] !== undefined) parts.push(`${inner}${JSON.stringify(k)}: ${write(o[k], inner)}`);
+  return parts.length ? `{\n${parts.join(',\n')}\n${indent}}` : '{}';
 }

@@ -2,6 +2,7 @@
  * Validation of a whole tree: every file against its schema in the tree's own openapi.json (ajv, JSON Schema
  * 2020-12), then the spec's invariants across files. Returns problems, each naming the file and the field.
  */
+import { isDeepStrictEqual } from 'node:util';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { staleModels, type AssetRisk } from '../api/asset-risk.js';
@@ -14,12 +15,16 @@ import { toJson } from './json.js';
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 export function compileSchemas(openapi: object): (name: string) => ValidateFunction {
-  const ajv = new Ajv2020.default({ strict: false, allErrors: false, validateFormats: true });
-  addFormats.default(ajv);
-  ajv.addSchema(openapi, 'openapi.json');
-  for (const [name, schema] of Object.entries(INTERNAL_SCHEMAS)) ajv.addSchema(schema, `x-internal-${name}`);
+  let ajv: InstanceType<typeof Ajv2020.default> | undefined;
   const cache = new Map<string, ValidateFunction>();
   return (name) => {
+    if (!ajv) {
+      // Built on first use: a rebuild whose files are all unchanged compiles nothing.
+      ajv = new Ajv2020.default({ strict: false, allErrors: false, validateFormats: true });
+      addFormats.default(ajv);
+      ajv.addSchema(openapi, 'openapi.json');
+      for (const [n, schema] of Object.entries(INTERNAL_SCHEMAS)) ajv.addSchema(schema, `x-internal-${n}`);
+    }
     let v = cache.get(name);
     if (!v) {
       v = name.startsWith('x-internal-') ? ajv.getSchema(name)! : ajv.getSchema(`openapi.json#/components/schemas/${name}`)!;
@@ -30,7 +35,11 @@ export function compileSchemas(openapi: object): (name: string) => ValidateFunct
   };
 }
 
-export function validateTree(files: Map<string, unknown>): string[] {
+/**
+ * `unchanged` names files byte-identical to a previous tree validated against the same openapi.json: their
+ * schema check is skipped (it passed when they were written); the cross-file invariants always run on all.
+ */
+export function validateTree(files: Map<string, unknown>, unchanged: ReadonlySet<string> = new Set()): string[] {
   const problems: string[] = [];
   const openapi = files.get(TREE.openapi);
   if (!openapi) return [`${TREE.openapi}: absent`];
@@ -41,6 +50,7 @@ export function validateTree(files: Map<string, unknown>): string[] {
       problems.push(`${path}: not a file the tree should hold`);
       continue;
     }
+    if (unchanged.has(path)) continue;
     const validate = schema(entry[1]);
     if (!validate(doc)) {
       const e = validate.errors![0]!;
@@ -113,7 +123,7 @@ function invariants(files: Map<string, unknown>): string[] {
     if (full.data.total_row_count !== rows.length) p.push(`${TREE.historyFull(s)}: data.total_row_count is not the row count`);
     for (const limit of catalog.assets[s].history_pages as number[]) {
       const maxLimit = limit === HISTORY_DEFAULT_LIMIT ? PLAN_LIMITS.pro.historyCap : PLAN_LIMITS.basic.historyCap;
-      if (toJson(files.get(TREE.historyPage(s, limit))) !== toJson(historyPage(full, { limit, maxLimit }))) p.push(`${TREE.historyPage(s, limit)}: differs from the page cut from the ledger`);
+      if (!isDeepStrictEqual(files.get(TREE.historyPage(s, limit)), historyPage(full, { limit, maxLimit }))) p.push(`${TREE.historyPage(s, limit)}: differs from the page cut from the ledger`);
     }
   }
   return p;

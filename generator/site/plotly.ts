@@ -18,13 +18,17 @@ const NEW_PLOT = 'Plotly.newPlot(';
  * path falls back to a full scan that tracks strings.
  */
 function parseTraces(html: string, start: number, file: string): { traces: unknown; end: number } {
-  const candidate = /\]\s*,\s*\{/g;
-  candidate.lastIndex = start;
-  for (let tries = 0; tries < 3; tries++) {
-    const m = candidate.exec(html);
-    if (!m) break;
+  let at = start;
+  for (let tries = 0; tries < 3; ) {
+    const close = html.indexOf('],', at);
+    if (close < 0) break;
+    at = close + 2;
+    let k = at;
+    while (isSpace(html.charCodeAt(k))) k++;
+    if (html.charCodeAt(k) !== 123 /* { */) continue;
+    tries++;
     try {
-      return { traces: JSON.parse(html.slice(start, m.index + 1)), end: m.index + 1 };
+      return { traces: JSON.parse(html.slice(start, close + 1)), end: close + 1 };
     } catch {
       // not the end: try the next candidate, then the scan
     }
@@ -37,6 +41,8 @@ function parseTraces(html: string, start: number, file: string): { traces: unkno
     throw new PageError(file, 'Plotly.newPlot', `the traces array is not JSON (${(e as Error).message})`);
   }
 }
+
+const isSpace = (c: number) => c === 32 || c === 10 || c === 13 || c === 9;
 
 /** End index (exclusive) of the JSON array or object starting at `start`, honouring strings. */
 function matchingEnd(text: string, start: number): number {
@@ -157,10 +163,14 @@ export function dates(trace: Trace, file: string): string[] {
   const x = trace.x;
   const field = `trace "${trace.name ?? '(unnamed)'}" x`;
   if (!Array.isArray(x)) throw new PageError(file, field, 'expected an array of dates');
-  return x.map((d) => {
-    if (typeof d !== 'string' || !/^\d{4}-\d{2}-\d{2}/.test(d)) throw new PageError(file, field, `expected a date, found ${describe(d)}`);
-    return d.slice(0, 10);
-  });
+  const out = new Array<string>(x.length);
+  for (let i = 0; i < x.length; i++) {
+    const d = x[i];
+    // A cheap shape check per point (YYYY-MM-DD...), the full pattern on the first one.
+    if (typeof d !== 'string' || d.charCodeAt(4) !== 45 || d.charCodeAt(7) !== 45 || (i === 0 && !/^\d{4}-\d{2}-\d{2}/.test(d))) throw new PageError(file, field, `expected a date, found ${describe(d)}`);
+    out[i] = d.length === 10 ? d : d.slice(0, 10);
+  }
+  return out;
 }
 
 /** A trace by exact name, failing with the names the page does have. */
@@ -192,16 +202,13 @@ export function lastPoint(s: Series, file: string, field: string): { date: strin
   throw new PageError(file, field, 'the series holds no number');
 }
 
-const dateIndex = new WeakMap<Series, Map<string, number>>();
-/** Value of a series at a date (NaN when the date is absent); the date index is built once per series. */
-export function valueAt(s: Series, date: string): number {
-  let index = dateIndex.get(s);
-  if (!index) {
-    index = new Map(s.dates.map((d, i) => [d, i]));
-    dateIndex.set(s, index);
-  }
-  const i = index.get(date);
-  return i === undefined ? NaN : s.values[i]!;
+/**
+ * Value of a series at a date (NaN when the date is absent). `hint` is where the date sits in a series sharing
+ * the same x (the lines of one chart usually do): checked first, so aligned lookups cost nothing.
+ */
+export function valueAt(s: Series, date: string, hint = -1): number {
+  const i = s.dates[hint] === date ? hint : s.dates.lastIndexOf(date);
+  return i < 0 ? NaN : s.values[i]!;
 }
 
 /** Name-pattern traces (`Risk Level 1..10`, `Risk Level 0.5-0.6`): the one whose x holds `date`, with its point index. */
@@ -215,13 +222,23 @@ export function bandHolding(traces: Trace[], pattern: RegExp, date: string, file
   return null;
 }
 
-/** For each date, which band trace holds it: one pass over every band trace, for mining history. */
-export function bandIndex(traces: Trace[], pattern: RegExp, file: string): Map<string, { match: RegExpExecArray; trace: Trace; index: number }> {
+/**
+ * For each wanted date, which band trace holds it and where: one pass over every band trace, for mining
+ * weekly history. Compares the raw x strings, so the thousands of unwanted points cost no allocation.
+ */
+export function bandIndex(traces: Trace[], pattern: RegExp, wanted: Iterable<string>, file: string): Map<string, { match: RegExpExecArray; trace: Trace; index: number }> {
   const out = new Map<string, { match: RegExpExecArray; trace: Trace; index: number }>();
+  const want = new Set(wanted);
   for (const t of traces) {
     const m = typeof t.name === 'string' ? pattern.exec(t.name) : null;
     if (!m) continue;
-    dates(t, file).forEach((d, index) => out.set(d, { match: m, trace: t, index }));
+    if (!Array.isArray(t.x)) throw new PageError(file, `trace "${t.name}" x`, 'expected an array of dates');
+    const x = t.x as unknown[];
+    for (let i = 0; i < x.length; i++) {
+      const raw = x[i];
+      const d = typeof raw === 'string' ? (raw.length === 10 ? raw : raw.slice(0, 10)) : '';
+      if (want.has(d)) out.set(d, { match: m, trace: t, index: i });
+    }
   }
   return out;
 }

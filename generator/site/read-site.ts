@@ -12,7 +12,13 @@ import type { PageRef } from './discover.js';
 import type { PageResult } from './readings.js';
 
 /** Bump when a parser's output changes, so cached readings from older code are not reused. */
-export const PARSER_VERSION = 1;
+export const PARSER_VERSION = 2;
+
+/**
+ * The cache keeps readings without their weekly archive: the archive is only read when an asset's ledger
+ * starts, and keeping it would make the cache 25 times larger. The build re-reads a page when it needs one.
+ */
+const withoutArchive = ({ archive: _archive, ...rest }: PageResult): PageResult => rest;
 
 export interface CacheEntry { size: number; mtimeMs: number; hash: string; result: PageResult }
 export interface ParseCache { parser_version: number; pages: Record<string, CacheEntry> }
@@ -81,7 +87,7 @@ export async function readSite(dir: string, pages: PageRef[], previous: ParseCac
       const result = 'unchanged' in outcome ? hit!.result : outcome.result;
       if ('unchanged' in outcome) reused++;
       else parsed++;
-      cache.pages[ref.file] = { size, mtimeMs, hash: outcome.hash, result };
+      cache.pages[ref.file] = { size, mtimeMs, hash: outcome.hash, result: withoutArchive(result) };
       results.set(ref.file, { ...result, symbol: ref.symbol });
     });
   } finally {

@@ -129,6 +129,15 @@ describe('failures leave the previous tree as it was', () => {
     expect(readJson(join(t, 'v1/assets/BTC/history/full.json')).data.rows).toEqual(before);
   });
 
+  it('a previous tree whose ledger file has vanished fails the build instead of restarting the history', async () => {
+    const t = join(root, 'vanished');
+    await buildSmall(day(1), t);
+    rmSync(join(t, 'v1/assets/ETH/history/full.json'));
+    const err = await buildSmall(day(2), t, { now: '2026-10-15T00:30:00Z' }).catch((e) => e);
+    expect(err).toBeInstanceOf(BuildError);
+    expect(err.message).toMatch(/the previous tree lists ETH but holds no assets\/ETH\/history\/full\.json/);
+  });
+
   it('check flags a file whose bytes differ from the manifest', async () => {
     const t = join(root, 'guard');
     const file = join(t, 'v1/assets/SPY/risk.json');
@@ -137,6 +146,30 @@ describe('failures leave the previous tree as it was', () => {
     expect(await checkTree(t)).toContain('assets/SPY/risk.json: size or sha256 differs from _manifest.json');
     writeFileSync(file, text);
     expect(await checkTree(t)).toEqual([]);
+  });
+});
+
+describe('rebuilds', () => {
+  it('link unchanged files from the previous tree and rewrite a hand-edited one', async () => {
+    const t = join(root, 'relink');
+    await buildSmall(day(1), t);
+    const edited = join(t, 'v1/assets/ADA/risk.json');
+    const original = readFileSync(edited, 'utf8');
+    writeFileSync(edited, original.replace('"Cardano"', '"Cardano!"'));
+    const report = await buildSmall(day(1), t);
+    expect(report.timings.files_linked).toBe(report.files_written - 2); // all but the manifest and the edited file
+    expect(readFileSync(edited, 'utf8')).toBe(original);
+    expect(await checkTree(t)).toEqual([]);
+  });
+
+  it('a build that starts a ledger from cached readings still mines the weekly archive', async () => {
+    const t = join(root, 'from-cache');
+    await buildSmall(day(1), t);
+    const rows = readJson(join(t, 'v1/assets/BTC/history/full.json')).data.rows;
+    rmSync(join(t, 'v1'), { recursive: true });
+    const report = await buildSmall(day(1), t);
+    expect(report.pages_parsed).toBe(0);
+    expect(readJson(join(t, 'v1/assets/BTC/history/full.json')).data.rows).toEqual(rows);
   });
 });
 

@@ -25,9 +25,10 @@ export function parseCryptoSma(html: string, file: string): PageResult {
   const band = bandHolding(fig.traces, BAND, end.date, file);
   if (!band) throw new PageError(file, 'trace "Risk Level a-b"', `no band trace holds the last price date ${end.date}`);
 
-  const bands = bandIndex(fig.traces, BAND, file);
+  const weeks = lastOfWeek(price.dates);
+  const bands = bandIndex(fig.traces, BAND, [...weeks.values()].map((i) => price.dates[i]!), file);
   const archive: Archive = {};
-  for (const [week, i] of lastOfWeek(price.dates)) {
+  for (const [week, i] of weeks) {
     const hit = bands.get(price.dates[i]!);
     if (!hit) continue;
     const risk = customRow(hit.trace, hit.index, file)[0]!;

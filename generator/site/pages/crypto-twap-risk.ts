@@ -23,9 +23,10 @@ export function parseCryptoTwapRisk(html: string, file: string): PageResult {
 
   const price = series(traceNamed(fig.traces, 'Price Trend', file), file);
   lastPoint(price, file, 'trace "Price Trend"');
-  const bands = bandIndex(fig.traces, /^Risk Level (\d+)$/, file);
+  const weeks = lastOfWeek(price.dates);
+  const bands = bandIndex(fig.traces, /^Risk Level (\d+)$/, [...weeks.values()].map((i) => price.dates[i]!), file);
   const archive: Archive = {};
-  for (const [week, i] of lastOfWeek(price.dates)) {
+  for (const [week, i] of weeks) {
     const hit = bands.get(price.dates[i]!);
     if (!hit) continue;
     const premium = customRow(hit.trace, hit.index, file)[0]!;

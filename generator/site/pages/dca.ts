@@ -24,7 +24,7 @@ function line(traces: Trace[], names: readonly string[], file: string): Series |
 
 const at = (s: Series | null, date: string): number | null => {
   if (!s) return null;
-  const v = valueAt(s, date);
+  const v = valueAt(s, date, s.dates.length - 1);
   return Number.isFinite(v) ? sig8(v) : null;
 };
 
@@ -56,12 +56,13 @@ export function parseDca(html: string, file: string): PageResult {
     premium_source = 'unavailable';
   }
 
-  const bands = bandIndex(fig.traces, BAND, file);
+  const weeks = lastOfWeek(price.dates, (k) => Number.isFinite(price.values[k]!));
+  const bands = bandIndex(fig.traces, BAND, [...weeks.values()].map((i) => price.dates[i]!), file);
   const archive: Archive = {};
-  for (const [week, i] of lastOfWeek(price.dates, (k) => Number.isFinite(price.values[k]!))) {
+  for (const [week, i] of weeks) {
     const d = price.dates[i]!;
     const hit = bands.get(d);
-    const f = fair ? valueAt(fair, d) : NaN;
+    const f = fair ? valueAt(fair, d, i) : NaN;
     archive[week] = {
       dca_band: hit ? hit.match[1]! : null,
       dca_risk: hit ? bandMidpoint(hit.match[1]!) : null,
