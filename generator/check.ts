@@ -1,5 +1,5 @@
 /** `risk-readings check --out DIR`: the build's own validation, run on a tree already on disk, plus the manifest. */
-import { TREE } from './output/tree.js';
+import { TREE } from './contract/tree.js';
 import { sha256, type Manifest } from './output/manifest.js';
 import { validateTree } from './output/validate.js';
 import { readTree } from './output/write-tree.js';

@@ -2,7 +2,7 @@
 import type { Asset } from '../catalog/catalog.js';
 import type { AssetRisk } from './asset-risk.js';
 import { DISCLAIMER, newest } from './envelope.js';
-import { FREE_TIER_RULE, type Plan } from './plans.js';
+import { FREE_TIER_RULE, type Plan } from '../contract/plans.js';
 
 export function assetList(plan: Plan, catalog: Asset[], risks: Map<string, AssetRisk>, pages: Map<string, Record<string, string>>, freeTier: string[]) {
   const visible = plan === 'basic' ? catalog.filter((a) => freeTier.includes(a.symbol)) : catalog;

@@ -1,7 +1,7 @@
 /** The response envelope: as_of, model_version, the fixed disclaimer, data. */
-export const DISCLAIMER =
-  'Educational use only. These are descriptive statistics on past prices, read from published model pages; they are not investment advice, a recommendation, or a solicitation to buy or sell any asset.';
-export const API_VERSION = '1.0.0';
+import { DISCLAIMER } from '../contract/constants.js';
+
+export { API_VERSION, DISCLAIMER } from '../contract/constants.js';
 
 export interface Stamped {
   model: string;

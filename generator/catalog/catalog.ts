@@ -3,11 +3,9 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { defaultCatalogPath } from '../paths.js';
 
-export const UNIVERSES = ['ai_infrastructure', 'bitcoin_equities', 'crypto', 'quantum', 'us_stock_market'] as const;
-export type Universe = (typeof UNIVERSES)[number];
-export const MODEL_KEYS = ['dca', 'gravity', 'phase', 'sma_composite', 'twap'] as const;
-export type ModelKey = (typeof MODEL_KEYS)[number];
-export const SYMBOL_PATTERN = /^[A-Za-z0-9_.\-]{1,20}$/;
+import { MODEL_KEYS, SYMBOL_PATTERN, UNIVERSES } from '../contract/constants.js';
+
+export { MODEL_KEYS, SYMBOL_PATTERN, UNIVERSES, type ModelKey, type Universe } from '../contract/constants.js';
 
 const Asset = z.object({
   symbol: z.string().regex(SYMBOL_PATTERN),

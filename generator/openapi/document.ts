@@ -4,7 +4,7 @@
  * build cannot publish a field the contract does not describe.
  */
 import { DISCLAIMER } from '../api/envelope.js';
-import { BULK_MAX_SYMBOLS, FREE_TIER_RULE, HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT, PLAN_LIMITS } from '../api/plans.js';
+import { BULK_MAX_SYMBOLS, FREE_TIER_RULE, HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT, PLAN_LIMITS } from '../contract/plans.js';
 import { UNIVERSES } from '../catalog/catalog.js';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });

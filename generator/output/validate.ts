@@ -7,9 +7,9 @@ import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { staleModels, type AssetRisk } from '../api/asset-risk.js';
 import { historyPage, type Ledger } from '../api/history.js';
-import { FREE_TIER_SIZE, PLAN_LIMITS, PLANS, HISTORY_DEFAULT_LIMIT } from '../api/plans.js';
+import { FREE_TIER_SIZE, PLAN_LIMITS, PLANS, HISTORY_DEFAULT_LIMIT } from '../contract/plans.js';
 import { INTERNAL_SCHEMAS } from './internal-schemas.js';
-import { SCHEMA_OF, TREE } from './tree.js';
+import { SCHEMA_OF, TREE } from '../contract/tree.js';
 import { toJson } from './json.js';
 
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any

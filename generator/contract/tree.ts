@@ -1,5 +1,5 @@
 /** Paths of the files in `v1/`, in one place: the build writes them, `check` and the shim find them here. */
-import type { Plan } from '../api/plans.js';
+import type { Plan } from './plans.js';
 
 export const TREE = {
   openapi: 'openapi.json',

@@ -1,0 +1,56 @@
+/** History rows and the one pure function that cuts a page from a ledger: the build and the shim share it. */
+
+export interface HistoryRow {
+  date: string;
+  basis: 'as_published' | 'weekly_archive';
+  price: number | null;
+  gravity: number | null;
+  sma_composite: number | null;
+  phase_completion_pct: number | null;
+  twap_premium_pct: number | null;
+  twap_risk_level: number | null;
+  dca_premium_pct: number | null;
+  dca_risk: number | null;
+  dca_band: string | null;
+}
+
+export interface Ledger {
+  as_of: string | null;
+  model_version: Record<string, string> | null;
+  disclaimer: string;
+  data: { symbol: string; cadence: string; first_published: string | null; total_row_count: number; rows: HistoryRow[] };
+}
+
+export interface PageQuery {
+  limit: number;
+  maxLimit: number;
+  cursor?: string;
+  from?: string;
+  to?: string;
+}
+
+/** One page of history, oldest first: `from`/`to` inclusive, `cursor` exclusive (decision 4). Pure: the shim cuts pages with it. */
+export function historyPage(l: Ledger, q: PageQuery) {
+  const window = l.data.rows.filter((r) => (!q.from || r.date >= q.from) && (!q.to || r.date <= q.to));
+  const matching = q.cursor ? window.filter((r) => r.date > q.cursor!) : window;
+  const rows = matching.slice(0, q.limit);
+  const more = matching.length > rows.length;
+  return {
+    as_of: l.as_of,
+    model_version: l.model_version,
+    disclaimer: l.disclaimer,
+    data: {
+      symbol: l.data.symbol,
+      cadence: l.data.cadence,
+      from: rows[0]?.date ?? null,
+      through: rows[rows.length - 1]?.date ?? null,
+      row_count: rows.length,
+      // Rows in the from/to window across all pages, so a client knows how far the cursor walk goes.
+      total_row_count: window.length,
+      limit: q.limit,
+      max_limit: q.maxLimit,
+      next_cursor: more ? rows[rows.length - 1]!.date : null,
+      rows,
+    },
+  };
+}

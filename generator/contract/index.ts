@@ -1,0 +1,6 @@
+/** The shared contract: what both the build and the request-time shim must agree on. Runtime-neutral. */
+export * from './constants.js';
+export * from './errors.js';
+export * from './history-page.js';
+export * from './plans.js';
+export * from './tree.js';
