@@ -13,7 +13,7 @@ import { envelope, modelVersion } from './api/envelope.js';
 import { health } from './api/health.js';
 import { archiveRows, historyPage, HistoryLossError, ledger, mergeRows, publishedRow, type Ledger } from './api/history.js';
 import { contextReadings, marketContexts } from './api/market-context.js';
-import { FREE_TIER_SIZE, HISTORY_DEFAULT_LIMIT, PLAN_LIMITS, PLANS } from './contract/plans.js';
+import { FREE_TIER_SIZE, PLANS, PRECOMPUTED_PAGES } from './contract/plans.js';
 import { universeSummary } from './api/summary.js';
 import { openApiDocument } from './openapi/document.js';
 import { toJson } from './output/json.js';
@@ -220,9 +220,8 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
     if (merged.warning) warnings.push(merged.warning);
     const full = ledger(asset.symbol, merged.rows, risk.as_of, modelVersion(riskReadings(risk), riskExtraModels(risk)));
     objects.set(TREE.historyFull(asset.symbol), full);
-    const pageLimits = [HISTORY_DEFAULT_LIMIT, PLAN_LIMITS.basic.historyCap];
-    objects.set(TREE.historyPage(asset.symbol, HISTORY_DEFAULT_LIMIT), historyPage(full, { limit: HISTORY_DEFAULT_LIMIT, maxLimit: PLAN_LIMITS.pro.historyCap }));
-    objects.set(TREE.historyPage(asset.symbol, PLAN_LIMITS.basic.historyCap), historyPage(full, { limit: PLAN_LIMITS.basic.historyCap, maxLimit: PLAN_LIMITS.basic.historyCap }));
+    for (const page of PRECOMPUTED_PAGES) objects.set(TREE.historyPage(asset.symbol, page.limit), historyPage(full, page));
+    const pageLimits = PRECOMPUTED_PAGES.map((p) => p.limit);
     catalogAssets[asset.symbol] = { asset_class: asset.asset_class, universes: [...asset.universes], free_tier: risk.free_tier, dca_signal: !!signal, history_pages: pageLimits };
   }
 

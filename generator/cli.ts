@@ -70,6 +70,37 @@ export function program(): Command {
       if (problems.length) process.exitCode = 1;
     });
 
+  cli.command('serve')
+    .description('run the auth shim over a built tree')
+    .requiredOption('--public <dir>', 'the folder holding v1/')
+    .option('--keys <file>', 'the credential store (without it data endpoints answer 503)')
+    .option('--port <p>', 'port', positiveInt('--port'), 8787)
+    .option('--host <h>', 'address to listen on', '127.0.0.1')
+    .option('--marketplace-host <h>', 'the listing host the x-marketplace-host header must carry')
+    .option('--marketplace-secret <s>', 'the marketplace proxy secret (or RISK_READINGS_MARKETPLACE_SECRET)')
+    .action(async (o) => {
+      const { startServer } = await import('../auth-shim/node/server.js');
+      const { url } = await startServer({
+        publicDir: resolve(o.public), keysFile: o.keys && resolve(o.keys), port: o.port, host: o.host,
+        marketplaceHost: o.marketplaceHost, marketplaceSecret: o.marketplaceSecret ?? process.env.RISK_READINGS_MARKETPLACE_SECRET,
+      });
+      process.stdout.write(`serving ${resolve(o.public)}/v1 at ${url}/v1/ (${o.keys ? 'keys from ' + resolve(o.keys) : 'no key store: data endpoints answer 503'})\n`);
+    });
+
+  const keys = cli.command('keys').description('manage direct keys');
+  keys.command('add')
+    .description('issue a direct key: prints it once, alone, on stdout; stores only its SHA-256')
+    .requiredOption('--plan <plan>', 'basic, pro or ultra', (v: string) => {
+      if (!['basic', 'pro', 'ultra'].includes(v)) throw new InvalidArgumentError('--plan is basic, pro or ultra');
+      return v;
+    })
+    .requiredOption('--keys <file>', 'the credential store to add it to (created if absent)')
+    .option('--label <l>', 'free text to recognise the key by', '')
+    .action(async (o) => {
+      const { addKey } = await import('./keys.js');
+      process.stdout.write((await addKey(resolve(o.keys), o.plan, o.label)) + '\n');
+    });
+
   cli.command('preview')
     .description('browse a built tree as plain files, no auth')
     .requiredOption('--public <dir>', 'the folder holding v1/')

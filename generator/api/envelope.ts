@@ -8,15 +8,9 @@ export interface Stamped {
   as_of: string | null;
 }
 
-/** An `as_of` as an instant for ordering: a bare date counts from its midnight UTC. */
-export const instant = (asOf: string): number => Date.parse(asOf.length === 10 ? `${asOf}T00:00:00Z` : asOf);
+import { newest } from '../contract/time.js';
 
-/** The newest of several as_of values (null when there is none). */
-export function newest(values: (string | null | undefined)[]): string | null {
-  let best: string | null = null;
-  for (const v of values) if (v && (best === null || instant(v) > instant(best))) best = v;
-  return best;
-}
+export { instant, newest } from '../contract/time.js';
 
 /** Readings whose as_of is a weekly bar's label, which can run ahead of publication: never the envelope's time. */
 const WEEKLY_MODELS = /^(polynomial_phase_|sma_composite_equity)/;

@@ -4,3 +4,5 @@ export * from './errors.js';
 export * from './history-page.js';
 export * from './plans.js';
 export * from './tree.js';
+export * from './json.js';
+export * from './time.js';

@@ -13,3 +13,9 @@ export const HISTORY_MAX_LIMIT = 1_000;
 export const BULK_MAX_SYMBOLS = 25;
 export const FREE_TIER_SIZE = 10;
 export const FREE_TIER_RULE = `Crypto assets whose market-cap rank on the site's daily ranking is among the ${FREE_TIER_SIZE} smallest (rank at most 10 among the assets served), recomputed at each refresh.`;
+
+/** The history pages the build writes ahead: the default limit for paid plans, and the free cap for basic. */
+export const PRECOMPUTED_PAGES = [
+  { limit: HISTORY_DEFAULT_LIMIT, maxLimit: PLAN_LIMITS.pro.historyCap },
+  { limit: PLAN_LIMITS.basic.historyCap, maxLimit: PLAN_LIMITS.basic.historyCap },
+] as const;

@@ -7,7 +7,7 @@ import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { staleModels, type AssetRisk } from '../api/asset-risk.js';
 import { historyPage, type Ledger } from '../api/history.js';
-import { FREE_TIER_SIZE, PLAN_LIMITS, PLANS, HISTORY_DEFAULT_LIMIT } from '../contract/plans.js';
+import { FREE_TIER_SIZE, PLANS, PRECOMPUTED_PAGES } from '../contract/plans.js';
 import { INTERNAL_SCHEMAS } from './internal-schemas.js';
 import { SCHEMA_OF, TREE } from '../contract/tree.js';
 import { toJson } from './json.js';
@@ -121,9 +121,9 @@ function invariants(files: Map<string, unknown>): string[] {
       if (r.basis === 'weekly_archive' && first !== null && r.date >= first) p.push(`${TREE.historyFull(s)}: data.rows[${i}] is weekly_archive on or after the first published day ${first}`);
     });
     if (full.data.total_row_count !== rows.length) p.push(`${TREE.historyFull(s)}: data.total_row_count is not the row count`);
-    for (const limit of catalog.assets[s].history_pages as number[]) {
-      const maxLimit = limit === HISTORY_DEFAULT_LIMIT ? PLAN_LIMITS.pro.historyCap : PLAN_LIMITS.basic.historyCap;
-      if (!isDeepStrictEqual(files.get(TREE.historyPage(s, limit)), historyPage(full, { limit, maxLimit }))) p.push(`${TREE.historyPage(s, limit)}: differs from the page cut from the ledger`);
+    for (const page of PRECOMPUTED_PAGES.filter((pg) => (catalog.assets[s].history_pages as number[]).includes(pg.limit))) {
+      const limit = page.limit;
+      if (!isDeepStrictEqual(files.get(TREE.historyPage(s, limit)), historyPage(full, page))) p.push(`${TREE.historyPage(s, limit)}: differs from the page cut from the ledger`);
     }
   }
   return p;

@@ -1,0 +1,211 @@
+/**
+ * The request pipeline as one runtime-neutral function: route, credential, quota, plan, file. It computes nothing
+ * about markets: every body is a file of the built tree, or a cut or merge of such files (history pages, bulk).
+ * No `node:` import here; the origin and the quota store are injected.
+ */
+import {
+  DISCLAIMER, ERROR_STATUS, PLAN_LIMITS, PRECOMPUTED_PAGES, SYMBOL_PATTERN, TREE, UNIVERSE_PATTERN, errorBody, historyPage, newest, toJson,
+  type ErrorCode, type Ledger, type Plan,
+} from '../generator/contract/index.js';
+import { identify, sha256Hex, type KeyRecord, type KeyStore, type MarketplaceConfig } from './credentials.js';
+import { JsonCache, OriginError, type Origin } from './origin.js';
+import { bulkSymbols, historyQuery, isParamError } from './params.js';
+import { charge, MemoryQuotaStore, type QuotaStore } from './quota.js';
+import { route, type Route } from './routes.js';
+
+export interface ShimOptions {
+  origin: Origin;
+  /** The direct-key store; null when none is configured. */
+  keys: KeyStore | null;
+  quotas?: QuotaStore;
+  marketplace?: MarketplaceConfig;
+  now?: () => number;
+  /** Called with unexpected errors (never with a key). */
+  log?: (message: string) => void;
+}
+
+interface ShimCatalog {
+  universes: Record<string, string[]>;
+  free_tier: string[];
+  index: Record<string, string>;
+  assets: Record<string, { free_tier: boolean; dca_signal: boolean; history_pages: number[] }>;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const DATA_CACHE = { 'Cache-Control': 'private, max-age=60', Vary: 'x-api-key, x-marketplace-key' };
+const PUBLIC_CACHE = { 'Cache-Control': 'public, max-age=60' };
+const FREE_NOTE = 'The free (basic) plan covers the top 10 crypto assets by market cap';
+const MAX_QUERY = 2048;
+const encoder = new TextEncoder();
+
+class Refusal {
+  constructor(readonly code: ErrorCode, readonly message: string, readonly headers: Record<string, string> = {}) {}
+}
+
+export function errorResponse(code: ErrorCode, message: string, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(errorBody(code, message)), {
+    status: ERROR_STATUS[code],
+    headers: { 'Content-Type': JSON_TYPE, 'Cache-Control': 'no-store', ...headers },
+  });
+}
+
+/** If-None-Match against a strong tag (weak comparison, as RFC 9110 asks for this header). */
+function notModified(request: Request, etag: string): boolean {
+  const inm = request.headers.get('if-none-match');
+  if (!inm) return false;
+  if (inm.trim() === '*') return true;
+  return inm.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
+}
+
+export function createHandler(options: ShimOptions): (request: Request) => Promise<Response> {
+  const { origin, keys, marketplace = {}, log = () => {} } = options;
+  const quotas = options.quotas ?? new MemoryQuotaStore();
+  const now = options.now ?? Date.now;
+  const json = new JsonCache(origin);
+  const configured = keys !== null || !!marketplace.secret;
+  // Valid keys only, bounded: the hash is computed once per key, and random keys cannot grow this map.
+  const known = new Map<string, KeyRecord>();
+  const lookup = async (key: string) => {
+    const hit = known.get(key);
+    if (hit) return hit;
+    const rec = keys?.get(await sha256Hex(key));
+    if (rec) {
+      if (known.size >= 10_000) known.clear();
+      known.set(key, rec);
+    }
+    return rec;
+  };
+
+  async function file(request: Request, path: string, cache: Record<string, string>, extra: Record<string, string>): Promise<Response> {
+    const f = await origin.get(path);
+    if (!f) throw new OriginError(`${path}: absent from the origin`);
+    const headers = { 'Content-Type': JSON_TYPE, ETag: f.etag, ...cache, ...extra };
+    if (notModified(request, f.etag)) return new Response(null, { status: 304, headers });
+    return new Response(f.bytes, { status: 200, headers });
+  }
+
+  async function composed(request: Request, body: unknown, tagSource: string, extra: Record<string, string>): Promise<Response> {
+    const etag = `"${await sha256Hex(tagSource)}"`;
+    const headers = { 'Content-Type': JSON_TYPE, ETag: etag, ...DATA_CACHE, ...extra };
+    if (notModified(request, etag)) return new Response(null, { status: 304, headers });
+    return new Response(encoder.encode(toJson(body)), { status: 200, headers });
+  }
+
+  async function catalog(): Promise<ShimCatalog> {
+    const c = await json.get<ShimCatalog>(TREE.catalog);
+    if (!c) throw new OriginError(`${TREE.catalog}: absent from the origin`);
+    return c.doc;
+  }
+
+  async function asset(symbol: string, plan: Plan): Promise<string> {
+    if (!SYMBOL_PATTERN.test(symbol)) throw new Refusal('bad_symbol', 'A symbol is 1 to 20 letters, digits, _ . -');
+    const c = await catalog();
+    const canonical = c.index[symbol.toUpperCase()];
+    if (!canonical) throw new Refusal('unknown_asset', `No asset ${symbol.toUpperCase()} is served`);
+    if (plan === 'basic' && !c.assets[canonical]!.free_tier) throw new Refusal('plan_required', `${canonical} requires the pro or ultra plan; your plan is basic. ${FREE_NOTE}.`);
+    return canonical;
+  }
+
+  async function serve(request: Request, r: Exclude<Route, { name: 'health' | 'openapi' }>, plan: Plan, extra: Record<string, string>): Promise<Response> {
+    const url = new URL(request.url);
+    switch (r.name) {
+      case 'assets':
+        return file(request, TREE.assetList(plan), DATA_CACHE, extra);
+      case 'risk':
+        return file(request, TREE.risk(await asset(r.symbol, plan)), DATA_CACHE, extra);
+      case 'dca': {
+        const symbol = await asset(r.symbol, plan);
+        if (!(await catalog()).assets[symbol]!.dca_signal) throw new Refusal('no_signal', `${symbol} has no regression model, so no DCA signal`);
+        return file(request, TREE.dcaSignal(symbol), DATA_CACHE, extra);
+      }
+      case 'summary': {
+        if (!UNIVERSE_PATTERN.test(r.universe)) throw new Refusal('bad_universe', 'A universe name is 1 to 40 letters, digits, _ or -');
+        const c = await catalog();
+        const universe = Object.keys(c.universes).find((u) => u === r.universe.toLowerCase());
+        if (!universe) throw new Refusal('unknown_universe', `No universe ${r.universe.toLowerCase()}; the universes are ${Object.keys(c.universes).join(', ')}`);
+        if (plan === 'basic' && universe !== 'crypto') throw new Refusal('plan_required', `The ${universe} summary requires the pro or ultra plan; your plan is basic. ${FREE_NOTE}, and the crypto summary.`);
+        return file(request, TREE.summary(universe), DATA_CACHE, extra);
+      }
+      case 'history': {
+        const symbol = await asset(r.symbol, plan);
+        const q = historyQuery(url.searchParams, plan);
+        if (isParamError(q)) throw new Refusal(q.code, q.message);
+        const pages = (await catalog()).assets[symbol]!.history_pages;
+        const ready = PRECOMPUTED_PAGES.find((p) => p.limit === q.limit && p.maxLimit === q.maxLimit);
+        if (ready && pages.includes(ready.limit) && !q.cursor && !q.from && !q.to) return file(request, TREE.historyPage(symbol, q.limit), DATA_CACHE, extra);
+        const full = await json.get<Ledger>(TREE.historyFull(symbol));
+        if (!full) throw new OriginError(`${TREE.historyFull(symbol)}: absent from the origin`);
+        return composed(request, historyPage(full.doc, q), `${full.etag}|${q.limit}|${q.maxLimit}|${q.cursor ?? ''}|${q.from ?? ''}|${q.to ?? ''}`, extra);
+      }
+      case 'bulk': {
+        if (!PLAN_LIMITS[plan].bulk) throw new Refusal('plan_required', `The bulk endpoint requires the pro or ultra plan; your plan is basic. ${FREE_NOTE}, one asset per request.`);
+        const requested = bulkSymbols(url.searchParams);
+        if (isParamError(requested)) throw new Refusal(requested.code, requested.message);
+        const c = await catalog();
+        const assets: Record<string, unknown> = {};
+        const missing: string[] = [];
+        const asOf: (string | null)[] = [];
+        const versions: Record<string, string> = {};
+        const tags: string[] = [];
+        for (const s of requested) {
+          const canonical = c.index[s.toUpperCase()];
+          if (!canonical) {
+            missing.push(s);
+            continue;
+          }
+          const doc = await json.get<{ as_of: string | null; model_version: Record<string, string> | null; data: unknown }>(TREE.risk(canonical));
+          if (!doc) throw new OriginError(`${TREE.risk(canonical)}: absent from the origin`);
+          assets[s] = doc.doc.data;
+          asOf.push(doc.doc.as_of);
+          Object.assign(versions, doc.doc.model_version);
+          tags.push(doc.etag);
+        }
+        const sorted = Object.keys(versions).sort();
+        const body = {
+          as_of: newest(asOf),
+          model_version: sorted.length ? Object.fromEntries(sorted.map((k) => [k, versions[k]!])) : null,
+          disclaimer: DISCLAIMER,
+          data: { assets, requested, missing, count: Object.keys(assets).length },
+        };
+        return composed(request, body, `bulk|${requested.join(',')}|${tags.join('|')}`, extra);
+      }
+    }
+  }
+
+  async function handle(request: Request): Promise<Response> {
+    if (request.method !== 'GET') return errorResponse('method_not_allowed', `${request.method.slice(0, 16)} is not allowed: the API is read-only; use GET`, { Allow: 'GET' });
+    const url = new URL(request.url);
+    const r = route(url.pathname);
+    if (!r) return errorResponse('not_found', 'No such endpoint; see /v1/openapi.json');
+    if (url.search.length > MAX_QUERY) return errorResponse('bad_parameter', `The query string is longer than ${MAX_QUERY} characters`);
+    if (r.name === 'health') return file(request, TREE.health, PUBLIC_CACHE, {});
+    if (r.name === 'openapi') return file(request, TREE.openapi, PUBLIC_CACHE, {});
+    if (!configured) return errorResponse('gateway_not_configured', 'No credential source is configured on this gateway');
+    const caller = await identify(request.headers, keys, marketplace, lookup);
+    if (!caller) return errorResponse('unauthorized', 'A valid X-API-Key header, or the x-marketplace-key and x-marketplace-host pair, is required');
+    let extra: Record<string, string> = {};
+    if (caller.quotaKey) {
+      const q = await charge(quotas, caller.quotaKey, caller.plan, now());
+      if (!q.ok) {
+        const what = q.code === 'rate_limited' ? `the ${caller.plan} plan's ${PLAN_LIMITS[caller.plan].perMinute} requests per minute` : `the ${caller.plan} plan's ${PLAN_LIMITS[caller.plan].perMonth} requests this month (UTC)`;
+        return errorResponse(q.code, `Quota exceeded: ${what}; retry in ${q.retryAfter} s`, { ...q.headers, 'Retry-After': String(q.retryAfter) });
+      }
+      extra = q.headers;
+    }
+    try {
+      return await serve(request, r, caller.plan, extra);
+    } catch (e) {
+      if (e instanceof Refusal) return errorResponse(e.code, e.message, extra);
+      throw e;
+    }
+  }
+
+  return async (request) => {
+    try {
+      return await handle(request);
+    } catch (e) {
+      if (!(e instanceof OriginError)) log(`shim: unexpected ${(e as Error)?.stack ?? e}`);
+      return errorResponse('upstream_error', 'The data origin could not be read');
+    }
+  };
+}

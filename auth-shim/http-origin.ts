@@ -1,0 +1,49 @@
+/** An origin read over HTTP (a CDN or static host serving the built tree): the edge entry's origin. */
+import { TREE } from '../generator/contract/index.js';
+import { OriginError, type Origin, type OriginFile } from './origin.js';
+
+interface Manifest { files: Record<string, { sha256: string }> }
+
+export class HttpOrigin implements Origin {
+  private manifest: { at: number; files: Manifest['files'] } | undefined;
+  private files = new Map<string, OriginFile>();
+
+  /** `base` is the URL under which `v1/` is served; the manifest is re-read every `ttlMs`. */
+  constructor(private base: string, private ttlMs = 60_000, private fetcher: typeof fetch = fetch) {}
+
+  private async fetchBytes(path: string): Promise<Uint8Array<ArrayBuffer> | null> {
+    let res: Response;
+    try {
+      res = await this.fetcher(new URL(`v1/${path}`, this.base.endsWith('/') ? this.base : this.base + '/').toString());
+    } catch (e) {
+      throw new OriginError(`${path}: ${(e as Error).message}`);
+    }
+    if (res.status === 404) return null;
+    if (!res.ok) throw new OriginError(`${path}: origin answered ${res.status}`);
+    return new Uint8Array(await res.arrayBuffer());
+  }
+
+  private async currentManifest(): Promise<Manifest['files']> {
+    const now = Date.now();
+    if (!this.manifest || now - this.manifest.at > this.ttlMs) {
+      const bytes = await this.fetchBytes(TREE.manifest);
+      if (!bytes) throw new OriginError(`${TREE.manifest}: absent from the origin`);
+      this.manifest = { at: now, files: (JSON.parse(new TextDecoder().decode(bytes)) as Manifest).files };
+    }
+    return this.manifest.files;
+  }
+
+  async get(path: string): Promise<OriginFile | null> {
+    const entry = (await this.currentManifest())[path];
+    if (!entry) return null;
+    const etag = `"${entry.sha256}"`;
+    const cached = this.files.get(path);
+    if (cached?.etag === etag) return cached;
+    const bytes = await this.fetchBytes(path);
+    if (!bytes) throw new OriginError(`${path}: listed in the manifest but absent from the origin`);
+    if (this.files.size >= 1024) this.files.delete(this.files.keys().next().value!);
+    const file = { bytes, etag };
+    this.files.set(path, file);
+    return file;
+  }
+}

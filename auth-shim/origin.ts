@@ -1,0 +1,38 @@
+/** Where the shim reads the built tree: an interface, so the Node server and the edge function differ only here. */
+
+export interface OriginFile {
+  bytes: Uint8Array<ArrayBuffer>;
+  /** Strong ETag, quoted, from the build manifest. */
+  etag: string;
+}
+
+/** Thrown when the origin cannot be read at all (the shim answers 502 upstream_error). */
+export class OriginError extends Error {}
+
+export interface Origin {
+  /** A file of `v1/` by its path inside it; null when the tree has no such file. */
+  get(path: string): Promise<OriginFile | null>;
+}
+
+const decoder = new TextDecoder();
+
+/** Parsed JSON documents of an origin, memoized per ETag: a rebuilt tree brings new tags and fresh parses. */
+export class JsonCache {
+  private docs = new Map<string, { etag: string; doc: unknown }>();
+  constructor(private origin: Origin, private limit = 512) {}
+  async get<T>(path: string): Promise<{ doc: T; etag: string } | null> {
+    const file = await this.origin.get(path);
+    if (!file) return null;
+    const hit = this.docs.get(path);
+    if (hit && hit.etag === file.etag) return hit as { doc: T; etag: string };
+    let doc: unknown;
+    try {
+      doc = JSON.parse(decoder.decode(file.bytes));
+    } catch {
+      throw new OriginError(`${path}: not JSON`);
+    }
+    if (this.docs.size >= this.limit) this.docs.delete(this.docs.keys().next().value!);
+    this.docs.set(path, { etag: file.etag, doc });
+    return { doc: doc as T, etag: file.etag };
+  }
+}

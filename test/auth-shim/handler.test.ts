@@ -1,0 +1,106 @@
+/** The runtime-neutral handler called directly: the shared suite, plus quotas on a controlled clock, 502 and 503. */
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers.js';
+import { createHandler, type ShimOptions } from '../../auth-shim/handler.js';
+import { FileOrigin } from '../../auth-shim/node/file-origin.js';
+import { loadKeys } from '../../auth-shim/node/server.js';
+import { MemoryQuotaStore } from '../../auth-shim/quota.js';
+import type { Origin } from '../../auth-shim/origin.js';
+import { minuteClock, shimSuite, type Call } from './suite.js';
+import { KEY, KEYS_FILE, builtTree } from './tree.js';
+
+const root = tempDir('rr-shim-');
+let out = '';
+let origin: FileOrigin;
+const marketplace = { host: 'risk-readings.marketplace.example', secret: 'proxy-secret-for-tests' };
+
+function client(extra: Partial<ShimOptions> = {}): Call {
+  const handle = createHandler({ origin, keys: loadKeys(KEYS_FILE), marketplace, now: minuteClock(), ...extra });
+  return (path, init = {}) => handle(new Request(`http://shim.test${path}`, { method: init.method ?? 'GET', headers: init.headers }));
+}
+
+let call: Call;
+beforeAll(async () => {
+  out = await builtTree(root);
+  origin = FileOrigin.open(out, 0);
+  call = client();
+});
+
+shimSuite('fetch handler', () => ({ call, out }));
+
+describe('fetch handler: quotas (decision 6)', () => {
+  const basic = { 'X-API-Key': KEY.basic };
+
+  it('counts per minute: the sixth basic request in a minute is 429 rate_limited with Retry-After', async () => {
+    let t = Date.UTC(2026, 9, 14, 12, 0, 10);
+    const c = client({ quotas: new MemoryQuotaStore(), now: () => t });
+    for (let i = 0; i < 5; i++) {
+      const ok = await c('/v1/assets/BTC/risk', { headers: basic });
+      expect(ok.status).toBe(200);
+      expect([ok.headers.get('ratelimit-limit'), ok.headers.get('ratelimit-remaining'), ok.headers.get('ratelimit-reset')]).toEqual(['5', String(4 - i), '50']);
+    }
+    const limited = await c('/v1/assets/BTC/risk', { headers: basic });
+    expect(limited.status).toBe(429);
+    expect((await limited.json()).error.code).toBe('rate_limited');
+    expect(limited.headers.get('retry-after')).toBe('50');
+    expect(limited.headers.get('ratelimit-remaining')).toBe('0');
+    t += 50_000;
+    expect((await c('/v1/assets/BTC/risk', { headers: basic })).status).toBe(200);
+  });
+
+  it('counts per calendar month (UTC): request 1,001 of a basic key is 429 quota_exceeded until the month turns', async () => {
+    let t = Date.UTC(2026, 9, 31, 0, 0, 0);
+    const c = client({ quotas: new MemoryQuotaStore(), now: () => t });
+    for (let i = 0; i < 1000; i++) {
+      if (i % 5 === 0) t += 60_000;
+      expect((await c('/v1/assets/ETH/risk', { headers: basic })).status).toBe(200);
+    }
+    t += 60_000;
+    const over = await c('/v1/assets/ETH/risk', { headers: basic });
+    expect(over.status).toBe(429);
+    expect((await over.json()).error.code).toBe('quota_exceeded');
+    expect(Number(over.headers.get('retry-after'))).toBe(Math.ceil((Date.UTC(2026, 10, 1) - t) / 1000));
+    t = Date.UTC(2026, 10, 1, 0, 0, 1);
+    expect((await c('/v1/assets/ETH/risk', { headers: basic })).status).toBe(200);
+  });
+
+  it('counts each credential on its own', async () => {
+    const t = Date.UTC(2026, 9, 14, 12, 0, 0);
+    const c = client({ quotas: new MemoryQuotaStore(), now: () => t });
+    for (let i = 0; i < 5; i++) await c('/v1/assets/BTC/risk', { headers: basic });
+    expect((await c('/v1/assets/BTC/risk', { headers: basic })).status).toBe(429);
+    expect((await c('/v1/assets/BTC/risk', { headers: { 'X-API-Key': KEY.pro } })).status).toBe(200);
+  });
+});
+
+describe('fetch handler: configuration and origin failures', () => {
+  it('503 gateway_not_configured for data endpoints when no credential source is configured; health still answers', async () => {
+    const handle = createHandler({ origin, keys: null });
+    const res = await handle(new Request('http://shim.test/v1/assets/BTC/risk', { headers: { 'X-API-Key': KEY.pro } }));
+    expect(res.status).toBe(503);
+    expect((await res.json()).error.code).toBe('gateway_not_configured');
+    expect((await handle(new Request('http://shim.test/v1/health'))).status).toBe(200);
+  });
+
+  it('502 upstream_error when the origin lacks a file the catalogue says exists, or cannot be read', async () => {
+    const holey: Origin = { get: (p) => (p === 'assets/ETH/risk.json' ? Promise.resolve(null) : origin.get(p)) };
+    const broken: Origin = { get: () => Promise.reject(new Error('connection reset')) };
+    for (const o of [holey, broken]) {
+      const handle = createHandler({ origin: o, keys: loadKeys(KEYS_FILE) });
+      const res = await handle(new Request('http://shim.test/v1/assets/ETH/risk', { headers: { 'X-API-Key': KEY.pro } }));
+      expect(res.status).toBe(502);
+      expect((await res.json()).error.code).toBe('upstream_error');
+    }
+  });
+
+  it('a composed page gets its own ETag and a 304 on a match', async () => {
+    const res = await call('/v1/assets/BTC/history?limit=3', { headers: { 'X-API-Key': KEY.pro } });
+    const etag = res.headers.get('etag')!;
+    expect(etag).toMatch(/^"[0-9a-f]{64}"$/);
+    expect((await call('/v1/assets/BTC/history?limit=3', { headers: { 'X-API-Key': KEY.pro, 'If-None-Match': etag } })).status).toBe(304);
+    expect((await call('/v1/assets/BTC/history?limit=4', { headers: { 'X-API-Key': KEY.pro } })).headers.get('etag')).not.toBe(etag);
+  });
+});
+
+export { join };

@@ -1,0 +1,81 @@
+/** The Node entry over real HTTP on loopback: the shared suite, plus what only a real server shows. */
+import { rmSync, renameSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers.js';
+import { startServer } from '../../auth-shim/node/server.js';
+import { minuteClock, shimSuite, type Call } from './suite.js';
+import { KEY, KEYS_FILE, builtTree } from './tree.js';
+
+const root = tempDir('rr-node-');
+let out = '';
+let server: Server;
+let base = '';
+
+beforeAll(async () => {
+  out = await builtTree(root);
+  const s = await startServer({ publicDir: out, keysFile: KEYS_FILE, port: 0, marketplaceHost: 'risk-readings.marketplace.example', marketplaceSecret: 'proxy-secret-for-tests', watchMs: 0, now: minuteClock() });
+  [server, base] = [s.server, s.url];
+});
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+const call: Call = (path, init = {}) => fetch(base + path, { method: init.method ?? 'GET', headers: init.headers });
+
+shimSuite('Node server', () => ({ call, out }));
+
+/** A raw request, so paths reach the server exactly as written (fetch would normalise them). */
+function raw(path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+  const url = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: url.hostname, port: url.port, path, headers }, (res) => {
+      let body = '';
+      res.on('data', (c) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode!, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('Node server: raw HTTP', () => {
+  it('keeps dot segments away from the tree', async () => {
+    for (const p of ['/v1/assets/../../package.json', '/v1/../_catalog.json', '/v1/assets/BTC/../../_manifest.json']) {
+      const r = await raw(p, { 'X-API-Key': KEY.pro });
+      expect(r.status, p).toBeGreaterThanOrEqual(400);
+      expect(r.status, p).toBeLessThan(500);
+      expect(r.body).not.toMatch(/"files"|"devDependencies"/);
+    }
+  });
+
+  it('refuses overlong headers with a 4xx, never a 5xx', async () => {
+    const r = await raw('/v1/assets/BTC/risk', { 'X-API-Key': KEY.pro, 'X-Padding': 'p'.repeat(40_000) });
+    expect(r.status).toBe(431);
+  });
+
+  it('answers 502 upstream_error when a file the manifest lists has vanished from disk', async () => {
+    const full = join(out, 'v1/assets/AERO/history/full.json');
+    renameSync(full, full + '.gone');
+    try {
+      const res = await call('/v1/assets/AERO/history?limit=2', { headers: { 'X-API-Key': KEY.pro } });
+      expect(res.status).toBe(502);
+      expect((await res.json()).error.code).toBe('upstream_error');
+    } finally {
+      renameSync(full + '.gone', full);
+    }
+  });
+
+  it('answers 503 when started without a key store', async () => {
+    const s = await startServer({ publicDir: out, port: 0, watchMs: 0 });
+    try {
+      const res = await fetch(`${s.url}/v1/assets`, { headers: { 'X-API-Key': KEY.pro } });
+      expect(res.status).toBe(503);
+      expect((await fetch(`${s.url}/v1/health`)).status).toBe(200);
+    } finally {
+      await new Promise<void>((r) => s.server.close(() => r()));
+    }
+  });
+});
+
+export { rmSync };

@@ -1,0 +1,267 @@
+/** A clock that moves a minute per request, so the suite's many requests never meet the per-minute quota. */
+export function minuteClock(): () => number {
+  let t = Date.UTC(2026, 9, 14, 0, 0, 0);
+  return () => (t += 61_000);
+}
+
+/**
+ * The shim's behaviour, stated once and run against every way it is deployed (the fetch handler itself, the
+ * Node server over real HTTP). `call` sends a GET (or `method`) for a path with headers.
+ */
+import { describe, expect, it } from 'vitest';
+import { DISCLAIMER } from '../../generator/contract/index.js';
+import { KEY, treeJson } from './tree.js';
+
+export type Call = (path: string, init?: { headers?: Record<string, string>; method?: string }) => Promise<Response>;
+
+const pro = { 'X-API-Key': KEY.pro };
+const basic = { 'X-API-Key': KEY.basic };
+const ultra = { 'X-API-Key': KEY.ultra };
+
+async function expectError(res: Response, status: number, code: string) {
+  expect(res.status).toBe(status);
+  const body = await res.json();
+  expect(body).toEqual({ error: { code, message: expect.any(String) }, disclaimer: DISCLAIMER });
+  return body.error.message as string;
+}
+
+export function shimSuite(name: string, setup: () => { call: Call; out: string }) {
+  describe(`${name}: endpoints`, () => {
+    it('health and the OpenAPI document need no key and are public', async () => {
+      const { call, out } = setup();
+      const h = await call('/v1/health');
+      expect(h.status).toBe(200);
+      expect(await h.json()).toEqual(treeJson(out, 'health.json'));
+      expect(h.headers.get('cache-control')).toBe('public, max-age=60');
+      const o = await call('/v1/openapi.json');
+      expect((await o.json()).info.version).toBe('1.0.0');
+    });
+
+    it('serves the built files byte for byte with the manifest ETag, private caching and Vary', async () => {
+      const { call, out } = setup();
+      const res = await call('/v1/assets/BTC/risk', { headers: pro });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual(treeJson(out, 'assets/BTC/risk.json'));
+      expect(res.headers.get('etag')).toBe(`"${treeJson(out, '_manifest.json').files['assets/BTC/risk.json'].sha256}"`);
+      expect(res.headers.get('cache-control')).toBe('private, max-age=60');
+      expect(res.headers.get('vary')).toBe('x-api-key, x-marketplace-key');
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    });
+
+    it('answers If-None-Match with 304 (strong, weak and * forms)', async () => {
+      const { call } = setup();
+      const etag = (await call('/v1/assets/ETH/risk', { headers: pro })).headers.get('etag')!;
+      for (const inm of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
+        const res = await call('/v1/assets/ETH/risk', { headers: { ...pro, 'If-None-Match': inm } });
+        expect(res.status).toBe(304);
+        expect(res.headers.get('etag')).toBe(etag);
+        expect(await res.text()).toBe('');
+      }
+      expect((await call('/v1/assets/ETH/risk', { headers: { ...pro, 'If-None-Match': '"stale"' } })).status).toBe(200);
+    });
+
+    it('matches symbols case-insensitively and answers with the canonical symbol', async () => {
+      const { call } = setup();
+      const res = await call('/v1/assets/aero/risk', { headers: pro });
+      expect(res.status).toBe(200);
+      expect((await res.json()).data.symbol).toBe('AERO');
+    });
+
+    it('400 bad_symbol, 404 unknown_asset', async () => {
+      const { call } = setup();
+      await expectError(await call('/v1/assets/BT$C/risk', { headers: pro }), 400, 'bad_symbol');
+      await expectError(await call(`/v1/assets/${'A'.repeat(21)}/risk`, { headers: pro }), 400, 'bad_symbol');
+      await expectError(await call('/v1/assets/ZZZZ/risk', { headers: pro }), 404, 'unknown_asset');
+      await expectError(await call('/v1/signals/dca/ZZZZ', { headers: pro }), 404, 'unknown_asset');
+      await expectError(await call('/v1/assets/ZZ%20Z/history', { headers: pro }), 400, 'bad_symbol');
+    });
+
+    it('DCA signal for an asset with a regression model, 404 no_signal for one without', async () => {
+      const { call, out } = setup();
+      const ok = await call('/v1/signals/dca/spy', { headers: pro });
+      expect(await ok.json()).toEqual(treeJson(out, 'signals/dca/SPY.json'));
+      expect((await (await call('/v1/signals/dca/BTC', { headers: pro })).json()).data.multiplier).toBeNull();
+      await expectError(await call('/v1/signals/dca/NVDA', { headers: pro }), 404, 'no_signal');
+    });
+
+    it('universe summaries: canonical name, 400 bad_universe, 404 unknown_universe', async () => {
+      const { call, out } = setup();
+      const res = await call('/v1/market/Quantum/summary', { headers: pro });
+      expect(await res.json()).toEqual(treeJson(out, 'market/quantum/summary.json'));
+      await expectError(await call('/v1/market/no%20such/summary', { headers: pro }), 400, 'bad_universe');
+      await expectError(await call('/v1/market/defi/summary', { headers: pro }), 404, 'unknown_universe');
+    });
+
+    it('404 not_found for paths that are no endpoint', async () => {
+      const { call } = setup();
+      for (const p of ['/v1/nope', '/v2/health', '/v1/assets/BTC/risk/more', '/v1/assets/', '/', '/v1/_catalog.json', '/v1/_manifest.json', '/v1/assets/BTC/history/full.json']) {
+        await expectError(await call(p, { headers: pro }), 404, 'not_found');
+      }
+    });
+
+    it('405 method_not_allowed with Allow: GET for every other method, on any path', async () => {
+      const { call } = setup();
+      for (const method of ['POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS']) {
+        for (const p of ['/v1/health', '/v1/assets/BTC/risk', '/v1/nope']) {
+          const res = await call(p, { method, headers: pro });
+          expect(res.status, `${method} ${p}`).toBe(405);
+          expect(res.headers.get('allow')).toBe('GET');
+          if (method !== 'HEAD') expect((await res.json()).error.code).toBe('method_not_allowed');
+        }
+      }
+    });
+  });
+
+  describe(`${name}: credentials and plans`, () => {
+    it('401 unauthorized without a valid credential, never echoing the key', async () => {
+      const { call } = setup();
+      const secretish = 'rr_wrong_key_12345';
+      for (const headers of <Record<string, string>[]>[{}, { 'X-API-Key': secretish }, { 'X-API-Key': '' }, { 'X-API-Key': 'x'.repeat(5000) }, { 'x-marketplace-key': KEY.pro }, { 'x-marketplace-key': KEY.pro, 'x-marketplace-host': 'wrong.example' }]) {
+        const res = await call('/v1/assets/BTC/risk', { headers });
+        const text = await res.text();
+        expect(res.status).toBe(401);
+        expect(JSON.parse(text).error.code).toBe('unauthorized');
+        expect(text).not.toContain(secretish);
+        expect(text).not.toContain(KEY.pro);
+      }
+    });
+
+    it('accepts the marketplace pair with a stored key, and either form when both are sent', async () => {
+      const { call } = setup();
+      const pair = { 'x-marketplace-key': KEY.pro, 'x-marketplace-host': 'risk-readings.marketplace.example' };
+      expect((await call('/v1/assets/AERO/risk', { headers: pair })).status).toBe(200);
+      expect((await call('/v1/assets/AERO/risk', { headers: { ...pair, 'X-API-Key': 'rr_wrong' } })).status).toBe(200);
+      expect((await call('/v1/assets/AERO/risk', { headers: { 'X-API-Key': KEY.pro, 'x-marketplace-key': 'rr_wrong', 'x-marketplace-host': 'nope' } })).status).toBe(200);
+    });
+
+    it('accepts the marketplace proxy secret with the plan from x-marketplace-subscription, without counting quotas', async () => {
+      const { call } = setup();
+      const base = { 'x-marketplace-key': 'any-subscriber-key', 'x-marketplace-host': 'risk-readings.marketplace.example', 'x-marketplace-proxy-secret': 'proxy-secret-for-tests' };
+      const res = await call('/v1/assets/AERO/risk', { headers: { ...base, 'x-marketplace-subscription': 'PRO' } });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('ratelimit-limit')).toBeNull();
+      await expectError(await call('/v1/assets/AERO/risk', { headers: { ...base, 'x-marketplace-subscription': 'BASIC' } }), 403, 'plan_required');
+      await expectError(await call('/v1/assets/AERO/risk', { headers: { ...base, 'x-marketplace-subscription': 'GOLD' } }), 401, 'unauthorized');
+      await expectError(await call('/v1/assets/AERO/risk', { headers: { ...base, 'x-marketplace-proxy-secret': 'wrong', 'x-marketplace-subscription': 'PRO' } }), 401, 'unauthorized');
+    });
+
+    it('basic sees the free tier only: the asset list, risk, 403 naming the asset and plan', async () => {
+      const { call, out } = setup();
+      const list = await (await call('/v1/assets', { headers: basic })).json();
+      const free = treeJson(out, '_catalog.json').free_tier;
+      expect(list.data.tier).toBe('basic');
+      expect(list.data.assets.map((a: { symbol: string }) => a.symbol)).toEqual([...free].sort());
+      expect(list.data.total_asset_count).toBe(Object.keys(treeJson(out, '_catalog.json').assets).length);
+      expect((await call('/v1/assets/BTC/risk', { headers: basic })).status).toBe(200);
+      const message = await expectError(await call('/v1/assets/SPY/risk', { headers: basic }), 403, 'plan_required');
+      expect(message).toMatch(/SPY/);
+      expect(message).toMatch(/pro or ultra/);
+      expect(message).toMatch(/top 10 crypto assets by market cap/);
+      await expectError(await call('/v1/signals/dca/SPY', { headers: basic }), 403, 'plan_required');
+      await expectError(await call('/v1/assets/SPY/history', { headers: basic }), 403, 'plan_required');
+    });
+
+    it('pro and ultra see every asset; the list says which tier', async () => {
+      const { call } = setup();
+      const p = await (await call('/v1/assets', { headers: pro })).json();
+      const u = await (await call('/v1/assets', { headers: ultra })).json();
+      expect([p.data.tier, u.data.tier]).toEqual(['pro', 'ultra']);
+      expect(p.data.asset_count).toBe(p.data.total_asset_count);
+    });
+
+    it('summaries: basic reads crypto only (decision 9)', async () => {
+      const { call } = setup();
+      expect((await call('/v1/market/crypto/summary', { headers: basic })).status).toBe(200);
+      await expectError(await call('/v1/market/quantum/summary', { headers: basic }), 403, 'plan_required');
+    });
+  });
+
+  describe(`${name}: history`, () => {
+    it('serves the precomputed first page for the plan default, and the limit in effect', async () => {
+      const { call, out } = setup();
+      const p = await call('/v1/assets/BTC/history', { headers: pro });
+      expect(await p.json()).toEqual(treeJson(out, 'assets/BTC/history/page-365.json'));
+      expect(p.headers.get('etag')).toBe(`"${treeJson(out, '_manifest.json').files['assets/BTC/history/page-365.json'].sha256}"`);
+      const b = await (await call('/v1/assets/BTC/history', { headers: basic })).json();
+      expect([b.data.limit, b.data.max_limit]).toEqual([90, 90]);
+      expect(b).toEqual(treeJson(out, 'assets/BTC/history/page-90.json'));
+      const clamped = await (await call('/v1/assets/BTC/history?limit=500', { headers: basic })).json();
+      expect([clamped.data.limit, clamped.data.max_limit, clamped.data.row_count]).toEqual([90, 90, Math.min(90, clamped.data.total_row_count)]);
+      const big = await (await call('/v1/assets/BTC/history?limit=1000', { headers: ultra })).json();
+      expect([big.data.limit, big.data.max_limit]).toEqual([1000, 1000]);
+    });
+
+    it('walks every row exactly once by next_cursor, and from/to are inclusive', async () => {
+      const { call, out } = setup();
+      const all = treeJson(out, 'assets/ETH/history/full.json').data.rows;
+      const seen: unknown[] = [];
+      let path = '/v1/assets/ETH/history?limit=7';
+      for (let guard = 0; guard < 1000; guard++) {
+        const page = (await (await call(path, { headers: pro })).json()).data;
+        seen.push(...page.rows);
+        expect(page.total_row_count).toBe(all.length);
+        if (page.next_cursor === null) break;
+        path = `/v1/assets/ETH/history?limit=7&cursor=${page.next_cursor}`;
+      }
+      expect(seen).toEqual(all);
+      const from = all[3].date;
+      const to = all[9].date;
+      const window = (await (await call(`/v1/assets/ETH/history?from=${from}&to=${to}`, { headers: pro })).json()).data;
+      expect(window.rows).toEqual(all.slice(3, 10));
+      expect([window.from, window.through, window.next_cursor]).toEqual([from, to, null]);
+    });
+
+    it('400 bad_parameter for a malformed limit, date, order or repeated parameter', async () => {
+      const { call } = setup();
+      for (const q of ['limit=0', 'limit=1001', 'limit=abc', 'limit=1.5', 'limit=-3', 'limit=', 'from=2026-13-01', 'to=yesterday', 'cursor=2026-02-30', 'from=2026-10-02&to=2026-10-01', 'limit=5&limit=6']) {
+        await expectError(await call(`/v1/assets/BTC/history?${q}`, { headers: basic }), 400, 'bad_parameter');
+      }
+    });
+  });
+
+  describe(`${name}: bulk`, () => {
+    it('one envelope over the covered symbols, requested echoed, missing listed', async () => {
+      const { call, out } = setup();
+      const res = await call('/v1/bulk/risk?symbols=btc,SPY,NOPE,AERO', { headers: pro });
+      expect(res.status).toBe(200);
+      const body = await res.json();
+      expect(body.data.requested).toEqual(['btc', 'SPY', 'NOPE', 'AERO']);
+      expect(body.data.missing).toEqual(['NOPE']);
+      expect(body.data.count).toBe(3);
+      expect(Object.keys(body.data.assets)).toEqual(['btc', 'SPY', 'AERO']);
+      expect(body.data.assets.btc).toEqual(treeJson(out, 'assets/BTC/risk.json').data);
+      expect(body.as_of).toBe(treeJson(out, 'assets/BTC/risk.json').as_of);
+      expect(body.model_version).toMatchObject({ twap_gravity_crypto: '1', twap_gravity_equity: '1', dca_regression: '1' });
+      expect(body.disclaimer).toBe(DISCLAIMER);
+    });
+
+    it('400 for no symbols, 26 symbols or a bad one; 403 for basic', async () => {
+      const { call } = setup();
+      await expectError(await call('/v1/bulk/risk', { headers: pro }), 400, 'bad_parameter');
+      await expectError(await call('/v1/bulk/risk?symbols=,,', { headers: pro }), 400, 'bad_parameter');
+      const many = Array.from({ length: 26 }, (_, i) => `S${i}`).join(',');
+      await expectError(await call(`/v1/bulk/risk?symbols=${many}`, { headers: pro }), 400, 'too_many_symbols');
+      expect((await call(`/v1/bulk/risk?symbols=${Array.from({ length: 25 }, () => 'BTC').join(',')}`, { headers: pro })).status).toBe(200);
+      await expectError(await call('/v1/bulk/risk?symbols=BTC,B%2FD', { headers: pro }), 400, 'bad_symbol');
+      await expectError(await call('/v1/bulk/risk?symbols=BTC', { headers: basic }), 403, 'plan_required');
+    });
+  });
+
+  describe(`${name}: hostile input`, () => {
+    it('never escapes the tree and never answers 5xx', async () => {
+      const { call } = setup();
+      const paths = [
+        '/v1/assets/%2e%2e%2f_catalog.json/risk', '/v1/assets/..%2F..%2Fpackage.json/risk', '/v1/assets/BTC%00/risk', '/v1/assets/%E0%A4%A/risk',
+        '/v1/../package.json', '/v1/assets/..', '/v1/market/..%2Fassets/summary', '/v1/signals/dca/..%2f..%2f_manifest.json', `/v1/assets/${'A'.repeat(5000)}/risk`,
+        `/v1/assets/BTC/history?limit=${'9'.repeat(4000)}`, '/v1/assets/BTC/history?from=%00', '/v1/bulk/risk?symbols=%2e%2e,%00',
+      ];
+      for (const p of paths) {
+        const res = await call(p, { headers: pro });
+        expect(res.status, p).toBeGreaterThanOrEqual(400);
+        expect(res.status, p).toBeLessThan(500);
+        const text = await res.text();
+        expect(text, p).not.toMatch(/"index"|"files"|"devDependencies"/);
+      }
+    });
+  });
+}
