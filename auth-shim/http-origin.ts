@@ -9,7 +9,8 @@ export class HttpOrigin implements Origin {
   private files = new Map<string, OriginFile>();
 
   /** `base` is the URL under which `v1/` is served; the manifest is re-read every `ttlMs`. */
-  constructor(private base: string, private ttlMs = 60_000, private fetcher: typeof fetch = fetch) {}
+  // The default calls the global `fetch` unbound: Workers runtimes refuse it called as a method of another object.
+  constructor(private base: string, private ttlMs = 60_000, private fetcher: (url: string) => Promise<Response> = (url) => fetch(url)) {}
 
   private async fetchBytes(path: string): Promise<Uint8Array<ArrayBuffer> | null> {
     let res: Response;

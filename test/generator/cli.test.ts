@@ -55,6 +55,24 @@ describe.runIf(existsSync(join(ROOT, 'dist', 'generator', 'cli.js')))('risk-read
     expect(run('check', '--out', join(root, 'nothing-here')).status).toBe(1);
   });
 
+  it('keys add prints a new key alone and stores only its SHA-256 with the plan', async () => {
+    const file = join(root, 'keys.json');
+    const a = run('keys', 'add', '--plan', 'pro', '--keys', file, '--label', 'ci');
+    const b = run('keys', 'add', '--plan', 'basic', '--keys', file);
+    expect(a.status, a.stderr).toBe(0);
+    const key = a.stdout.trim();
+    expect(a.stdout).toMatch(/^rr_[A-Za-z0-9_-]{32}\n$/);
+    const { createHash } = await import('node:crypto');
+    const { readFileSync } = await import('node:fs');
+    const text = readFileSync(file, 'utf8');
+    expect(text).not.toContain(key);
+    expect(JSON.parse(text).keys).toEqual([
+      { sha256: createHash('sha256').update(key).digest('hex'), plan: 'pro', label: 'ci' },
+      { sha256: createHash('sha256').update(b.stdout.trim()).digest('hex'), plan: 'basic', label: '' },
+    ]);
+    expect(run('keys', 'add', '--plan', 'gold', '--keys', file).status).toBe(2);
+  });
+
   it('fixtures writes a site', () => {
     const r = run('fixtures', '--out', join(root, 'site'), '--assets', '2', '--history-start', '2026-03-01');
     expect(r.status, r.stderr).toBe(0);

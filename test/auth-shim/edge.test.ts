@@ -1,0 +1,75 @@
+/**
+ * The edge entry under workerd (miniflare): bundled as one module, reading the tree over HTTP from a static
+ * origin on loopback, with the key store in a binding.
+ */
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import { Miniflare } from 'miniflare';
+import handler from 'serve-handler';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT, tempDir } from '../helpers.js';
+import { KEY, KEYS_FILE, builtTree, treeJson } from './tree.js';
+
+const root = tempDir('rr-edge-');
+let out = '';
+let origin: Server;
+let mf: Miniflare;
+
+beforeAll(async () => {
+  out = await builtTree(root);
+  origin = createServer((req, res) => handler(req, res, { public: out }));
+  await new Promise<void>((r) => origin.listen(0, '127.0.0.1', () => r()));
+  const bundle = await build({ entryPoints: [join(ROOT, 'auth-shim', 'edge.ts')], bundle: true, format: 'esm', platform: 'neutral', target: 'es2022', write: false });
+  mf = new Miniflare({
+    modules: true,
+    script: bundle.outputFiles[0]!.text,
+    compatibilityDate: '2025-01-01',
+    bindings: {
+      ORIGIN_URL: `http://127.0.0.1:${(origin.address() as { port: number }).port}/`,
+      KEYS_JSON: readFileSync(KEYS_FILE, 'utf8'),
+      MARKETPLACE_HOST: 'risk-readings.marketplace.example',
+    },
+  });
+});
+
+afterAll(async () => {
+  await mf?.dispose();
+  await new Promise<void>((r) => origin.close(() => r()));
+});
+
+const call = (path: string, headers: Record<string, string> = {}, method = 'GET') => mf.dispatchFetch(`http://edge.test${path}`, { method, headers });
+
+describe('edge entry under workerd', () => {
+  it('answers health keyless and a risk file byte for byte with its manifest ETag', async () => {
+    expect((await call('/v1/health')).status).toBe(200);
+    const res = await call('/v1/assets/btc/risk', { 'X-API-Key': KEY.ultra });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual(treeJson(out, 'assets/BTC/risk.json'));
+    expect(res.headers.get('etag')).toBe(`"${treeJson(out, '_manifest.json').files['assets/BTC/risk.json'].sha256}"`);
+    expect((await call('/v1/assets/BTC/risk', { 'X-API-Key': KEY.ultra, 'If-None-Match': res.headers.get('etag')! })).status).toBe(304);
+  });
+
+  it('applies credentials, plans and the error vocabulary', async () => {
+    const codes = async (path: string, headers: Record<string, string>, method = 'GET') => {
+      const r = await call(path, headers, method);
+      return [r.status, r.status === 200 ? 'ok' : (await r.json()).error.code];
+    };
+    expect(await codes('/v1/assets/BTC/risk', {})).toEqual([401, 'unauthorized']);
+    expect(await codes('/v1/assets/SPY/risk', { 'X-API-Key': KEY.basic })).toEqual([403, 'plan_required']);
+    expect(await codes('/v1/assets/NOPE/risk', { 'X-API-Key': KEY.ultra })).toEqual([404, 'unknown_asset']);
+    expect(await codes('/v1/signals/dca/NVDA', { 'X-API-Key': KEY.ultra })).toEqual([404, 'no_signal']);
+    expect(await codes('/v1/assets/BTC/history?limit=0', { 'X-API-Key': KEY.ultra })).toEqual([400, 'bad_parameter']);
+    expect(await codes('/v1/bulk/risk?symbols=BTC,ETH', { 'x-marketplace-key': KEY.pro, 'x-marketplace-host': 'risk-readings.marketplace.example' })).toEqual([200, 'ok']);
+    expect(await codes('/v1/assets/BTC/risk', { 'X-API-Key': KEY.ultra }, 'POST')).toEqual([405, 'method_not_allowed']);
+    expect(await codes('/v1/nope', { 'X-API-Key': KEY.ultra })).toEqual([404, 'not_found']);
+  });
+
+  it('cuts a history page from the ledger read over HTTP', async () => {
+    const body = await (await call('/v1/assets/ETH/history?limit=3&from=2026-01-01', { 'X-API-Key': KEY.ultra })).json();
+    const all = treeJson(out, 'assets/ETH/history/full.json').data.rows.filter((r: { date: string }) => r.date >= '2026-01-01');
+    expect(body.data.rows).toEqual(all.slice(0, 3));
+    expect(body.data.next_cursor).toBe(all[2].date);
+  });
+});
