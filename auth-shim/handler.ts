@@ -7,8 +7,8 @@ import {
   DISCLAIMER, ERROR_STATUS, PLAN_LIMITS, PRECOMPUTED_PAGES, SYMBOL_PATTERN, TREE, UNIVERSE_PATTERN, errorBody, historyPage, newest, toJson,
   type ErrorCode, type Ledger, type Plan,
 } from '../generator/contract/index.js';
-import { identify, sha256Hex, type KeyRecord, type KeyStore, type MarketplaceConfig } from './credentials.js';
-import { JsonCache, OriginError, type Origin } from './origin.js';
+import { identify, sha256Hex, type Caller, type KeyRecord, type KeyStore, type MarketplaceConfig } from './credentials.js';
+import { JsonCache, OriginError, type Origin, type OriginFile } from './origin.js';
 import { bulkSymbols, historyQuery, isParamError } from './params.js';
 import { charge, MemoryQuotaStore, type QuotaStore } from './quota.js';
 import { route, type Route } from './routes.js';
@@ -63,76 +63,83 @@ export function createHandler(options: ShimOptions): (request: Request) => Promi
   const now = options.now ?? Date.now;
   const json = new JsonCache(origin);
   const configured = keys !== null || !!marketplace.secret;
-  // Valid keys only, bounded: the hash is computed once per key, and random keys cannot grow this map.
-  const known = new Map<string, KeyRecord>();
+  // Valid keys only, bounded: the hash is computed once per key, and random keys cannot grow this map. The
+  // caller object (with its quota key) is built once too, so the hot path allocates nothing for it.
+  const known = new Map<string, { rec: KeyRecord; caller: Caller }>();
   const lookup = async (key: string) => {
     const hit = known.get(key);
-    if (hit) return hit;
+    if (hit) return hit.rec;
     const rec = keys?.get(await sha256Hex(key));
     if (rec) {
       if (known.size >= 10_000) known.clear();
-      known.set(key, rec);
+      known.set(key, { rec, caller: { plan: rec.plan, quotaKey: `key:${rec.sha256}` } });
     }
     return rec;
   };
 
-  async function file(request: Request, path: string, cache: Record<string, string>, extra: Record<string, string>): Promise<Response> {
-    const f = await origin.get(path);
-    if (!f) throw new OriginError(`${path}: absent from the origin`);
-    const headers = { 'Content-Type': JSON_TYPE, ETag: f.etag, ...cache, ...extra };
-    if (notModified(request, f.etag)) return new Response(null, { status: 304, headers });
-    return new Response(f.bytes, { status: 200, headers });
+  function respond(request: Request, f: OriginFile, cache: Record<string, string>, extra: Record<string, string>): Response {
+    if (notModified(request, f.etag)) return new Response(null, { status: 304, headers: { 'Content-Type': JSON_TYPE, ETag: f.etag, ...cache, ...extra } });
+    // A known length lets the server send headers and body in one write instead of chunked framing.
+    return new Response(f.bytes, { status: 200, headers: { 'Content-Type': JSON_TYPE, 'Content-Length': String(f.bytes.byteLength), ETag: f.etag, ...cache, ...extra } });
+  }
+
+  /** A file of the tree as the response; synchronous when the origin holds it in memory. */
+  function file(request: Request, path: string, cache: Record<string, string>, extra: Record<string, string>): Response | Promise<Response> {
+    const hot = origin.peek?.(path);
+    if (hot) return respond(request, hot, cache, extra);
+    return origin.get(path).then((f) => {
+      if (!f) throw new OriginError(`${path}: absent from the origin`);
+      return respond(request, f, cache, extra);
+    });
   }
 
   async function composed(request: Request, body: unknown, tagSource: string, extra: Record<string, string>): Promise<Response> {
     const etag = `"${await sha256Hex(tagSource)}"`;
     const headers = { 'Content-Type': JSON_TYPE, ETag: etag, ...DATA_CACHE, ...extra };
     if (notModified(request, etag)) return new Response(null, { status: 304, headers });
-    return new Response(encoder.encode(toJson(body)), { status: 200, headers });
+    const bytes = encoder.encode(toJson(body));
+    return new Response(bytes, { status: 200, headers: { ...headers, 'Content-Length': String(bytes.byteLength) } });
   }
 
-  async function catalog(): Promise<ShimCatalog> {
+  async function loadCatalog(): Promise<ShimCatalog> {
     const c = await json.get<ShimCatalog>(TREE.catalog);
     if (!c) throw new OriginError(`${TREE.catalog}: absent from the origin`);
     return c.doc;
   }
 
-  async function asset(symbol: string, plan: Plan): Promise<string> {
+  function asset(c: ShimCatalog, symbol: string, plan: Plan): string {
     if (!SYMBOL_PATTERN.test(symbol)) throw new Refusal('bad_symbol', 'A symbol is 1 to 20 letters, digits, _ . -');
-    const c = await catalog();
     const canonical = c.index[symbol.toUpperCase()];
     if (!canonical) throw new Refusal('unknown_asset', `No asset ${symbol.toUpperCase()} is served`);
     if (plan === 'basic' && !c.assets[canonical]!.free_tier) throw new Refusal('plan_required', `${canonical} requires the pro or ultra plan; your plan is basic. ${FREE_NOTE}.`);
     return canonical;
   }
 
-  async function serve(request: Request, r: Exclude<Route, { name: 'health' | 'openapi' }>, plan: Plan, extra: Record<string, string>): Promise<Response> {
-    const url = new URL(request.url);
+  async function serve(request: Request, url: URL, r: Exclude<Route, { name: 'health' | 'openapi' }>, plan: Plan, extra: Record<string, string>): Promise<Response> {
+    const c = json.peek<ShimCatalog>(TREE.catalog)?.doc ?? (await loadCatalog());
     switch (r.name) {
       case 'assets':
         return file(request, TREE.assetList(plan), DATA_CACHE, extra);
       case 'risk':
-        return file(request, TREE.risk(await asset(r.symbol, plan)), DATA_CACHE, extra);
+        return file(request, TREE.risk(asset(c, r.symbol, plan)), DATA_CACHE, extra);
       case 'dca': {
-        const symbol = await asset(r.symbol, plan);
-        if (!(await catalog()).assets[symbol]!.dca_signal) throw new Refusal('no_signal', `${symbol} has no regression model, so no DCA signal`);
+        const symbol = asset(c, r.symbol, plan);
+        if (!c.assets[symbol]!.dca_signal) throw new Refusal('no_signal', `${symbol} has no regression model, so no DCA signal`);
         return file(request, TREE.dcaSignal(symbol), DATA_CACHE, extra);
       }
       case 'summary': {
         if (!UNIVERSE_PATTERN.test(r.universe)) throw new Refusal('bad_universe', 'A universe name is 1 to 40 letters, digits, _ or -');
-        const c = await catalog();
         const universe = Object.keys(c.universes).find((u) => u === r.universe.toLowerCase());
         if (!universe) throw new Refusal('unknown_universe', `No universe ${r.universe.toLowerCase()}; the universes are ${Object.keys(c.universes).join(', ')}`);
         if (plan === 'basic' && universe !== 'crypto') throw new Refusal('plan_required', `The ${universe} summary requires the pro or ultra plan; your plan is basic. ${FREE_NOTE}, and the crypto summary.`);
         return file(request, TREE.summary(universe), DATA_CACHE, extra);
       }
       case 'history': {
-        const symbol = await asset(r.symbol, plan);
+        const symbol = asset(c, r.symbol, plan);
         const q = historyQuery(url.searchParams, plan);
         if (isParamError(q)) throw new Refusal(q.code, q.message);
-        const pages = (await catalog()).assets[symbol]!.history_pages;
         const ready = PRECOMPUTED_PAGES.find((p) => p.limit === q.limit && p.maxLimit === q.maxLimit);
-        if (ready && pages.includes(ready.limit) && !q.cursor && !q.from && !q.to) return file(request, TREE.historyPage(symbol, q.limit), DATA_CACHE, extra);
+        if (ready && c.assets[symbol]!.history_pages.includes(ready.limit) && !q.cursor && !q.from && !q.to) return file(request, TREE.historyPage(symbol, q.limit), DATA_CACHE, extra);
         const full = await json.get<Ledger>(TREE.historyFull(symbol));
         if (!full) throw new OriginError(`${TREE.historyFull(symbol)}: absent from the origin`);
         return composed(request, historyPage(full.doc, q), `${full.etag}|${q.limit}|${q.maxLimit}|${q.cursor ?? ''}|${q.from ?? ''}|${q.to ?? ''}`, extra);
@@ -141,7 +148,6 @@ export function createHandler(options: ShimOptions): (request: Request) => Promi
         if (!PLAN_LIMITS[plan].bulk) throw new Refusal('plan_required', `The bulk endpoint requires the pro or ultra plan; your plan is basic. ${FREE_NOTE}, one asset per request.`);
         const requested = bulkSymbols(url.searchParams);
         if (isParamError(requested)) throw new Refusal(requested.code, requested.message);
-        const c = await catalog();
         const assets: Record<string, unknown> = {};
         const missing: string[] = [];
         const asOf: (string | null)[] = [];
@@ -181,11 +187,14 @@ export function createHandler(options: ShimOptions): (request: Request) => Promi
     if (r.name === 'health') return file(request, TREE.health, PUBLIC_CACHE, {});
     if (r.name === 'openapi') return file(request, TREE.openapi, PUBLIC_CACHE, {});
     if (!configured) return errorResponse('gateway_not_configured', 'No credential source is configured on this gateway');
-    const caller = await identify(request.headers, keys, marketplace, lookup);
+    // A direct key seen before needs no hashing and no wait; anything else goes through the full check.
+    const direct = request.headers.get('x-api-key');
+    const caller = (direct ? known.get(direct)?.caller : undefined) ?? (await identify(request.headers, keys, marketplace, lookup));
     if (!caller) return errorResponse('unauthorized', 'A valid X-API-Key header, or the x-marketplace-key and x-marketplace-host pair, is required');
     let extra: Record<string, string> = {};
     if (caller.quotaKey) {
-      const q = await charge(quotas, caller.quotaKey, caller.plan, now());
+      const pending = charge(quotas, caller.quotaKey, caller.plan, now());
+      const q = pending instanceof Promise ? await pending : pending;
       if (!q.ok) {
         const what = q.code === 'rate_limited' ? `the ${caller.plan} plan's ${PLAN_LIMITS[caller.plan].perMinute} requests per minute` : `the ${caller.plan} plan's ${PLAN_LIMITS[caller.plan].perMonth} requests this month (UTC)`;
         return errorResponse(q.code, `Quota exceeded: ${what}; retry in ${q.retryAfter} s`, { ...q.headers, 'Retry-After': String(q.retryAfter) });
@@ -193,7 +202,7 @@ export function createHandler(options: ShimOptions): (request: Request) => Promi
       extra = q.headers;
     }
     try {
-      return await serve(request, r, caller.plan, extra);
+      return await serve(request, url, r, caller.plan, extra);
     } catch (e) {
       if (e instanceof Refusal) return errorResponse(e.code, e.message, extra);
       throw e;

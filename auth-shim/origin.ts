@@ -12,6 +12,8 @@ export class OriginError extends Error {}
 export interface Origin {
   /** A file of `v1/` by its path inside it; null when the tree has no such file. */
   get(path: string): Promise<OriginFile | null>;
+  /** The file if it is already in memory, without waiting (undefined: ask `get`). Lets the hot path stay synchronous. */
+  peek?(path: string): OriginFile | undefined;
 }
 
 const decoder = new TextDecoder();
@@ -20,8 +22,15 @@ const decoder = new TextDecoder();
 export class JsonCache {
   private docs = new Map<string, { etag: string; doc: unknown }>();
   constructor(private origin: Origin, private limit = 512) {}
+  /** The parsed document when its bytes are in memory and already parsed; undefined otherwise. */
+  peek<T>(path: string): { doc: T; etag: string } | undefined {
+    const file = this.origin.peek?.(path);
+    const hit = file && this.docs.get(path);
+    return hit && hit.etag === file.etag ? (hit as { doc: T; etag: string }) : undefined;
+  }
+
   async get<T>(path: string): Promise<{ doc: T; etag: string } | null> {
-    const file = await this.origin.get(path);
+    const file = this.origin.peek?.(path) ?? (await this.origin.get(path));
     if (!file) return null;
     const hit = this.docs.get(path);
     if (hit && hit.etag === file.etag) return hit as { doc: T; etag: string };

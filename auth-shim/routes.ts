@@ -15,11 +15,13 @@ export const MAX_PATH = 512;
 export function route(pathname: string): Route | null {
   if (pathname.length > MAX_PATH || !pathname.startsWith('/v1/')) return null;
   const raw = pathname.slice(4).split('/');
-  let seg: string[];
-  try {
-    seg = raw.map((s) => decodeURIComponent(s));
-  } catch {
-    return null;
+  let seg = raw;
+  if (pathname.includes('%')) {
+    try {
+      seg = raw.map((s) => decodeURIComponent(s));
+    } catch {
+      return null;
+    }
   }
   const [a, b, c] = seg;
   switch (seg.length) {

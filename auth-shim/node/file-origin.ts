@@ -69,6 +69,10 @@ export class FileOrigin implements Origin {
     clearInterval(this.timer);
   }
 
+  peek(path: string): OriginFile | undefined {
+    return this.hot.get(path);
+  }
+
   async get(path: string): Promise<OriginFile | null> {
     const hot = this.hot.get(path);
     if (hot) return hot;

@@ -1,0 +1,144 @@
+/**
+ * `npm run bench`: the build against its floor, and the shim against a bare Node server, each measured as a
+ * ratio in the same run (these machines are noisy; absolute times are not what the project promises).
+ * Options: --assets N (default all), --seconds S per load (default 5), --connections C (default 10),
+ * --repeats R builds (default 2), --out FILE (default bench/results.json).
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadCatalog } from '../generator/catalog/catalog.js';
+import { writeSite } from '../fixtures/synth/site.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..', '..');
+const arg = (name: string, fallback: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1]! : fallback;
+};
+const assets = Number(arg('assets', '0')) || undefined;
+const seconds = arg('seconds', '5');
+const connections = arg('connections', '10');
+const repeats = Number(arg('repeats', '2'));
+const outFile = arg('out', join(root, 'bench', 'results.json'));
+const KEYS = join(root, 'fixtures', 'keys', 'example-keys.json');
+const AUTH = { 'X-API-Key': 'rr_demo_ultra_key_not_secret' };
+
+function child<T>(script: string, ...args: string[]): T {
+  const r = spawnSync(process.execPath, [join(here, script), ...args], { encoding: 'utf8', maxBuffer: 1 << 24 });
+  if (r.status !== 0) throw new Error(`${script} failed: ${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split('\n').at(-1)!) as T;
+}
+
+const work = mkdtempSync(join(tmpdir(), 'rr-bench-'));
+const site = join(work, 'site');
+const out = join(work, 'public');
+try {
+  const catalog = loadCatalog();
+  const written = await writeSite({ out: site, day: 1, assets, catalog });
+  const siteCatalog = join(site, 'catalog.json');
+  process.stderr.write(`bench: ${written.files.length} pages for ${written.assets.length} assets in ${work}\n`);
+
+  // Build: floor and full build alternate, best of each; then rebuilds where no page changed.
+  type Floor = { ms: number; pages: number; bytes: number };
+  type Build = { ms: number; maxRssMb: number; timings: Record<string, number>; parsed: number };
+  const floors: Floor[] = [];
+  const fulls: Build[] = [];
+  for (let i = 0; i < repeats; i++) {
+    floors.push(child<Floor>('floor.js', site));
+    rmSync(out, { recursive: true, force: true });
+    fulls.push(child<Build>('build-once.js', site, out, siteCatalog));
+  }
+  const rebuilds = Array.from({ length: repeats }, () => child<Build>('build-once.js', site, out, siteCatalog));
+  const floor = floors.reduce((a, b) => (a.ms < b.ms ? a : b));
+  const full = fulls.reduce((a, b) => (a.ms < b.ms ? a : b));
+  const rebuild = rebuilds.reduce((a, b) => (a.ms < b.ms ? a : b));
+  if (rebuild.parsed !== 0) throw new Error('the rebuild parsed pages: the site changed between builds');
+  const mb = floor.bytes / 1e6;
+
+  // Shim: three servers, loaded one at a time from a separate autocannon process.
+  const servers = await Promise.all(['shim', 'bare', 'static'].map((kind) => new Promise<{ kind: string; url: string; kill: () => void }>((resolve, reject) => {
+    const p = spawn(process.execPath, [join(here, 'server.js'), kind, out, KEYS], { stdio: ['ignore', 'pipe', 'inherit'] });
+    p.stdout.once('data', (d: Buffer) => resolve({ kind, url: d.toString().trim(), kill: () => p.kill() }));
+    p.once('error', reject);
+  })));
+  const url = (kind: string) => servers.find((s) => s.kind === kind)!.url;
+  const full365 = JSON.parse(readFileSync(join(out, 'v1/assets/BTC/history/full.json'), 'utf8')).data.rows as { date: string }[];
+  const from = full365[Math.floor(full365.length / 2)]!.date;
+  const bulk = catalog.filter((a) => written.assets.some((w) => w.symbol === a.symbol)).slice(0, 25).map((a) => a.symbol).join(',');
+  type Load = { rps: number; p50: number; p99: number; requests: number; non2xx: number; errors: number };
+  const load = (target: string, headers: Record<string, string> = {}) => child<Load>('load.js', target, JSON.stringify(headers), seconds, connections);
+  // Warm both servers' JIT, then two alternating rounds of the pair that makes the ratio; the better of each.
+  child<Load>('load.js', `${url('shim')}/v1/assets/BTC/risk`, JSON.stringify(AUTH), '1', connections);
+  child<Load>('load.js', `${url('bare')}/`, '{}', '1', connections);
+  const best = (a: Load, b: Load) => (a.rps >= b.rps ? a : b);
+  let shimRisk = load(`${url('shim')}/v1/assets/BTC/risk`, AUTH);
+  let bare = load(`${url('bare')}/`);
+  shimRisk = best(shimRisk, load(`${url('shim')}/v1/assets/BTC/risk`, AUTH));
+  bare = best(bare, load(`${url('bare')}/`));
+  const loads = {
+    shim_risk: shimRisk,
+    bare_node_same_bytes: bare,
+    serve_handler_same_file: load(`${url('static')}/v1/assets/BTC/risk.json`),
+    shim_history_cut: load(`${url('shim')}/v1/assets/BTC/history?limit=50&from=${from}`, AUTH),
+    shim_bulk_25: load(`${url('shim')}/v1/bulk/risk?symbols=${bulk}`, AUTH),
+  };
+  for (const s of servers) s.kill();
+
+  const results = {
+    date: new Date().toISOString().slice(0, 10),
+    machine: { cpus: cpus().length, model: cpus()[0]?.model ?? '', memory_gb: Math.round(totalmem() / 2 ** 30), node: process.version },
+    site: { assets: written.assets.length, pages: floor.pages, megabytes: Number(mb.toFixed(1)) },
+    build: {
+      floor_s: floor.ms / 1000,
+      full_s: full.ms / 1000,
+      ratio_full_to_floor: full.ms / floor.ms,
+      goal_ratio: 2,
+      pages_per_s: floor.pages / (full.ms / 1000),
+      mb_per_s: mb / (full.ms / 1000),
+      peak_rss_mb: Math.max(...fulls.map((f) => f.maxRssMb)),
+      goal_rss_mb: 1024,
+      rebuild_unchanged_s: rebuild.ms / 1000,
+      ratio_rebuild_to_full: rebuild.ms / full.ms,
+      goal_rebuild_ratio: 0.25,
+      full_stages_ms: full.timings,
+      rebuild_stages_ms: rebuild.timings,
+    },
+    shim: {
+      seconds: Number(seconds),
+      connections: Number(connections),
+      ...loads,
+      ratio_shim_to_bare: loads.shim_risk.rps / loads.bare_node_same_bytes.rps,
+      goal_ratio: 0.8,
+    },
+  };
+  mkdirSync(dirname(outFile), { recursive: true });
+  writeFileSync(outFile, JSON.stringify(results, null, 2) + '\n');
+
+  const f = (x: number, d = 2) => x.toFixed(d);
+  const b = results.build;
+  const lines = [
+    `risk-readings bench ${results.date} · ${results.machine.cpus} × ${results.machine.model} · ${results.machine.node}`,
+    `site: ${results.site.assets} assets, ${results.site.pages} pages, ${results.site.megabytes} MB`,
+    '',
+    'build                          value        goal',
+    `floor (read + JSON.parse)      ${f(b.floor_s)} s`,
+    `full build                     ${f(b.full_s)} s`,
+    `  ratio to floor               ${f(b.ratio_full_to_floor)}         <= ${b.goal_ratio}   ${b.ratio_full_to_floor <= b.goal_ratio ? 'met' : 'MISSED'}`,
+    `  pages/s, MB/s                ${f(b.pages_per_s, 0)}, ${f(b.mb_per_s, 1)}`,
+    `  peak RSS                     ${f(b.peak_rss_mb, 0)} MB       < ${b.goal_rss_mb} MB ${b.peak_rss_mb < b.goal_rss_mb ? 'met' : 'MISSED'}`,
+    `rebuild, no page changed       ${f(b.rebuild_unchanged_s)} s`,
+    `  ratio to full build          ${f(b.ratio_rebuild_to_full)}         <= ${b.goal_rebuild_ratio}  ${b.ratio_rebuild_to_full <= b.goal_rebuild_ratio ? 'met' : 'MISSED'}`,
+    '',
+    `shim (${seconds} s each, ${connections} connections)   req/s     p50 ms  p99 ms  non-2xx`,
+    ...Object.entries(loads).map(([k, l]) => `${k.padEnd(34)} ${f(l.rps, 0).padStart(7)}  ${String(l.p50).padStart(6)}  ${String(l.p99).padStart(6)}  ${l.non2xx}`),
+    `  shim / bare                      ${f(results.shim.ratio_shim_to_bare)}      >= ${results.shim.goal_ratio}  ${results.shim.ratio_shim_to_bare >= results.shim.goal_ratio ? 'met' : 'MISSED'}`,
+    '',
+    `written to ${outFile}`,
+  ];
+  process.stdout.write(lines.join('\n') + '\n');
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}

@@ -1,0 +1,32 @@
+/** One server under load, in its own process: `shim`, `bare` (node:http sending the same bytes) or `static` (serve-handler). Prints its URL. */
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { join } from 'node:path';
+import handler from 'serve-handler';
+import { startServer } from '../auth-shim/node/server.js';
+
+const [kind, publicDir, keysFile] = process.argv.slice(2) as [string, string, string];
+const listen = (server: ReturnType<typeof createServer>) =>
+  new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as { port: number }).port}`)));
+
+let url: string;
+if (kind === 'shim') {
+  // Every request is counted for real; the clock moves a minute per 50 requests so the load never meets the
+  // ultra plan's 60 per minute (a load test from one key would otherwise measure 429s).
+  let t = Date.UTC(2026, 9, 14);
+  let n = 0;
+  url = (await startServer({ publicDir, keysFile, port: 0, watchMs: 0, now: () => (n++ % 50 === 0 ? (t += 61_000) : t) })).url;
+} else if (kind === 'bare') {
+  const body = readFileSync(join(publicDir, 'v1/assets/BTC/risk.json'));
+  const manifest = JSON.parse(readFileSync(join(publicDir, 'v1/_manifest.json'), 'utf8'));
+  // The same response as the shim's, headers included (the RateLimit values fixed): the same bytes on the wire.
+  const headers = {
+    'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(body.length), ETag: `"${manifest.files['assets/BTC/risk.json'].sha256}"`,
+    'Cache-Control': 'private, max-age=60', Vary: 'x-api-key, x-marketplace-key', 'RateLimit-Limit': '60', 'RateLimit-Remaining': '59', 'RateLimit-Reset': '30',
+  };
+  url = await listen(createServer((_req, res) => { res.writeHead(200, headers); res.end(body); }));
+} else {
+  url = await listen(createServer((req, res) => handler(req, res, { public: publicDir })));
+}
+process.stdout.write(url + '\n');
+process.on('SIGINT', () => process.exit(0));
