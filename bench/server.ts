@@ -15,7 +15,14 @@ if (kind === 'shim') {
   // ultra plan's 60 per minute (a load test from one key would otherwise measure 429s).
   let t = Date.UTC(2026, 9, 14);
   let n = 0;
-  url = (await startServer({ publicDir, keysFile, port: 0, watchMs: 0, now: () => (n++ % 50 === 0 ? (t += 61_000) : t) })).url;
+  // A month passes every 400,000 requests, under the ultra plan's 500,000 a month.
+  const clock = () => {
+    n++;
+    if (n % 400_000 === 0) t += 31 * 86_400_000;
+    if (n % 50 === 0) t += 61_000;
+    return t;
+  };
+  url = (await startServer({ publicDir, keysFile, port: 0, watchMs: 0, now: clock })).url;
 } else if (kind === 'bare') {
   const body = readFileSync(join(publicDir, 'v1/assets/BTC/risk.json'));
   const manifest = JSON.parse(readFileSync(join(publicDir, 'v1/_manifest.json'), 'utf8'));

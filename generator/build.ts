@@ -17,14 +17,14 @@ import { FREE_TIER_SIZE, PLANS, PRECOMPUTED_PAGES } from './contract/plans.js';
 import { universeSummary } from './api/summary.js';
 import { openApiDocument } from './openapi/document.js';
 import { toJson } from './output/json.js';
-import { manifest, type Manifest } from './output/manifest.js';
+import { manifest, sha256, type Manifest } from './output/manifest.js';
 import { TREE } from './contract/tree.js';
 import { validateTree } from './output/validate.js';
 import { readTreeFile, writeTree } from './output/write-tree.js';
-import { packageRoot } from './paths.js';
+import { defaultCatalogPath, packageRoot } from './paths.js';
 import { discover, KIND_MODEL } from './site/discover.js';
 import { MODELS } from './site/models.js';
-import { readSite, type ParseCache } from './site/read-site.js';
+import { PARSER_VERSION, readSite, type ParseCache } from './site/read-site.js';
 import { parsePage } from './site/parse-page.js';
 import type { PageKind, PageResult, SectorReadings } from './site/readings.js';
 
@@ -111,6 +111,19 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
   }
   const reportSoFar = { assets: catalog.length, pages_read: found.pages.length, pages_parsed: site.parsed, pages_reused: site.reused, warnings, errors, ignored: found.ignored };
   if (errors.length && !opts.keepGoing) throw new BuildError(`${errors.length} page(s) could not be read; the previous tree is untouched`, reportSoFar, errors);
+
+  // Nothing read differs from what produced the previous tree: a build is idempotent, so that tree is the
+  // answer. Its files are re-linked (each checked against its manifest) and only the manifest is rewritten.
+  const inputs = errors.length ? null : inputFingerprint(opts.catalog ?? defaultCatalogPath(), site.cache);
+  if (inputs && prevCache?.last_build?.inputs === inputs) {
+    const reused = await reuseTree(previousDir, opts.out, prevCache.last_build.tree, at);
+    if (reused) {
+      await writeFile(join(opts.out, CACHE_FILE), JSON.stringify({ ...site.cache, last_build: { inputs, tree: reused.tree } }));
+      lap('unchanged');
+      timings.files_linked = reused.linked;
+      return { ...reportSoFar, files_written: reused.files, sector_sources: prevSectorSources(prevCache), timings };
+    }
+  }
 
   const prevRisk = async (symbol: string) => (await readTreeFile<{ data: AssetRisk }>(previousDir, TREE.risk(symbol)))?.data;
   const byKind = (kind: PageKind) => [...site.results.values()].filter((r) => r.kind === kind);
@@ -264,7 +277,7 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
   const sizes = new Map(Object.entries(prevManifest?.files ?? {}).map(([p, e]) => [p, e.size]));
   const { linked } = await writeTree(opts.out, texts, { dir: previousDir, paths: unchanged, sizes });
   timings.files_linked = linked;
-  await writeFile(join(opts.out, CACHE_FILE), JSON.stringify(site.cache));
+  await writeFile(join(opts.out, CACHE_FILE), JSON.stringify({ ...site.cache, last_build: inputs ? { inputs, tree: treeHash(tree) } : undefined, sector_sources: sectorSources }));
   lap('write');
   return { ...reportSoFar, files_written: texts.size, sector_sources: sectorSources, timings };
 }
@@ -278,6 +291,28 @@ async function restoreArchives(dir: string, pages: AssetPages): Promise<void> {
     if ('result' in outcome) pages[kind] = { ...page, archive: outcome.result.archive };
   }
 }
+
+/** Everything a build reads besides the previous tree: page bytes, the catalogue, the code that reads them. */
+function inputFingerprint(catalogFile: string, cache: ParseCache): string {
+  const pages = Object.entries(cache.pages).map(([f, e]) => `${f}:${e.hash}`).sort().join('\n');
+  return sha256([renderVersion(), PARSER_VERSION, sha256(readFileSync(catalogFile)), pages].join('\n'));
+}
+
+/** A tree's identity: the hashes of all its files but the manifest (whose build time differs). */
+const treeHash = (m: Manifest) => sha256(JSON.stringify(m.files));
+
+async function reuseTree(previousDir: string, out: string, expectedTree: string, at: string): Promise<{ files: number; linked: number; tree: string } | null> {
+  const prev = await readTreeFile<Manifest>(previousDir, TREE.manifest);
+  if (!prev || treeHash(prev) !== expectedTree) return null;
+  const paths = new Set(Object.keys(prev.files));
+  const sizes = new Map(Object.entries(prev.files).map(([p, e]) => [p, e.size]));
+  const texts = new Map<string, string>([[TREE.manifest, toJson({ ...prev, built_at: at })]]);
+  for (const p of paths) texts.set(p, '');
+  const { linked } = await writeTree(out, texts, { dir: previousDir, paths, sizes, strict: true });
+  return linked === paths.size ? { files: texts.size, linked, tree: expectedTree } : null;
+}
+
+const prevSectorSources = (cache: ParseCache) => (cache as ParseCache & { sector_sources?: Record<string, string | null> }).sector_sources ?? {};
 
 function carriedTwapRisk(prev: AssetRisk): PageResult {
   const t = prev.twap!;

@@ -13,7 +13,11 @@ export interface Reuse {
   dir: string;
   paths: Set<string>;
   sizes: Map<string, number>;
+  /** Every reused path must link: on the first that cannot, give up and leave the live tree alone. */
+  strict?: boolean;
 }
+
+export class ReuseRefused extends Error {}
 
 async function reusable(reuse: Reuse | undefined, path: string): Promise<string | null> {
   if (!reuse?.paths.has(path)) return null;
@@ -43,21 +47,28 @@ export async function writeTree(outDir: string, files: Map<string, string>, reus
   for (let i = 0; i < dirs.length; i += 64) await Promise.all(dirs.slice(i, i + 64).map((d) => mkdir(d, { recursive: true })));
   const entries = [...files.entries()];
   let linked = 0;
-  // Bounded parallel writes: fast on a thousand small files without exhausting descriptors.
-  for (let i = 0; i < entries.length; i += 64) {
-    await Promise.all(entries.slice(i, i + 64).map(async ([path, text]) => {
-      const from = await reusable(reuse, path);
-      if (from) {
-        try {
-          await link(from, join(staging, path));
-          linked++;
-          return;
-        } catch {
-          // another filesystem, or no hard links here: write it
+  try {
+    // Bounded parallel writes: fast on a thousand small files without exhausting descriptors.
+    for (let i = 0; i < entries.length; i += 64) {
+      await Promise.all(entries.slice(i, i + 64).map(async ([path, text]) => {
+        const from = await reusable(reuse, path);
+        if (from) {
+          try {
+            await link(from, join(staging, path));
+            linked++;
+            return;
+          } catch {
+            // another filesystem, or no hard links here: write it
+          }
         }
-      }
-      await writeFile(join(staging, path), text);
-    }));
+        if (reuse?.strict && reuse.paths.has(path)) throw new ReuseRefused(path);
+        await writeFile(join(staging, path), text);
+      }));
+    }
+  } catch (e) {
+    await rm(staging, { recursive: true, force: true });
+    if (e instanceof ReuseRefused) return { linked: -1 };
+    throw e;
   }
   const live = join(outDir, 'v1');
   if (existsSync(live)) await rename(live, old);

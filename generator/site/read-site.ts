@@ -21,7 +21,12 @@ export const PARSER_VERSION = 2;
 const withoutArchive = ({ archive: _archive, ...rest }: PageResult): PageResult => rest;
 
 export interface CacheEntry { size: number; mtimeMs: number; hash: string; result: PageResult }
-export interface ParseCache { parser_version: number; pages: Record<string, CacheEntry> }
+export interface ParseCache {
+  parser_version: number;
+  pages: Record<string, CacheEntry>;
+  /** What the build that wrote this cache read (its inputs' fingerprint) and wrote (its tree's manifest hash). */
+  last_build?: { inputs: string; tree: string };
+}
 
 export interface SiteRead {
   results: Map<string, PageResult>;

@@ -54,7 +54,7 @@ describe('edge entry under workerd', () => {
   it('applies credentials, plans and the error vocabulary', async () => {
     const codes = async (path: string, headers: Record<string, string>, method = 'GET') => {
       const r = await call(path, headers, method);
-      return [r.status, r.status === 200 ? 'ok' : (await r.json()).error.code];
+      return [r.status, r.status === 200 ? 'ok' : ((await r.json()) as { error: { code: string } }).error.code];
     };
     expect(await codes('/v1/assets/BTC/risk', {})).toEqual([401, 'unauthorized']);
     expect(await codes('/v1/assets/SPY/risk', { 'X-API-Key': KEY.basic })).toEqual([403, 'plan_required']);
@@ -67,7 +67,7 @@ describe('edge entry under workerd', () => {
   });
 
   it('cuts a history page from the ledger read over HTTP', async () => {
-    const body = await (await call('/v1/assets/ETH/history?limit=3&from=2026-01-01', { 'X-API-Key': KEY.ultra })).json();
+    const body = (await (await call('/v1/assets/ETH/history?limit=3&from=2026-01-01', { 'X-API-Key': KEY.ultra })).json()) as { data: { rows: unknown[]; next_cursor: string } };
     const all = treeJson(out, 'assets/ETH/history/full.json').data.rows.filter((r: { date: string }) => r.date >= '2026-01-01');
     expect(body.data.rows).toEqual(all.slice(0, 3));
     expect(body.data.next_cursor).toBe(all[2].date);

@@ -162,6 +162,31 @@ describe('rebuilds', () => {
     expect(await checkTree(t)).toEqual([]);
   });
 
+  it('with nothing changed re-links the whole previous tree and rewrites only the manifest', async () => {
+    const t = join(root, 'idle');
+    await buildSmall(day(2), t, { now: '2026-10-15T00:30:00Z' });
+    const before = treeHashes(t);
+    const report = await buildSmall(day(2), t, { now: '2026-10-15T08:30:00Z' });
+    expect(report.timings.unchanged).toBeGreaterThanOrEqual(0);
+    expect(report.timings.files_linked).toBe(report.files_written - 1);
+    const after = treeHashes(t);
+    expect([...after.keys()]).toEqual([...before.keys()]);
+    for (const [p, h] of after) if (p !== '_manifest.json') expect(h, p).toBe(before.get(p));
+    expect(readJson(join(t, 'v1/_manifest.json')).built_at).toBe('2026-10-15T08:30:00Z');
+    expect(await checkTree(t)).toEqual([]);
+  });
+
+  it('a different catalogue is a different input: the tree is built again, not re-linked', async () => {
+    const t = join(root, 'idle');
+    const catalogFile = join(root, 'catalog-renamed.json');
+    const cat = readJson(join(day(2), 'catalog.json'));
+    cat.assets.find((a: { symbol: string }) => a.symbol === 'ADA').name = 'Cardano (ADA)';
+    writeFileSync(catalogFile, JSON.stringify(cat));
+    const report = await buildSmall(day(2), t, { catalog: catalogFile, now: '2026-10-15T08:30:00Z' });
+    expect(report.timings.unchanged).toBeUndefined();
+    expect(readJson(join(t, 'v1/assets/ADA/risk.json')).data.name).toBe('Cardano (ADA)');
+  });
+
   it('a build that starts a ledger from cached readings still mines the weekly archive', async () => {
     const t = join(root, 'from-cache');
     await buildSmall(day(1), t);
