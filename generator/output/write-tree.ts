@@ -45,7 +45,9 @@ export async function writeTree(outDir: string, files: Map<string, string>, reus
   await rm(staging, { recursive: true, force: true });
   const dirs = [...new Set([...files.keys()].map((f) => dirname(join(staging, f))))];
   for (let i = 0; i < dirs.length; i += 64) await Promise.all(dirs.slice(i, i + 64).map((d) => mkdir(d, { recursive: true })));
-  const entries = [...files.entries()];
+  // The manifest goes last: a file newer than its manifest is one edited by hand, never reused (see Reuse).
+  const entries = [...files.entries()].filter(([p]) => p !== '_manifest.json');
+  const manifestText = files.get('_manifest.json');
   let linked = 0;
   try {
     // Bounded parallel writes: fast on a thousand small files without exhausting descriptors.
@@ -65,6 +67,7 @@ export async function writeTree(outDir: string, files: Map<string, string>, reus
         await writeFile(join(staging, path), text);
       }));
     }
+    if (manifestText !== undefined) await writeFile(join(staging, '_manifest.json'), manifestText);
   } catch (e) {
     await rm(staging, { recursive: true, force: true });
     if (e instanceof ReuseRefused) return { linked: -1 };

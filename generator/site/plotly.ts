@@ -180,24 +180,42 @@ export function traceNamed(traces: Trace[], name: string, file: string): Trace {
   return t;
 }
 
-/** A dated series: x dates with y values (NaN where missing). */
+/**
+ * A dated series: the raw x strings (`YYYY-MM-DD...`) with y values (NaN where missing). Dates are cut from x
+ * only where a reading needs one: slicing every point of every trace is most of what parsing would allocate.
+ */
 export interface Series {
-  dates: string[];
+  x: string[];
   values: Float64Array;
 }
 
+/** The date (`YYYY-MM-DD`) of point i. */
+export const dateAt = (s: Series, i: number): string => s.x[i]!.slice(0, 10);
+
+/** x as strings that start with a date; the full pattern is checked on the first and last points. */
+function rawDates(trace: Trace, file: string): string[] {
+  const x = trace.x;
+  const field = `trace "${trace.name ?? '(unnamed)'}" x`;
+  if (!Array.isArray(x)) throw new PageError(file, field, 'expected an array of dates');
+  for (const i of [0, x.length - 1]) {
+    if (x.length && (typeof x[i] !== 'string' || !/^\d{4}-\d{2}-\d{2}/.test(x[i] as string))) throw new PageError(file, field, `expected a date, found ${describe(x[i])}`);
+  }
+  for (const d of x) if (typeof d !== 'string' || d.charCodeAt(4) !== 45 || d.charCodeAt(7) !== 45) throw new PageError(file, field, `expected a date, found ${describe(d)}`);
+  return x as string[];
+}
+
 export function series(trace: Trace, file: string): Series {
-  const d = dates(trace, file);
+  const x = rawDates(trace, file);
   const v = numbers(trace.y, file, `trace "${trace.name ?? '(unnamed)'}" y`);
-  if (v.length !== d.length) throw new PageError(file, `trace "${trace.name ?? '(unnamed)'}"`, `${d.length} dates but ${v.length} values`);
-  return { dates: d, values: v };
+  if (v.length !== x.length) throw new PageError(file, `trace "${trace.name ?? '(unnamed)'}"`, `${x.length} dates but ${v.length} values`);
+  return { x, values: v };
 }
 
 /** Last point of a series whose value is a number (the data's end, ignoring trailing gaps). */
 export function lastPoint(s: Series, file: string, field: string): { date: string; value: number } {
   for (let i = s.values.length - 1; i >= 0; i--) {
     const v = s.values[i]!;
-    if (Number.isFinite(v)) return { date: s.dates[i]!, value: v };
+    if (Number.isFinite(v)) return { date: dateAt(s, i), value: v };
   }
   throw new PageError(file, field, 'the series holds no number');
 }
@@ -207,8 +225,9 @@ export function lastPoint(s: Series, file: string, field: string): { date: strin
  * the same x (the lines of one chart usually do): checked first, so aligned lookups cost nothing.
  */
 export function valueAt(s: Series, date: string, hint = -1): number {
-  const i = s.dates[hint] === date ? hint : s.dates.lastIndexOf(date);
-  return i < 0 ? NaN : s.values[i]!;
+  if (s.x[hint]?.startsWith(date)) return s.values[hint]!;
+  for (let i = s.x.length - 1; i >= 0; i--) if (s.x[i]!.startsWith(date)) return s.values[i]!;
+  return NaN;
 }
 
 /** Name-pattern traces (`Risk Level 1..10`, `Risk Level 0.5-0.6`): the one whose x holds `date`, with its point index. */
@@ -216,15 +235,15 @@ export function bandHolding(traces: Trace[], pattern: RegExp, date: string, file
   for (const t of traces) {
     const m = typeof t.name === 'string' ? pattern.exec(t.name) : null;
     if (!m) continue;
-    const idx = dates(t, file).lastIndexOf(date);
-    if (idx >= 0) return { trace: t, match: m, index: idx };
+    const x = rawDates(t, file);
+    for (let idx = x.length - 1; idx >= 0; idx--) if (x[idx]!.startsWith(date)) return { trace: t, match: m, index: idx };
   }
   return null;
 }
 
 /**
- * For each wanted date, which band trace holds it and where: one pass over every band trace, for mining
- * weekly history. Compares the raw x strings, so the thousands of unwanted points cost no allocation.
+ * For each wanted point (by its raw x string, as the chart's other traces write it), which band trace holds it
+ * and where: one pass over every band trace, for mining weekly history, with no allocation per point.
  */
 export function bandIndex(traces: Trace[], pattern: RegExp, wanted: Iterable<string>, file: string): Map<string, { match: RegExpExecArray; trace: Trace; index: number }> {
   const out = new Map<string, { match: RegExpExecArray; trace: Trace; index: number }>();
@@ -232,13 +251,8 @@ export function bandIndex(traces: Trace[], pattern: RegExp, wanted: Iterable<str
   for (const t of traces) {
     const m = typeof t.name === 'string' ? pattern.exec(t.name) : null;
     if (!m) continue;
-    if (!Array.isArray(t.x)) throw new PageError(file, `trace "${t.name}" x`, 'expected an array of dates');
-    const x = t.x as unknown[];
-    for (let i = 0; i < x.length; i++) {
-      const raw = x[i];
-      const d = typeof raw === 'string' ? (raw.length === 10 ? raw : raw.slice(0, 10)) : '';
-      if (want.has(d)) out.set(d, { match: m, trace: t, index: i });
-    }
+    const x = rawDates(t, file);
+    for (let i = 0; i < x.length; i++) if (want.has(x[i]!)) out.set(x[i]!, { match: m, trace: t, index: i });
   }
   return out;
 }
@@ -251,3 +265,6 @@ export function customRow(trace: Trace, index: number, file: string): Float64Arr
   if (index >= m.rows) throw new PageError(file, `trace "${trace.name ?? '(unnamed)'}" customdata`, `${m.rows} rows, no row ${index}`);
   return m.data.subarray(index * m.cols, (index + 1) * m.cols);
 }
+
+/** Every date of a series (for callers that need them all, such as tests). */
+export const allDates = (s: Series): string[] => s.x.map((d) => d.slice(0, 10));

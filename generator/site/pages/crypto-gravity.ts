@@ -23,7 +23,7 @@ export function parseCryptoGravity(html: string, file: string): PageResult {
   if (level === undefined) throw new PageError(file, 'card "Gravity Risk (0-100)" colour', `no level colour and no "Risk Level k" trace holds ${end.date}`);
 
   const common = { as_of, as_of_basis: 'page_stamp' as const, model: MODELS.gravityCrypto, source_page: file };
-  const weeks = lastOfWeek(price.dates, (i) => Number.isFinite(price.values[i]!));
+  const weeks = lastOfWeek(price.x, (i) => Number.isFinite(price.values[i]!));
   return {
     file, kind: 'crypto_gravity', symbol: null,
     gravity: validated(GravityReading, { score, risk_level: level, verdict: verdict(score, 'CRYPTO'), ...common }, file, 'gravity'),

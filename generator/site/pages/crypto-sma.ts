@@ -25,11 +25,11 @@ export function parseCryptoSma(html: string, file: string): PageResult {
   const band = bandHolding(fig.traces, BAND, end.date, file);
   if (!band) throw new PageError(file, 'trace "Risk Level a-b"', `no band trace holds the last price date ${end.date}`);
 
-  const weeks = lastOfWeek(price.dates);
-  const bands = bandIndex(fig.traces, BAND, [...weeks.values()].map((i) => price.dates[i]!), file);
+  const weeks = lastOfWeek(price.x);
+  const bands = bandIndex(fig.traces, BAND, [...weeks.values()].map((i) => price.x[i]!), file);
   const archive: Archive = {};
   for (const [week, i] of weeks) {
-    const hit = bands.get(price.dates[i]!);
+    const hit = bands.get(price.x[i]!);
     if (!hit) continue;
     const risk = customRow(hit.trace, hit.index, file)[0]!;
     archive[week] = { sma_composite: Number.isFinite(risk) ? round2(risk * 100) : null };

@@ -23,11 +23,11 @@ export function parseCryptoTwapRisk(html: string, file: string): PageResult {
 
   const price = series(traceNamed(fig.traces, 'Price Trend', file), file);
   lastPoint(price, file, 'trace "Price Trend"');
-  const weeks = lastOfWeek(price.dates);
-  const bands = bandIndex(fig.traces, /^Risk Level (\d+)$/, [...weeks.values()].map((i) => price.dates[i]!), file);
+  const weeks = lastOfWeek(price.x);
+  const bands = bandIndex(fig.traces, /^Risk Level (\d+)$/, [...weeks.values()].map((i) => price.x[i]!), file);
   const archive: Archive = {};
   for (const [week, i] of weeks) {
-    const hit = bands.get(price.dates[i]!);
+    const hit = bands.get(price.x[i]!);
     if (!hit) continue;
     const premium = customRow(hit.trace, hit.index, file)[0]!;
     archive[week] = { twap_risk_level: Number(hit.match[1]), twap_premium_pct: Number.isFinite(premium) ? round2(premium) : null };

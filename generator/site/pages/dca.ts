@@ -6,7 +6,7 @@ import { PageError } from '../errors.js';
 import { findCard, loadChrome } from '../html.js';
 import { MODELS, bandMidpoint } from '../models.js';
 import { parsePrinted, round2, sig8 } from '../numbers.js';
-import { bandHolding, bandIndex, lastPoint, readFigure, series, valueAt, type Series, type Trace } from '../plotly.js';
+import { bandHolding, bandIndex, dateAt, lastPoint, readFigure, series, valueAt, type Series, type Trace } from '../plotly.js';
 import { DcaReading, validated, type Archive, type PageResult } from '../readings.js';
 import { lastOfWeek } from '../weekly.js';
 
@@ -24,7 +24,7 @@ function line(traces: Trace[], names: readonly string[], file: string): Series |
 
 const at = (s: Series | null, date: string): number | null => {
   if (!s) return null;
-  const v = valueAt(s, date, s.dates.length - 1);
+  const v = valueAt(s, date, s.x.length - 1);
   return Number.isFinite(v) ? sig8(v) : null;
 };
 
@@ -56,12 +56,12 @@ export function parseDca(html: string, file: string): PageResult {
     premium_source = 'unavailable';
   }
 
-  const weeks = lastOfWeek(price.dates, (k) => Number.isFinite(price.values[k]!));
-  const bands = bandIndex(fig.traces, BAND, [...weeks.values()].map((i) => price.dates[i]!), file);
+  const weeks = lastOfWeek(price.x, (k) => Number.isFinite(price.values[k]!));
+  const bands = bandIndex(fig.traces, BAND, [...weeks.values()].map((i) => price.x[i]!), file);
   const archive: Archive = {};
   for (const [week, i] of weeks) {
-    const d = price.dates[i]!;
-    const hit = bands.get(d);
+    const d = dateAt(price, i);
+    const hit = bands.get(price.x[i]!);
     const f = fair ? valueAt(fair, d, i) : NaN;
     archive[week] = {
       dca_band: hit ? hit.match[1]! : null,

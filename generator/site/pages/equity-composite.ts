@@ -1,7 +1,7 @@
 /** `{ID}_Composite_SMA_Risk.html`: the weekly 20/100/200-week composite (0-1 on the page, x100 in the API). */
 import { MODELS, tenthBand } from '../models.js';
 import { round2, sig8 } from '../numbers.js';
-import { lastPoint, readFigure, series, traceNamed } from '../plotly.js';
+import { dateAt, lastPoint, readFigure, series, traceNamed } from '../plotly.js';
 import { SmaReading, validated, type Archive, type PageResult } from '../readings.js';
 
 export function parseEquityComposite(html: string, file: string): PageResult {
@@ -10,10 +10,9 @@ export function parseEquityComposite(html: string, file: string): PageResult {
   const end = lastPoint(composite, file, 'trace "Normalized Composite Risk"');
   const page_value = sig8(end.value);
   const archive: Archive = {};
-  composite.dates.forEach((d, i) => {
-    const v = composite.values[i]!;
+  composite.values.forEach((v, i) => {
     // Weekly bars are already labelled by their closing Sunday.
-    if (Number.isFinite(v)) archive[d] = { sma_composite: round2(v * 100) };
+    if (Number.isFinite(v)) archive[dateAt(composite, i)] = { sma_composite: round2(v * 100) };
   });
   return {
     file, kind: 'equity_sma_composite', symbol: null,

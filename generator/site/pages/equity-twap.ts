@@ -21,11 +21,11 @@ export function parseEquityTwap(html: string, file: string): PageResult {
   const level = band ? Number(band.match[1]) : Math.min(10, Math.floor(score / 10) + 1);
   const common = { as_of: end.date, as_of_basis: 'trace_end' as const, model: MODELS.gravityEquity, source_page: file };
 
-  const weeks = lastOfWeek(price.dates, (k) => Number.isFinite(price.values[k]!));
-  const levels = bandIndex(fig.traces, LEVEL, [...weeks.values()].map((i) => price.dates[i]!), file);
+  const weeks = lastOfWeek(price.x, (k) => Number.isFinite(price.values[k]!));
+  const levels = bandIndex(fig.traces, LEVEL, [...weeks.values()].map((i) => price.x[i]!), file);
   const archive: Archive = {};
   for (const [week, i] of weeks) {
-    const hit = levels.get(price.dates[i]!);
+    const hit = levels.get(price.x[i]!);
     const row = hit ? customRow(hit.trace, hit.index, file) : undefined;
     archive[week] = {
       price: sig8(price.values[i]!),

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { bandHolding, dates, decodeNumbers, lastPoint, readFigures, series } from '../../../generator/site/plotly.js';
+import { allDates } from '../../../generator/site/plotly.js';
 
 const b64 = (arr: ArrayBufferView) => Buffer.from(arr.buffer, arr.byteOffset, arr.byteLength).toString('base64');
 const page = (traces: string) => `<html><script>Plotly.newPlot(\n   "id-1",   ${traces},  {"layout":1}, {"responsive":true})</script></html>`;
@@ -13,7 +14,7 @@ describe('readFigures', () => {
     expect(figs).toHaveLength(2);
     expect(figs[0]!.traces[0]!.name).toBe('A <b>');
     const s = series(figs[0]!.traces[0]!, 'p.html');
-    expect(s.dates).toEqual(['2026-01-01', '2026-01-02', '2026-01-03']);
+    expect(allDates(s)).toEqual(['2026-01-01', '2026-01-02', '2026-01-03']);
     expect(Array.from(s.values)).toEqual([1.5, NaN, 3]);
     expect(figs[1]!.traces[0]!.value).toBe(3);
   });
@@ -68,8 +69,8 @@ describe('decodeNumbers', () => {
 
 describe('series helpers', () => {
   it('takes the last point that is a number as the data end', () => {
-    expect(lastPoint({ dates: ['a', 'b', 'c'], values: Float64Array.from([1, 2, NaN]) }, 'f', 's')).toEqual({ date: 'b', value: 2 });
-    expect(() => lastPoint({ dates: ['a'], values: Float64Array.from([NaN]) }, 'f', 's')).toThrow(/holds no number/);
+    expect(lastPoint({ x: ['2026-01-01', '2026-01-02', '2026-01-03'], values: Float64Array.from([1, 2, NaN]) }, 'f', 's')).toEqual({ date: '2026-01-02', value: 2 });
+    expect(() => lastPoint({ x: ['2026-01-01'], values: Float64Array.from([NaN]) }, 'f', 's')).toThrow(/holds no number/);
   });
   it('finds the band trace whose x holds a date', () => {
     const traces = [
