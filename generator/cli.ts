@@ -70,6 +70,28 @@ export function program(): Command {
       if (problems.length) process.exitCode = 1;
     });
 
+  cli.command('diff')
+    .description('what changed between two built trees: 0 none, 1 changes, 2 trouble, 3 a published history row changed or vanished')
+    .argument('<old>', 'the older tree (a folder holding v1/)')
+    .argument('<new>', 'the newer tree')
+    .option('--json', 'the same report as data')
+    .option('--asset <symbol>', 'only this asset\'s readings, history and catalogue entries')
+    .action(async (oldDir: string, newDir: string, o) => {
+      const { compareTrees, exitStatus } = await import('./diff/compare.js');
+      const { asJson, human } = await import('./diff/format.js');
+      const { diskLoader, TreeTrouble } = await import('./diff/loader.js');
+      try {
+        const result = await compareTrees(diskLoader(resolve(oldDir)), diskLoader(resolve(newDir)), o.asset?.toUpperCase());
+        const status = exitStatus(result);
+        process.stdout.write(o.json ? asJson(result, status) : human(result, !!process.stdout.isTTY && !process.env.NO_COLOR));
+        process.exitCode = status;
+      } catch (e) {
+        if (!(e instanceof TreeTrouble)) throw e;
+        process.stderr.write(`risk-readings diff: ${e.message}\n`);
+        process.exitCode = 2;
+      }
+    });
+
   cli.command('serve')
     .description('run the auth shim over a built tree')
     .requiredOption('--public <dir>', 'the folder holding v1/')

@@ -1,0 +1,33 @@
+/** Reads a built tree from disk for the diff: the manifest up front, other files only when asked. */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { TREE } from '../contract/tree.js';
+import type { Manifest } from '../output/manifest.js';
+import type { Loader } from './compare.js';
+
+export class TreeTrouble extends Error {}
+
+export function diskLoader(dir: string): Loader {
+  const read = async <T>(path: string): Promise<T | undefined> => {
+    let text: string;
+    try {
+      text = await readFile(join(dir, 'v1', path), 'utf8');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw new TreeTrouble(`${join(dir, 'v1', path)}: ${(e as Error).message}`);
+    }
+    try {
+      return JSON.parse(text) as T;
+    } catch (e) {
+      throw new TreeTrouble(`${join(dir, 'v1', path)}: not JSON (${(e as Error).message})`);
+    }
+  };
+  return {
+    manifest: async () => {
+      const m = await read<Manifest>(TREE.manifest);
+      if (!m?.files) throw new TreeTrouble(`${join(dir, 'v1', TREE.manifest)}: no manifest here; is ${dir} a built tree (a folder holding v1/)?`);
+      return m;
+    },
+    json: read,
+  };
+}

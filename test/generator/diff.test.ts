@@ -1,0 +1,171 @@
+/** `diff` on trees built from the fixture site: the changes reported are the ones the synthesizer made. */
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { CATALOG, ROOT, SMALL, buildSmall, readJson, smallSite, tempDir } from '../helpers.js';
+import { pageFiles, renderAssetPage, siteContext } from '../../fixtures/synth/site.js';
+import { ranking } from '../../fixtures/synth/pages/market.js';
+import { compareTrees, exitStatus, type Change } from '../../generator/diff/compare.js';
+import { diskLoader } from '../../generator/diff/loader.js';
+import { sha256 } from '../../generator/output/manifest.js';
+import { sig8 } from '../../generator/site/numbers.js';
+
+const root = tempDir('rr-diff-');
+const crypto = CATALOG.filter((a) => a.asset_class === 'CRYPTO');
+// Day 3 swaps ranks 10 and 11: the site needs the eleven largest for the free tier (ten of them) to move.
+const day3 = ranking(crypto, siteContext(CATALOG, { day: 3 }).day, 3, 'risk-readings');
+const tenth = day3[9]!.asset.symbol;
+const eleventh = day3[10]!.asset.symbol;
+const SYMBOLS = [...new Set([...SMALL, ...day3.slice(0, 11).map((r) => r.asset.symbol)])];
+const dir = (n: string) => join(root, n);
+const diff = async (a: string, b: string, only?: string) => compareTrees(diskLoader(dir(a)), diskLoader(dir(b)), only);
+const find = (cs: Change[], subject: string, field: string) => cs.find((c) => c.subject === subject && c.field === field);
+
+/** Edit one JSON file of a built tree and keep its manifest entry true, as a rebuild would. */
+function rewrite(tree: string, path: string, edit: (doc: any) => void) { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const file = join(dir(tree), 'v1', path);
+  const doc = JSON.parse(readFileSync(file, 'utf8'));
+  edit(doc);
+  const text = JSON.stringify(doc, null, 2) + '\n';
+  writeFileSync(file, text);
+  const mfile = join(dir(tree), 'v1', '_manifest.json');
+  const m = JSON.parse(readFileSync(mfile, 'utf8'));
+  m.files[path] = { size: Buffer.byteLength(text), sha256: sha256(text) };
+  writeFileSync(mfile, JSON.stringify(m));
+}
+
+beforeAll(async () => {
+  for (const d of [2, 3]) await smallSite(dir(`site${d}`), d, '2025-06-01', SYMBOLS);
+  await buildSmall(dir('site2'), dir('A'), { now: '2026-10-15T00:30:00Z' });
+  await buildSmall(dir('site3'), dir('B'), { previous: dir('A'), now: '2026-10-16T00:30:00Z' });
+});
+
+describe('diff between two publication days', () => {
+  it('reports each price move the synthesizer made, old → new with the change', async () => {
+    const r = await diff('A', 'B');
+    const two = siteContext(CATALOG, { day: 2, historyStart: '2025-06-01' });
+    const three = siteContext(CATALOG, { day: 3, historyStart: '2025-06-01' });
+    for (const s of ['BTC', 'ETH', 'SPY']) {
+      const a = CATALOG.find((x) => x.symbol === s)!;
+      const [p2, p3] = [sig8(two.path(a).prices.at(-1)!), sig8(three.path(a).prices.at(-1)!)];
+      expect(find(r.changes, s, 'price.value')).toMatchObject({ group: 'readings', old: p2, new: p3, delta: Math.round((p3 - p2) * 1e8) / 1e8 });
+    }
+    expect(find(r.changes, 'BTC', 'as_of')).toMatchObject({ old: '2026-10-14T23:58:00Z', new: '2026-10-15T23:58:00Z' });
+    const g = find(r.changes, 'BTC', 'gravity.score');
+    const [ga, gb] = [readJson(join(dir('A'), 'v1/assets/BTC/risk.json')).data.gravity.score, readJson(join(dir('B'), 'v1/assets/BTC/risk.json')).data.gravity.score];
+    if (ga !== gb) expect(g).toMatchObject({ old: ga, new: gb });
+    else expect(g).toBeUndefined();
+  });
+
+  it('reports the free tier moving when ranks 10 and 11 trade places', async () => {
+    const r = await diff('A', 'B');
+    expect(r.changes.filter((c) => c.group === 'catalogue' && c.field === 'free_tier').map((c) => [c.subject, c.new])).toEqual(expect.arrayContaining([[tenth, true], [eleventh, false]])); // ranking() is already day 3's: the new tenth joined
+  });
+
+  it('counts one history row added per asset, flags none, and moves summaries; exit status 1', async () => {
+    const r = await diff('A', 'B');
+    const added = r.changes.filter((c) => c.group === 'history');
+    expect(added.map((c) => c.subject).sort()).toEqual([...SYMBOLS].sort());
+    expect(added.every((c) => c.field === 'rows added' && c.delta === 1 && c.level === 'info')).toBe(true);
+    expect(r.changes.some((c) => c.group === 'summaries')).toBe(true);
+    expect(exitStatus(r)).toBe(1);
+  });
+
+  it('exit status 0 for identical trees', async () => {
+    const r = await diff('A', 'A');
+    expect([r.changes, exitStatus(r)]).toEqual([[], 0]);
+  });
+
+  it('--asset keeps only that asset', async () => {
+    const r = await diff('A', 'B', 'SPY');
+    expect(r.changes.length).toBeGreaterThan(0);
+    expect(r.changes.every((c) => c.subject === 'SPY')).toBe(true);
+  });
+});
+
+describe('every kind of change', () => {
+  it('a reading that became null and one that came back', async () => {
+    cpSync(dir('site3'), dir('site3-no-dca'), { recursive: true });
+    rmSync(join(dir('site3-no-dca'), 'ETH_lin_reg_price_with_risk.html'));
+    await buildSmall(dir('site3-no-dca'), dir('C'), { previous: dir('A'), now: '2026-10-16T00:30:00Z' });
+    expect(find((await diff('A', 'C')).changes, 'ETH', 'dca')).toMatchObject({ old: 'a reading', new: null });
+    expect(find((await diff('C', 'B')).changes, 'ETH', 'dca')).toMatchObject({ old: null, new: 'a reading' });
+  });
+
+  it('a model entering and leaving stale_models', async () => {
+    cpSync(dir('site3'), dir('site3-stale'), { recursive: true });
+    const aero = CATALOG.find((a) => a.symbol === 'AERO')!;
+    const old = siteContext(CATALOG, { day: -1, historyStart: '2025-06-01' });
+    const file = pageFiles(aero).crypto_sma_20w!;
+    writeFileSync(join(dir('site3-stale'), file), renderAssetPage('crypto_sma_20w', { asset: aero, path: old.path(aero), day: old.day, siblings: [] }, file));
+    await buildSmall(dir('site3-stale'), dir('D'), { previous: dir('A'), now: '2026-10-16T00:30:00Z' });
+    expect(find((await diff('B', 'D')).changes, 'AERO', 'stale_models')).toMatchObject({ new: 'sma_composite became stale' });
+    expect(find((await diff('D', 'B')).changes, 'AERO', 'stale_models')).toMatchObject({ old: 'sma_composite was stale', new: null });
+  });
+
+  it('catalogue: an asset added, one removed (its history vanishing is an alarm), universe membership', async () => {
+    const cat = readJson(join(dir('site3'), 'catalog.json'));
+    cat.assets = cat.assets.filter((a: { symbol: string }) => a.symbol !== 'ADA');
+    cat.assets.find((a: { symbol: string }) => a.symbol === 'IONQ').universes = ['quantum', 'ai_infrastructure'];
+    writeFileSync(join(root, 'catalog-e.json'), JSON.stringify(cat));
+    await buildSmall(dir('site3'), dir('E'), { catalog: join(root, 'catalog-e.json'), now: '2026-10-16T00:30:00Z' });
+    const r = await diff('B', 'E');
+    expect(find(r.changes, 'ADA', 'asset')).toMatchObject({ group: 'catalogue', new: 'removed' });
+    expect(find(r.changes, 'IONQ', 'universes')).toMatchObject({ old: ['quantum'], new: ['quantum', 'ai_infrastructure'] });
+    expect(r.changes.filter((c) => c.subject === 'ADA' && c.level === 'alarm').length).toBeGreaterThan(0);
+    expect(find((await diff('E', 'B')).changes, 'ADA', 'asset')).toMatchObject({ new: 'added' });
+  });
+
+  it('a published history row changed or vanished: loud, exit status 3', async () => {
+    cpSync(dir('B'), dir('F'), { recursive: true });
+    let vanished = '';
+    let changed = '';
+    rewrite('F', 'assets/BTC/history/full.json', (doc) => {
+      vanished = doc.data.rows.splice(5, 1)[0].date;
+      changed = doc.data.rows[10].date;
+      doc.data.rows[10].price = 1;
+    });
+    const r = await diff('B', 'F');
+    expect(find(r.changes, 'BTC', `row ${vanished}`)).toMatchObject({ level: 'alarm', new: null });
+    expect(find(r.changes, 'BTC', `row ${changed}`)).toMatchObject({ level: 'alarm' });
+    expect(exitStatus(r)).toBe(3);
+  });
+
+  it('a contract change: model_version, the OpenAPI document, api_version', async () => {
+    cpSync(dir('B'), dir('G'), { recursive: true });
+    rewrite('G', 'assets/SPY/risk.json', (doc) => (doc.model_version.twap_gravity_equity = '2'));
+    rewrite('G', 'openapi.json', (doc) => (doc.info.description += ' Now with more.'));
+    rewrite('G', 'health.json', (doc) => (doc.api_version = '1.1.0'));
+    const r = await diff('B', 'G');
+    const contract = r.changes.filter((c) => c.group === 'contract');
+    expect(contract.map((c) => [c.subject, c.field])).toEqual(expect.arrayContaining([['risk.json', 'model_version.twap_gravity_equity'], ['openapi.json', 'document'], ['health.json', 'api_version']]));
+    expect(contract.every((c) => c.level === 'contract')).toBe(true);
+    expect(exitStatus(r)).toBe(1);
+  });
+});
+
+describe.runIf(existsSync(join(ROOT, 'dist', 'generator', 'cli.js')))('risk-readings diff (compiled)', () => {
+  const run = (...args: string[]) => spawnSync(process.execPath, [join(ROOT, 'bin', 'risk-readings.js'), 'diff', ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+
+  it('prints a summary line first, groups, and no colour off a TTY; --json is the same as data', () => {
+    const h = run(dir('A'), dir('B'));
+    expect(h.status).toBe(1);
+    expect(h.stdout.split('\n')[0]).toMatch(/^\d+ changes \(.*\) in \d+ files · contract unchanged · no published row changed$/);
+    expect(h.stdout).toMatch(/\nreadings \(\d+\)\n/);
+    expect(h.stdout).not.toContain('\x1b[');
+    const j = run(dir('A'), dir('B'), '--json');
+    const data = JSON.parse(j.stdout);
+    expect(data.status).toBe(1);
+    expect(Object.keys(data.groups)).toEqual(['contract', 'history', 'catalogue', 'readings', 'summaries']);
+    expect(data.summary).toBe(h.stdout.split('\n')[0]);
+  });
+
+  it('exit 2 when a tree cannot be read, 3 on a lost row', () => {
+    const bad = run(dir('A'), join(root, 'nothing'));
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/no manifest here/);
+    expect(run(dir('B'), dir('F')).status).toBe(3);
+    expect(run(dir('B'), dir('F')).stdout).toMatch(/VANISHED/);
+  });
+});
