@@ -1,0 +1,22 @@
+/** Smoke test of `npm run bench` on a tiny site: it runs end to end and writes every figure. No timing is asserted. */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT, readJson, tempDir } from '../helpers.js';
+
+describe.runIf(existsSync(join(ROOT, 'dist', 'bench', 'run.js')))('bench', () => {
+  it('runs on a tiny site and writes the table as JSON', () => {
+    const out = join(tempDir('rr-bench-'), 'results.json');
+    const r = spawnSync(process.execPath, [join(ROOT, 'dist', 'bench', 'run.js'), '--assets', '4', '--seconds', '1', '--repeats', '1', '--connections', '2', '--out', out], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/ratio to floor/);
+    const res = readJson(out);
+    for (const k of ['floor_s', 'full_s', 'ratio_full_to_floor', 'peak_rss_mb', 'rebuild_unchanged_s', 'ratio_rebuild_to_full']) expect(typeof res.build[k], k).toBe('number');
+    for (const k of ['shim_risk', 'bare_node_same_bytes', 'serve_handler_same_file', 'shim_history_cut', 'shim_bulk_25']) {
+      expect(res.shim[k].requests, k).toBeGreaterThan(0);
+      expect(res.shim[k].non2xx, k).toBe(0);
+    }
+    expect(typeof res.shim.ratio_shim_to_bare).toBe('number');
+  });
+});
