@@ -16,7 +16,7 @@ import { contextReadings, marketContexts } from './api/market-context.js';
 import { FREE_TIER_SIZE, PLANS, PRECOMPUTED_PAGES } from './contract/plans.js';
 import { universeSummary } from './api/summary.js';
 import { openApiDocument } from './openapi/document.js';
-import { toJson } from './output/json.js';
+import { toJson } from './contract/json.js';
 import { manifest, sha256, type Manifest } from './output/manifest.js';
 import { TREE } from './contract/tree.js';
 import { validateTree } from './output/validate.js';

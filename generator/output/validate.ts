@@ -10,7 +10,7 @@ import { historyPage, type Ledger } from '../api/history.js';
 import { FREE_TIER_SIZE, PLANS, PRECOMPUTED_PAGES } from '../contract/plans.js';
 import { INTERNAL_SCHEMAS } from './internal-schemas.js';
 import { SCHEMA_OF, TREE } from '../contract/tree.js';
-import { toJson } from './json.js';
+import { toJson } from '../contract/json.js';
 
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 

@@ -1,1 +1,0 @@
-export { toJson } from '../contract/json.js';
