@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tempDir } from '../helpers.js';
+import { buildSmall, smallSite, tempDir } from '../helpers.js';
 import { startServer } from '../../auth-shim/node/server.js';
 import { minuteClock, shimSuite, type Call } from './suite.js';
 import { KEY, KEYS_FILE, builtTree } from './tree.js';
@@ -72,6 +72,26 @@ describe('Node server: raw HTTP', () => {
       const res = await fetch(`${s.url}/v1/assets`, { headers: { 'X-API-Key': KEY.pro } });
       expect(res.status).toBe(503);
       expect((await fetch(`${s.url}/v1/health`)).status).toBe(200);
+    } finally {
+      await new Promise<void>((r) => s.server.close(() => r()));
+    }
+  });
+});
+
+describe('Node server: a rebuild underneath', () => {
+  it('reloads the tree when a build swaps v1/ and answers with the new readings and ETags', async () => {
+    const s = await startServer({ publicDir: out, keysFile: KEYS_FILE, port: 0, watchMs: 50 });
+    try {
+      const before = await fetch(`${s.url}/v1/assets/BTC/risk`, { headers: { 'X-API-Key': KEY.ultra } });
+      const etag = before.headers.get('etag');
+      expect((await before.json()).as_of).toBe('2026-10-15T23:58:00Z');
+      const pages = join(root, 'day4');
+      await smallSite(pages, 4);
+      await buildSmall(pages, out, { now: '2026-10-17T00:30:00Z' });
+      await new Promise((r) => setTimeout(r, 300));
+      const after = await fetch(`${s.url}/v1/assets/BTC/risk`, { headers: { 'X-API-Key': KEY.ultra } });
+      expect((await after.json()).as_of).toBe('2026-10-16T23:58:00Z');
+      expect(after.headers.get('etag')).not.toBe(etag);
     } finally {
       await new Promise<void>((r) => s.server.close(() => r()));
     }
