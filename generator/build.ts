@@ -5,15 +5,15 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { loadCatalog, UNIVERSES, type Asset, type Universe } from './catalog/catalog.js';
+import { loadCatalog, UNIVERSES, type Asset } from './catalog/catalog.js';
 import { assembleAssetRisk, riskExtraModels, riskReadings, type AssetPages, type AssetRisk, type Carried } from './api/asset-risk.js';
 import { assetList } from './api/asset-list.js';
 import { dcaSignal } from './api/dca-signal.js';
 import { envelope, modelVersion } from './api/envelope.js';
 import { health } from './api/health.js';
 import { archiveRows, historyPage, HistoryLossError, ledger, mergeRows, publishedRow, type Ledger } from './api/history.js';
-import { contextReadings, marketContexts } from './api/market-context.js';
-import { FREE_TIER_SIZE, PLANS, PRECOMPUTED_PAGES } from './contract/plans.js';
+import { contextReadings } from './api/market-context.js';
+import { PLANS, PRECOMPUTED_PAGES } from './contract/plans.js';
 import { universeSummary } from './api/summary.js';
 import { openApiDocument } from './openapi/document.js';
 import { toJson } from './contract/json.js';
@@ -23,10 +23,11 @@ import { validateTree } from './output/validate.js';
 import { readTreeFile, writeTree } from './output/write-tree.js';
 import { defaultCatalogPath, packageRoot } from './paths.js';
 import { discover, KIND_MODEL } from './site/discover.js';
+import { marketReadings } from './market-readings.js';
 import { MODELS } from './site/models.js';
 import { PARSER_VERSION, readSite, type ParseCache } from './site/read-site.js';
 import { parsePage } from './site/parse-page.js';
-import type { PageKind, PageResult, SectorReadings } from './site/readings.js';
+import type { PageKind, PageResult } from './site/readings.js';
 
 export interface BuildOptions {
   pages: string;
@@ -72,7 +73,6 @@ function builtAt(now?: string): string {
   return new Date(t).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-const EQUITY_UNIVERSES = UNIVERSES.filter((u) => u !== 'crypto');
 const READING_KEYS: Partial<Record<PageKind, (keyof Carried)[]>> = {
   crypto_gravity: ['gravity', 'twap', 'price'], equity_twap: ['gravity', 'twap', 'price'],
   crypto_sma_20w: ['sma_composite'], equity_sma_composite: ['sma_composite'],
@@ -126,57 +126,7 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
   }
 
   const prevRisk = async (symbol: string) => (await readTreeFile<{ data: AssetRisk }>(previousDir, TREE.risk(symbol)))?.data;
-  const byKind = (kind: PageKind) => [...site.results.values()].filter((r) => r.kind === kind);
-  const failedMarket = failedKinds.get('(market)') ?? new Set<PageKind>();
-
-  // Market-wide readings; a market page that fails under --keep-going keeps the previous tree's reading.
-  const firstOf = async (universe: string) => {
-    const a = catalog.find((x) => x.universes.includes(universe as Universe));
-    return a ? (await prevRisk(a.symbol))?.market_context : undefined;
-  };
-  const cryptoMarket = {
-    fear_greed: byKind('crypto_fear_greed')[0]?.fear_greed ?? (failedMarket.has('crypto_fear_greed') ? ((await firstOf('crypto'))?.fear_greed ?? null) : null),
-    peak_valley: byKind('crypto_peak_valley')[0]?.peak_valley ?? (failedMarket.has('crypto_peak_valley') ? ((await firstOf('crypto'))?.peak_valley ?? null) : null),
-  };
-  if (!cryptoMarket.fear_greed) warnings.push('crypto fear & greed: no reading (BTC_Unified_FNG_Matrix.html missing or unreadable)');
-  if (!cryptoMarket.peak_valley) warnings.push('crypto peak/valley: no reading (crypto_risk_normalized.html missing or unreadable)');
-
-  const sectors: Partial<Record<string, SectorReadings>> = {};
-  const sectorSources: Record<string, string | null> = {};
-  const feed = byKind('sector_feed')[0];
-  const widgets = byKind('sector_widget');
-  for (const u of EQUITY_UNIVERSES) {
-    const fromFeed = feed?.sectors?.[u];
-    const widget = widgets.find((w) => w.sectors?.[u]);
-    if (fromFeed) [sectors[u], sectorSources[u]] = [fromFeed, feed!.file];
-    else if (widget) [sectors[u], sectorSources[u]] = [widget.sectors![u]!, widget.file];
-    else {
-      const prev = await firstOf(u);
-      if (prev?.fear_greed && (failedMarket.has('sector_feed') || failedMarket.has('sector_widget'))) {
-        sectors[u] = { fear_greed: prev.fear_greed, peak_valley: prev.peak_valley!, macro_risk: prev.macro_risk! };
-        sectorSources[u] = `${prev.fear_greed.source_page} (previous build)`;
-      } else {
-        sectorSources[u] = null;
-        warnings.push(`${u}: no sector indicators (neither sector_feed.json nor its widget strip holds it)`);
-      }
-    }
-  }
-  const contexts = marketContexts(UNIVERSES, cryptoMarket, sectors);
-
-  // The free tier: the ten catalogue crypto assets with the smallest market-cap rank.
-  const ranks = new Map<string, number>();
-  const ranking = byKind('market_cap_ranking')[0]?.ranking;
-  const cryptoSymbols = new Set(catalog.filter((a) => a.asset_class === 'CRYPTO').map((a) => a.symbol));
-  if (ranking) {
-    for (const r of ranking) if (cryptoSymbols.has(r.symbol) && !ranks.has(r.symbol)) ranks.set(r.symbol, r.rank);
-  } else {
-    warnings.push('market-cap ranking: Crypto_Story_Galaxy.html missing or unreadable; ranks and free tier carried from the previous build');
-    for (const s of cryptoSymbols) {
-      const rank = (await prevRisk(s))?.market_cap_rank;
-      if (rank) ranks.set(s, rank);
-    }
-  }
-  const freeTier = [...ranks.entries()].sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1)).slice(0, FREE_TIER_SIZE).map(([s]) => s);
+  const { contexts, sectorSources, ranks, freeTier } = await marketReadings([...site.results.values()], failedKinds.get('(market)') ?? new Set(), catalog, prevRisk, warnings);
   const freeSet = new Set(freeTier);
 
   // Per asset: readings, history, signal.

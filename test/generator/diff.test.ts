@@ -14,7 +14,7 @@ import { sig8 } from '../../generator/site/numbers.js';
 const root = tempDir('rr-diff-');
 const crypto = CATALOG.filter((a) => a.asset_class === 'CRYPTO');
 // Day 3 swaps ranks 10 and 11: the site needs the eleven largest for the free tier (ten of them) to move.
-const day3 = ranking(crypto, siteContext(CATALOG, { day: 3 }).day, 3, 'risk-readings');
+const day3 = ranking(crypto, 3, 'risk-readings');
 const tenth = day3[9]!.asset.symbol;
 const eleventh = day3[10]!.asset.symbol;
 const SYMBOLS = [...new Set([...SMALL, ...day3.slice(0, 11).map((r) => r.asset.symbol)])];
@@ -44,8 +44,8 @@ beforeAll(async () => {
 describe('diff between two publication days', () => {
   it('reports each price move the synthesizer made, old → new with the change', async () => {
     const r = await diff('A', 'B');
-    const two = siteContext(CATALOG, { day: 2, historyStart: '2025-06-01' });
-    const three = siteContext(CATALOG, { day: 3, historyStart: '2025-06-01' });
+    const two = siteContext({ day: 2, historyStart: '2025-06-01' });
+    const three = siteContext({ day: 3, historyStart: '2025-06-01' });
     for (const s of ['BTC', 'ETH', 'SPY']) {
       const a = CATALOG.find((x) => x.symbol === s)!;
       const [p2, p3] = [sig8(two.path(a).prices.at(-1)!), sig8(three.path(a).prices.at(-1)!)];
@@ -96,7 +96,7 @@ describe('every kind of change', () => {
   it('a model entering and leaving stale_models', async () => {
     cpSync(dir('site3'), dir('site3-stale'), { recursive: true });
     const aero = CATALOG.find((a) => a.symbol === 'AERO')!;
-    const old = siteContext(CATALOG, { day: -1, historyStart: '2025-06-01' });
+    const old = siteContext({ day: -1, historyStart: '2025-06-01' });
     const file = pageFiles(aero).crypto_sma_20w!;
     writeFileSync(join(dir('site3-stale'), file), renderAssetPage('crypto_sma_20w', { asset: aero, path: old.path(aero), day: old.day, siblings: [] }, file));
     await buildSmall(dir('site3-stale'), dir('D'), { previous: dir('A'), now: '2026-10-16T00:30:00Z' });

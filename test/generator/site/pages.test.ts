@@ -19,7 +19,7 @@ import type { PageKind, PageResult } from '../../../generator/site/readings.js';
 
 const dir = tempDir('rr-pages-');
 const SYMBOLS = ['BTC', 'ETH', 'AERO', 'SPY', 'MSTR', 'NVDA'];
-const ctx = siteContext(CATALOG, { day: 1 });
+const ctx = siteContext({ day: 1 });
 const asset = (s: string) => CATALOG.find((a) => a.symbol === s)!;
 const fixed = (x: number, d: number) => Number(x.toFixed(d));
 
@@ -173,7 +173,7 @@ describe('market pages', () => {
 
   it('ranking: strict-JSON records, ranks with gaps, tickers without suffix', () => {
     const r = parse('market_cap_ranking', 'Crypto_Story_Galaxy.html');
-    const expected = ranking(CATALOG.filter((a) => a.asset_class === 'CRYPTO'), ctx.day, 1, ctx.seed);
+    const expected = ranking(CATALOG.filter((a) => a.asset_class === 'CRYPTO'), 1, ctx.seed);
     expect(r.ranking).toEqual(expected.map((e) => ({ symbol: e.asset.symbol, rank: e.rank })));
     expect(r.ranking!.slice(0, 3).map((x) => x.symbol)).toEqual(['BTC', 'ETH', 'BNB']);
   });
