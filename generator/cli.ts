@@ -34,7 +34,7 @@ export function program(): Command {
     .option('--catalog <file>', 'the asset catalogue (default: the committed one)')
     .option('--now <iso>', 'the build time recorded in the manifest (default: the clock)')
     .option('--keep-going', 'on an unreadable page keep its previous reading and list the error')
-    .option('--jobs <n>', 'parser threads (default: the cores)', positiveInt('--jobs'))
+    .option('--jobs <n>', 'parser threads (default: one per core but one; 1 parses in-process)', positiveInt('--jobs'))
     .action(async (o) => {
       try {
         const report = await build({ pages: resolve(o.pages), out: resolve(o.out), previous: o.previous && resolve(o.previous), catalog: o.catalog && resolve(o.catalog), now: o.now, keepGoing: !!o.keepGoing, jobs: o.jobs });
