@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { loadCatalog, UNIVERSES, type Asset } from './catalog/catalog.js';
+import { loadCatalog, UNIVERSES } from './catalog/catalog.js';
 import { assembleAssetRisk, riskExtraModels, riskReadings, type AssetPages, type AssetRisk, type Carried } from './api/asset-risk.js';
 import { assetList } from './api/asset-list.js';
 import { dcaSignal } from './api/dca-signal.js';
@@ -280,4 +280,3 @@ async function readJson<T>(file: string): Promise<T | undefined> {
   }
 }
 
-export type { Asset };

@@ -1,5 +1,4 @@
 /** The runtime-neutral handler called directly: the shared suite, plus quotas on a controlled clock, 502 and 503. */
-import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers.js';
 import { createHandler, type ShimOptions } from '../../auth-shim/handler.js';
@@ -103,4 +102,3 @@ describe('fetch handler: configuration and origin failures', () => {
   });
 });
 
-export { join };

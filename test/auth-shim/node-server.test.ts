@@ -1,5 +1,5 @@
 /** The Node entry over real HTTP on loopback: the shared suite, plus what only a real server shows. */
-import { rmSync, renameSync } from 'node:fs';
+import { renameSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
@@ -98,4 +98,3 @@ describe('Node server: a rebuild underneath', () => {
   });
 });
 
-export { rmSync };
