@@ -55,18 +55,18 @@ const MAX_KEY_LENGTH = 256;
  * both headers and the configured host, then a stored key or the proxy secret with a subscription header.
  * When both forms are sent, either valid one authorises.
  */
-export async function identify(headers: Headers, keys: KeyStore | null, marketplace: MarketplaceConfig, lookup: (key: string) => Promise<KeyRecord | undefined>): Promise<Caller | null> {
+export async function identify(headers: Headers, keys: KeyStore | null, marketplace: MarketplaceConfig, lookup: (key: string) => Promise<Caller | undefined>): Promise<Caller | null> {
   const direct = headers.get('x-api-key');
   if (direct && keys && direct.length <= MAX_KEY_LENGTH) {
-    const rec = await lookup(direct);
-    if (rec) return { plan: rec.plan, quotaKey: `key:${rec.sha256}` };
+    const caller = await lookup(direct);
+    if (caller) return caller;
   }
   const key = headers.get('x-marketplace-key');
   const host = headers.get('x-marketplace-host');
   if (!key || !host || !marketplace.host || key.length > MAX_KEY_LENGTH || host !== marketplace.host) return null;
   if (keys) {
-    const rec = await lookup(key);
-    if (rec) return { plan: rec.plan, quotaKey: `key:${rec.sha256}` };
+    const caller = await lookup(key);
+    if (caller) return caller;
   }
   const secret = headers.get('x-marketplace-proxy-secret');
   if (marketplace.secret && secret && secret.length <= MAX_KEY_LENGTH && (await constantTimeEqual(secret, marketplace.secret))) {

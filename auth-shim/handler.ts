@@ -7,7 +7,7 @@ import {
   DISCLAIMER, ERROR_STATUS, PLAN_LIMITS, PRECOMPUTED_PAGES, SYMBOL_PATTERN, TREE, UNIVERSE_PATTERN, errorBody, historyPage, newest, toJson,
   type ErrorCode, type Ledger, type Plan,
 } from '../generator/contract/index.js';
-import { identify, sha256Hex, type Caller, type KeyRecord, type KeyStore, type MarketplaceConfig } from './credentials.js';
+import { identify, sha256Hex, type Caller, type KeyStore, type MarketplaceConfig } from './credentials.js';
 import { JsonCache, OriginError, type Origin, type OriginFile } from './origin.js';
 import { bulkSymbols, historyQuery, isParamError } from './params.js';
 import { charge, MemoryQuotaStore, type QuotaStore } from './quota.js';
@@ -28,7 +28,7 @@ interface ShimCatalog {
   universes: Record<string, string[]>;
   free_tier: string[];
   index: Record<string, string>;
-  assets: Record<string, { free_tier: boolean; dca_signal: boolean; history_pages: number[] }>;
+  assets: Record<string, { free_tier: boolean; dca_signal: boolean }>;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -39,7 +39,7 @@ const MAX_QUERY = 2048;
 const encoder = new TextEncoder();
 
 class Refusal {
-  constructor(readonly code: ErrorCode, readonly message: string, readonly headers: Record<string, string> = {}) {}
+  constructor(readonly code: ErrorCode, readonly message: string) {}
 }
 
 export function errorResponse(code: ErrorCode, message: string, headers: Record<string, string> = {}): Response {
@@ -65,16 +65,16 @@ export function createHandler(options: ShimOptions): (request: Request) => Promi
   const configured = keys !== null || !!marketplace.secret;
   // Valid keys only, bounded: the hash is computed once per key, and random keys cannot grow this map. The
   // caller object (with its quota key) is built once too, so the hot path allocates nothing for it.
-  const known = new Map<string, { rec: KeyRecord; caller: Caller }>();
+  const known = new Map<string, Caller>();
   const lookup = async (key: string) => {
     const hit = known.get(key);
-    if (hit) return hit.rec;
+    if (hit) return hit;
     const rec = keys?.get(await sha256Hex(key));
-    if (rec) {
-      if (known.size >= 10_000) known.clear();
-      known.set(key, { rec, caller: { plan: rec.plan, quotaKey: `key:${rec.sha256}` } });
-    }
-    return rec;
+    if (!rec) return undefined;
+    if (known.size >= 10_000) known.clear();
+    const caller = { plan: rec.plan, quotaKey: `key:${rec.sha256}` };
+    known.set(key, caller);
+    return caller;
   };
 
   function respond(request: Request, f: OriginFile, cache: Record<string, string>, extra: Record<string, string>): Response {
@@ -139,7 +139,7 @@ export function createHandler(options: ShimOptions): (request: Request) => Promi
         const q = historyQuery(url.searchParams, plan);
         if (isParamError(q)) throw new Refusal(q.code, q.message);
         const ready = PRECOMPUTED_PAGES.find((p) => p.limit === q.limit && p.maxLimit === q.maxLimit);
-        if (ready && c.assets[symbol]!.history_pages.includes(ready.limit) && !q.cursor && !q.from && !q.to) return file(request, TREE.historyPage(symbol, q.limit), DATA_CACHE, extra);
+        if (ready && !q.cursor && !q.from && !q.to) return file(request, TREE.historyPage(symbol, q.limit), DATA_CACHE, extra);
         const full = await json.get<Ledger>(TREE.historyFull(symbol));
         if (!full) throw new OriginError(`${TREE.historyFull(symbol)}: absent from the origin`);
         return composed(request, historyPage(full.doc, q), `${full.etag}|${q.limit}|${q.maxLimit}|${q.cursor ?? ''}|${q.from ?? ''}|${q.to ?? ''}`, extra);
@@ -189,7 +189,7 @@ export function createHandler(options: ShimOptions): (request: Request) => Promi
     if (!configured) return errorResponse('gateway_not_configured', 'No credential source is configured on this gateway');
     // A direct key seen before needs no hashing and no wait; anything else goes through the full check.
     const direct = request.headers.get('x-api-key');
-    const caller = (direct ? known.get(direct)?.caller : undefined) ?? (await identify(request.headers, keys, marketplace, lookup));
+    const caller = (direct ? known.get(direct) : undefined) ?? (await identify(request.headers, keys, marketplace, lookup));
     if (!caller) return errorResponse('unauthorized', 'A valid X-API-Key header, or the x-marketplace-key and x-marketplace-host pair, is required');
     let extra: Record<string, string> = {};
     if (caller.quotaKey) {

@@ -4,7 +4,9 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import fg from 'fast-glob';
 import { loadCatalog, UNIVERSES } from './catalog/catalog.js';
 import { assembleAssetRisk, riskExtraModels, riskReadings, type AssetPages, type AssetRisk, type Carried } from './api/asset-risk.js';
 import { assetList } from './api/asset-list.js';
@@ -49,6 +51,8 @@ export interface BuildReport {
   warnings: string[];
   errors: string[];
   ignored: string[];
+  /** Files hard-linked from the previous tree instead of written. */
+  files_linked: number;
   /** Milliseconds per stage (discover, parse, assemble, validate, write), for benchmarks; never written to the tree. */
   timings: Record<string, number>;
 }
@@ -114,14 +118,14 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
 
   // Nothing read differs from what produced the previous tree: a build is idempotent, so that tree is the
   // answer. Its files are re-linked (each checked against its manifest) and only the manifest is rewritten.
+  const prevManifest = await readTreeFile<Manifest>(previousDir, TREE.manifest);
   const inputs = errors.length ? null : inputFingerprint(opts.catalog ?? defaultCatalogPath(), site.cache);
-  if (inputs && prevCache?.last_build?.inputs === inputs) {
-    const reused = await reuseTree(previousDir, opts.out, prevCache.last_build.tree, at);
+  if (inputs && prevManifest && prevCache?.last_build?.inputs === inputs) {
+    const reused = await reuseTree(previousDir, prevManifest, opts.out, prevCache.last_build.tree, at);
     if (reused) {
       await writeFile(join(opts.out, CACHE_FILE), JSON.stringify({ ...site.cache, last_build: { inputs, tree: reused.tree } }));
       lap('unchanged');
-      timings.files_linked = reused.linked;
-      return { ...reportSoFar, files_written: reused.files, sector_sources: prevSectorSources(prevCache), timings };
+      return { ...reportSoFar, files_written: reused.files, files_linked: reused.linked, sector_sources: prevSectorSources(prevCache), timings };
     }
   }
 
@@ -184,8 +188,7 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
     const full = ledger(asset.symbol, merged.rows, risk.as_of, modelVersion(riskReadings(risk), riskExtraModels(risk)));
     objects.set(TREE.historyFull(asset.symbol), full);
     for (const page of PRECOMPUTED_PAGES) objects.set(TREE.historyPage(asset.symbol, page.limit), historyPage(full, page));
-    const pageLimits = PRECOMPUTED_PAGES.map((p) => p.limit);
-    catalogAssets[asset.symbol] = { asset_class: asset.asset_class, universes: [...asset.universes], free_tier: risk.free_tier, dca_signal: !!signal, history_pages: pageLimits };
+    catalogAssets[asset.symbol] = { asset_class: asset.asset_class, universes: [...asset.universes], free_tier: risk.free_tier, dca_signal: !!signal };
   }
 
   // A published history must not vanish with its asset.
@@ -213,7 +216,6 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
   for (const [path, doc] of [...objects.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) texts.set(path, toJson(doc));
   const tree = manifest(texts, at);
   // Files byte-identical to the previous tree (under the same contract) need neither a schema pass nor a write.
-  const prevManifest = await readTreeFile<Manifest>(previousDir, TREE.manifest);
   const unchanged = new Set<string>();
   if (prevManifest && prevManifest.files[TREE.openapi]?.sha256 === tree.files[TREE.openapi]!.sha256) {
     for (const [path, entry] of Object.entries(tree.files)) if (prevManifest.files[path]?.sha256 === entry.sha256) unchanged.add(path);
@@ -226,10 +228,9 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
   texts.set(TREE.manifest, toJson(tree));
   const sizes = new Map(Object.entries(prevManifest?.files ?? {}).map(([p, e]) => [p, e.size]));
   const { linked } = await writeTree(opts.out, texts, { dir: previousDir, paths: unchanged, sizes });
-  timings.files_linked = linked;
   await writeFile(join(opts.out, CACHE_FILE), JSON.stringify({ ...site.cache, last_build: inputs ? { inputs, tree: treeHash(tree) } : undefined, sector_sources: sectorSources }));
   lap('write');
-  return { ...reportSoFar, files_written: texts.size, sector_sources: sectorSources, timings };
+  return { ...reportSoFar, files_written: texts.size, files_linked: linked, sector_sources: sectorSources, timings };
 }
 
 /** Pages whose readings came from the parse cache carry no weekly archive: read them again for a new ledger. */
@@ -242,18 +243,31 @@ async function restoreArchives(dir: string, pages: AssetPages): Promise<void> {
   }
 }
 
+/**
+ * The generator's own code, hashed: any change to what the build writes changes this, version bump or not, so
+ * an idle rebuild never re-links a tree an older build wrote.
+ */
+let codeHash: string | undefined;
+function generatorCode(): string {
+  if (codeHash === undefined) {
+    const dir = dirname(fileURLToPath(import.meta.url));
+    const files = fg.sync(['**/*.{js,ts}', '!**/*.d.ts', '!**/*.map'], { cwd: dir }).sort();
+    codeHash = sha256(files.map((f) => `${f}:${sha256(readFileSync(join(dir, f)))}`).join('\n'));
+  }
+  return codeHash;
+}
+
 /** Everything a build reads besides the previous tree: page bytes, the catalogue, the code that reads them. */
 function inputFingerprint(catalogFile: string, cache: ParseCache): string {
   const pages = Object.entries(cache.pages).map(([f, e]) => `${f}:${e.hash}`).sort().join('\n');
-  return sha256([renderVersion(), PARSER_VERSION, sha256(readFileSync(catalogFile)), pages].join('\n'));
+  return sha256([generatorCode(), PARSER_VERSION, sha256(readFileSync(catalogFile)), pages].join('\n'));
 }
 
 /** A tree's identity: the hashes of all its files but the manifest (whose build time differs). */
 const treeHash = (m: Manifest) => sha256(JSON.stringify(m.files));
 
-async function reuseTree(previousDir: string, out: string, expectedTree: string, at: string): Promise<{ files: number; linked: number; tree: string } | null> {
-  const prev = await readTreeFile<Manifest>(previousDir, TREE.manifest);
-  if (!prev || treeHash(prev) !== expectedTree) return null;
+async function reuseTree(previousDir: string, prev: Manifest, out: string, expectedTree: string, at: string): Promise<{ files: number; linked: number; tree: string } | null> {
+  if (treeHash(prev) !== expectedTree) return null;
   const paths = new Set(Object.keys(prev.files));
   const sizes = new Map(Object.entries(prev.files).map(([p, e]) => [p, e.size]));
   const texts = new Map<string, string>([[TREE.manifest, toJson({ ...prev, built_at: at })]]);

@@ -155,6 +155,11 @@ export function program(): Command {
 }
 
 export async function main(argv = process.argv): Promise<void> {
+  // A reader that stops early (`| head`) closes stdout: that is no failure of ours, so leave quietly.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw e;
+  });
   try {
     await program().parseAsync(argv);
   } catch (e) {

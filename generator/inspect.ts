@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { Asset } from './catalog/catalog.js';
-import { expectedPages, MARKET_PAGES } from './site/discover.js';
+import { classify } from './site/discover.js';
 import { PARSERS } from './site/kinds.js';
 import { PageError } from './site/errors.js';
 import type { PageKind, PageResult } from './site/readings.js';
@@ -12,14 +12,6 @@ export interface Inspected {
   kind: PageKind | null;
   symbol: string | null;
   [reading: string]: unknown;
-}
-
-/** Which kind and asset a file name belongs to, or null when it is no source page. */
-export function kindOf(file: string, catalog: Asset[]): { kind: PageKind; symbol: string | null } | null {
-  const market = MARKET_PAGES[file];
-  if (market) return { kind: market, symbol: null };
-  for (const a of catalog) for (const p of expectedPages(a)) if (p.names.includes(file)) return { kind: p.kind, symbol: a.symbol };
-  return null;
 }
 
 export function presentable(r: PageResult): Omit<Inspected, 'file' | 'kind' | 'symbol'> {
@@ -43,7 +35,8 @@ export async function inspect(files: string[], catalog: Asset[]): Promise<{ item
   let failed = 0;
   for (const path of files) {
     const file = basename(path);
-    const what = kindOf(file, catalog);
+    // The build's own discovery says what a file is, so inspect and build never disagree.
+    const what = classify([file], catalog).pages[0];
     if (!what) {
       items.push({ file, kind: null, symbol: null, error: 'not a source page of the catalogue (ignored by the build)' });
       failed++;

@@ -25,10 +25,10 @@ export const INTERNAL_SCHEMAS: Record<string, object> = {
       assets: {
         type: 'object',
         additionalProperties: {
-          type: 'object', additionalProperties: false, required: ['asset_class', 'universes', 'free_tier', 'dca_signal', 'history_pages'],
+          type: 'object', additionalProperties: false, required: ['asset_class', 'universes', 'free_tier', 'dca_signal'],
           properties: {
             asset_class: { enum: ['CRYPTO', 'EQUITY'] }, universes: { type: 'array', items: ref('Universe') }, free_tier: { type: 'boolean' },
-            dca_signal: { type: 'boolean' }, history_pages: { type: 'array', items: { type: 'integer' } },
+            dca_signal: { type: 'boolean' },
           },
         },
       },

@@ -19,26 +19,19 @@ export interface Reuse {
 
 export class ReuseRefused extends Error {}
 
-async function reusable(reuse: Reuse | undefined, path: string): Promise<string | null> {
+async function reusable(reuse: Reuse | undefined, manifestMtime: number, path: string): Promise<string | null> {
   if (!reuse?.paths.has(path)) return null;
   const file = join(reuse.dir, 'v1', path);
   try {
-    const [st, manifest] = await Promise.all([stat(file), manifestTime(reuse.dir)]);
-    return st.size === reuse.sizes.get(path) && st.mtimeMs <= manifest ? file : null;
+    const st = await stat(file);
+    return st.size === reuse.sizes.get(path) && st.mtimeMs <= manifestMtime ? file : null;
   } catch {
     return null;
   }
 }
 
-const manifestTimes = new Map<string, Promise<number>>();
-function manifestTime(dir: string): Promise<number> {
-  let t = manifestTimes.get(dir);
-  if (!t) manifestTimes.set(dir, (t = stat(join(dir, 'v1', '_manifest.json')).then((s) => s.mtimeMs, () => -Infinity)));
-  return t;
-}
-
 export async function writeTree(outDir: string, files: Map<string, string>, reuse?: Reuse): Promise<{ linked: number }> {
-  manifestTimes.clear();
+  const manifestMtime = reuse ? await stat(join(reuse.dir, 'v1', '_manifest.json')).then((s) => s.mtimeMs, () => -Infinity) : -Infinity;
   await mkdir(outDir, { recursive: true });
   const staging = join(outDir, `.v1-staging-${process.pid}`);
   const old = join(outDir, `.v1-old-${process.pid}`);
@@ -53,7 +46,7 @@ export async function writeTree(outDir: string, files: Map<string, string>, reus
     // Bounded parallel writes: fast on a thousand small files without exhausting descriptors.
     for (let i = 0; i < entries.length; i += 64) {
       await Promise.all(entries.slice(i, i + 64).map(async ([path, text]) => {
-        const from = await reusable(reuse, path);
+        const from = await reusable(reuse, manifestMtime, path);
         if (from) {
           try {
             await link(from, join(staging, path));

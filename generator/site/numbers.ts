@@ -27,7 +27,5 @@ export function round2(x: number): number {
   return Math.round(x * 100 + (x >= 0 ? 1e-9 : -1e-9)) / 100;
 }
 
-/** A finite number or null: NaN, infinities and nullish become null. */
-export function finiteOrNull(x: number | null | undefined): number | null {
-  return x === null || x === undefined || !Number.isFinite(x) ? null : x;
-}
+/** round2 of a number the series carries, or null where it carries none (NaN, absent). */
+export const round2OrNull = (x: number | undefined): number | null => (x !== undefined && Number.isFinite(x) ? round2(x) : null);

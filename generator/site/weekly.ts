@@ -1,4 +1,5 @@
 /** Weekly sampling for weekly_archive rows: each week is labelled by its closing Sunday and keeps its last point. */
+import { bandIndex, type Series, type Trace } from './plotly.js';
 const DAY_MS = 86_400_000;
 
 /** Day number (days since 1970-01-01) of `YYYY-MM-DD`, from its digits: no Date, no allocation. */
@@ -33,4 +34,14 @@ export function lastOfWeek(dates: string[], keep: (i: number) => boolean = () =>
     out.set(label, i);
   }
   return out;
+}
+
+/**
+ * The weekly points of a price series, each with the band trace (name matching `pattern`) that holds it, if any:
+ * the shape every page's weekly archive is mined in.
+ */
+export function weeklyBandPoints(price: Series, traces: Trace[], pattern: RegExp, file: string, keep?: (i: number) => boolean) {
+  const weeks = lastOfWeek(price.x, keep);
+  const bands = bandIndex(traces, pattern, [...weeks.values()].map((i) => price.x[i]!), file);
+  return [...weeks].map(([week, index]) => ({ week, index, hit: bands.get(price.x[index]!) }));
 }

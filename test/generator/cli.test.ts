@@ -73,6 +73,15 @@ describe.runIf(existsSync(join(ROOT, 'dist', 'generator', 'cli.js')))('risk-read
     expect(run('keys', 'add', '--plan', 'gold', '--keys', file).status).toBe(2);
   });
 
+  it('exits cleanly when its reader stops early', () => {
+    const site = join(cases, 'card-not-printed');
+    // Far more output than a pipe holds, so the writer meets the closed end.
+    const page = `"${join(site, 'BTC_Price_TWAP_Gravity_Analysis.html')}" `.repeat(300);
+    const r = spawnSync('bash', ['-c', `"${process.execPath}" "${BIN}" inspect --catalog "${join(site, 'catalog.json')}" ${page} | head -c 1 > /dev/null; echo "\${PIPESTATUS[0]}"`], { encoding: 'utf8' });
+    expect(r.stderr).not.toContain('EPIPE');
+    expect(r.stdout.trim()).toBe('0');
+  });
+
   it('fixtures writes a site', () => {
     const r = run('fixtures', '--out', join(root, 'site'), '--assets', '2', '--history-start', '2026-03-01');
     expect(r.status, r.stderr).toBe(0);

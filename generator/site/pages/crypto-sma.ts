@@ -2,11 +2,11 @@
 import { PageError } from '../errors.js';
 import { loadChrome, textOf } from '../html.js';
 import { MODELS } from '../models.js';
-import { parsePrinted, round2 } from '../numbers.js';
-import { bandHolding, bandIndex, customRow, lastPoint, readFigure, series, traceNamed } from '../plotly.js';
+import { parsePrinted, round2, round2OrNull } from '../numbers.js';
+import { bandHolding, customRow, lastPoint, readFigure, series, traceNamed } from '../plotly.js';
 import { SmaReading, validated, type Archive, type PageResult } from '../readings.js';
 import { parseStamp } from '../stamps.js';
-import { lastOfWeek } from '../weekly.js';
+import { weeklyBandPoints } from '../weekly.js';
 
 const BAND = /^Risk Level (\d\.\d-\d\.\d)$/;
 
@@ -25,14 +25,9 @@ export function parseCryptoSma(html: string, file: string): PageResult {
   const band = bandHolding(fig.traces, BAND, end.date, file);
   if (!band) throw new PageError(file, 'trace "Risk Level a-b"', `no band trace holds the last price date ${end.date}`);
 
-  const weeks = lastOfWeek(price.x);
-  const bands = bandIndex(fig.traces, BAND, [...weeks.values()].map((i) => price.x[i]!), file);
   const archive: Archive = {};
-  for (const [week, i] of weeks) {
-    const hit = bands.get(price.x[i]!);
-    if (!hit) continue;
-    const risk = customRow(hit.trace, hit.index, file)[0]!;
-    archive[week] = { sma_composite: Number.isFinite(risk) ? round2(risk * 100) : null };
+  for (const { week, hit } of weeklyBandPoints(price, fig.traces, BAND, file)) {
+    if (hit) archive[week] = { sma_composite: round2OrNull(customRow(hit.trace, hit.index, file)[0]! * 100) };
   }
   return {
     file, kind: 'crypto_sma_20w', symbol: null,

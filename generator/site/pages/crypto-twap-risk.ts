@@ -2,11 +2,11 @@
 import { PageError } from '../errors.js';
 import { findCard, findText, loadChrome } from '../html.js';
 import { MODELS } from '../models.js';
-import { round2 } from '../numbers.js';
-import { bandIndex, customRow, lastPoint, readFigure, series, traceNamed } from '../plotly.js';
+import { round2OrNull } from '../numbers.js';
+import { customRow, lastPoint, readFigure, series, traceNamed } from '../plotly.js';
 import { TwapRiskReading, validated, type Archive, type PageResult } from '../readings.js';
 import { parseStamp } from '../stamps.js';
-import { lastOfWeek } from '../weekly.js';
+import { weeklyBandPoints } from '../weekly.js';
 
 export function parseCryptoTwapRisk(html: string, file: string): PageResult {
   const fig = readFigure(html, file);
@@ -23,14 +23,9 @@ export function parseCryptoTwapRisk(html: string, file: string): PageResult {
 
   const price = series(traceNamed(fig.traces, 'Price Trend', file), file);
   lastPoint(price, file, 'trace "Price Trend"');
-  const weeks = lastOfWeek(price.x);
-  const bands = bandIndex(fig.traces, /^Risk Level (\d+)$/, [...weeks.values()].map((i) => price.x[i]!), file);
   const archive: Archive = {};
-  for (const [week, i] of weeks) {
-    const hit = bands.get(price.x[i]!);
-    if (!hit) continue;
-    const premium = customRow(hit.trace, hit.index, file)[0]!;
-    archive[week] = { twap_risk_level: Number(hit.match[1]), twap_premium_pct: Number.isFinite(premium) ? round2(premium) : null };
+  for (const { week, hit } of weeklyBandPoints(price, fig.traces, /^Risk Level (\d+)$/, file)) {
+    if (hit) archive[week] = { twap_risk_level: Number(hit.match[1]), twap_premium_pct: round2OrNull(customRow(hit.trace, hit.index, file)[0]) };
   }
   return {
     file, kind: 'crypto_twap_risk', symbol: null,

@@ -5,10 +5,10 @@
 import { PageError } from '../errors.js';
 import { findCard, loadChrome } from '../html.js';
 import { MODELS, bandMidpoint } from '../models.js';
-import { parsePrinted, round2, sig8 } from '../numbers.js';
-import { bandHolding, bandIndex, dateAt, lastPoint, readFigure, series, valueAt, type Series, type Trace } from '../plotly.js';
+import { parsePrinted, round2, round2OrNull, sig8 } from '../numbers.js';
+import { bandHolding, dateAt, lastPoint, readFigure, series, valueAt, type Series, type Trace } from '../plotly.js';
 import { DcaReading, validated, type Archive, type PageResult } from '../readings.js';
-import { lastOfWeek } from '../weekly.js';
+import { weeklyBandPoints } from '../weekly.js';
 
 const BAND = /^Risk Level (\d\.\d-\d\.\d)$/;
 const LINES = {
@@ -56,17 +56,13 @@ export function parseDca(html: string, file: string): PageResult {
     premium_source = 'unavailable';
   }
 
-  const weeks = lastOfWeek(price.x, (k) => Number.isFinite(price.values[k]!));
-  const bands = bandIndex(fig.traces, BAND, [...weeks.values()].map((i) => price.x[i]!), file);
   const archive: Archive = {};
-  for (const [week, i] of weeks) {
-    const d = dateAt(price, i);
-    const hit = bands.get(price.x[i]!);
-    const f = fair ? valueAt(fair, d, i) : NaN;
+  for (const { week, index: i, hit } of weeklyBandPoints(price, fig.traces, BAND, file, (k) => Number.isFinite(price.values[k]!))) {
+    const f = fair ? valueAt(fair, dateAt(price, i), i) : NaN;
     archive[week] = {
       dca_band: hit ? hit.match[1]! : null,
       dca_risk: hit ? bandMidpoint(hit.match[1]!) : null,
-      dca_premium_pct: Number.isFinite(f) && f !== 0 ? round2((price.values[i]! / f - 1) * 100) : null,
+      dca_premium_pct: f !== 0 ? round2OrNull((price.values[i]! / f - 1) * 100) : null,
     };
   }
   return {

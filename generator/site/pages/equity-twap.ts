@@ -2,10 +2,10 @@
 import { PageError } from '../errors.js';
 import { loadChrome, requireCard } from '../html.js';
 import { MODELS, verdict } from '../models.js';
-import { parsePrinted, round2, sig8 } from '../numbers.js';
-import { bandHolding, bandIndex, customRow, lastPoint, readFigure, series, traceNamed } from '../plotly.js';
+import { parsePrinted, round2OrNull, sig8 } from '../numbers.js';
+import { bandHolding, customRow, lastPoint, readFigure, series, traceNamed } from '../plotly.js';
 import { GravityReading, PriceReading, TwapReading, validated, type Archive, type PageResult } from '../readings.js';
-import { lastOfWeek } from '../weekly.js';
+import { weeklyBandPoints } from '../weekly.js';
 
 const LEVEL = /^Gravity Level (\d+)$/;
 
@@ -21,17 +21,10 @@ export function parseEquityTwap(html: string, file: string): PageResult {
   const level = band ? Number(band.match[1]) : Math.min(10, Math.floor(score / 10) + 1);
   const common = { as_of: end.date, as_of_basis: 'trace_end' as const, model: MODELS.gravityEquity, source_page: file };
 
-  const weeks = lastOfWeek(price.x, (k) => Number.isFinite(price.values[k]!));
-  const levels = bandIndex(fig.traces, LEVEL, [...weeks.values()].map((i) => price.x[i]!), file);
   const archive: Archive = {};
-  for (const [week, i] of weeks) {
-    const hit = levels.get(price.x[i]!);
+  for (const { week, index: i, hit } of weeklyBandPoints(price, fig.traces, LEVEL, file, (k) => Number.isFinite(price.values[k]!))) {
     const row = hit ? customRow(hit.trace, hit.index, file) : undefined;
-    archive[week] = {
-      price: sig8(price.values[i]!),
-      twap_premium_pct: row && Number.isFinite(row[0]!) ? round2(row[0]!) : null,
-      gravity: row && Number.isFinite(row[2]!) ? round2(row[2]!) : null,
-    };
+    archive[week] = { price: sig8(price.values[i]!), twap_premium_pct: round2OrNull(row?.[0]), gravity: round2OrNull(row?.[2]) };
   }
   return {
     file, kind: 'equity_twap', symbol: null,
