@@ -3,7 +3,7 @@
  * then swap in; any failure leaves the previous tree as it was.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fg from 'fast-glob';
@@ -22,9 +22,13 @@ import { toJson } from './contract/json.js';
 import { manifest, sha256, type Manifest } from './output/manifest.js';
 import { TREE } from './contract/tree.js';
 import { validateTree } from './output/validate.js';
-import { readTreeFile, writeTree } from './output/write-tree.js';
+import { writeNamed, writeTree } from './output/write-tree.js';
+import { acquireLock, LockHeld } from './output/lock.js';
+import { tidy } from './output/live-tree.js';
+import { asEnvironmentError, EnvironmentError, EXIT } from './exit.js';
+import { isUrl, openPrevious, PreviousTreeError, type PreviousTree } from './previous/previous-tree.js';
 import { defaultCatalogPath, packageRoot } from './paths.js';
-import { discover, KIND_MODEL } from './site/discover.js';
+import { discover, KIND_MODEL, MARKET_PAGES, type Discovery } from './site/discover.js';
 import { marketReadings } from './market-readings.js';
 import { MODELS } from './site/models.js';
 import { PARSER_VERSION, readSite, type ParseCache } from './site/read-site.js';
@@ -34,11 +38,24 @@ import type { PageKind, PageResult } from './site/readings.js';
 export interface BuildOptions {
   pages: string;
   out: string;
+  /** The previous tree: a folder holding v1/ or the URL of a deployed tree (default: `out`). */
   previous?: string;
+  /** Bearer token for a `previous` URL. */
+  previousToken?: string;
   catalog?: string;
   now?: string;
   keepGoing?: boolean;
+  /** Start a new ledger when there is no previous tree (otherwise that is an error). */
+  init?: boolean;
   jobs?: number;
+}
+
+/** A reading this build could not read and carried forward from the previous tree (--keep-going). */
+export interface CarriedPage {
+  file: string;
+  kind: PageKind;
+  symbol: string | null;
+  reason: 'missing' | 'unreadable';
 }
 
 export interface BuildReport {
@@ -53,12 +70,18 @@ export interface BuildReport {
   ignored: string[];
   /** Files hard-linked from the previous tree instead of written. */
   files_linked: number;
+  /** Pages whose previous readings were carried forward (--keep-going); the build then exits 4. */
+  carried: CarriedPage[];
+  /** Where the ledger was continued from (a folder or URL), or null for a new ledger (--init). */
+  previous: string | null;
+  /** What killed builds had left in --out and this build removed or recovered. */
+  tidied: string[];
   /** Milliseconds per stage (discover, parse, assemble, validate, write), for benchmarks; never written to the tree. */
   timings: Record<string, number>;
 }
 
 export class BuildError extends Error {
-  constructor(message: string, readonly report: Partial<BuildReport>, readonly problems: string[]) {
+  constructor(message: string, readonly report: Partial<BuildReport>, readonly problems: string[], readonly exitCode: number = EXIT.input) {
     super(message);
   }
 }
@@ -84,6 +107,34 @@ const READING_KEYS: Partial<Record<PageKind, (keyof Carried)[]>> = {
 };
 
 export async function build(opts: BuildOptions): Promise<BuildReport> {
+  const at = builtAt(opts.now);
+  const previousSource = opts.previous ?? opts.out;
+  if (!existsSync(opts.pages)) throw new BuildError(`--pages ${opts.pages}: no such folder`, {}, []);
+  if (!opts.init && !isUrl(previousSource) && !existsSync(previousSource)) throw noPrevious(previousSource);
+  try {
+    await mkdir(opts.out, { recursive: true });
+    const lock = await acquireLock(opts.out, `risk-readings build --pages ${opts.pages} --out ${opts.out}`);
+    try {
+      return await buildLocked(opts, at, previousSource);
+    } finally {
+      await lock.release();
+    }
+  } catch (e) {
+    if (e instanceof BuildError) throw e;
+    if (e instanceof LockHeld) throw new BuildError(e.message, {}, [], EXIT.environment);
+    if (e instanceof PreviousTreeError) throw new BuildError(e.message, {}, [], EXIT.input);
+    const env = asEnvironmentError(e);
+    if (env instanceof EnvironmentError) throw new BuildError(env.message, {}, [], EXIT.environment);
+    throw e;
+  }
+}
+
+const noPrevious = (source: string) => new BuildError(
+  `no previous tree at ${source}: its history ledger would start over. Pass --previous DIR|URL to continue the deployed ledger, or --init to start a new one on purpose`,
+  {}, [],
+);
+
+async function buildLocked(opts: BuildOptions, at: string, previousSource: string): Promise<BuildReport> {
   const timings: Record<string, number> = {};
   let clock = performance.now();
   const lap = (stage: string) => {
@@ -91,45 +142,71 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
     timings[stage] = Math.round(now - clock);
     clock = now;
   };
-  const at = builtAt(opts.now);
   const catalog = loadCatalog(opts.catalog);
-  const previousDir = opts.previous ?? opts.out;
   const warnings: string[] = [];
   const errors: string[] = [];
+  const carried: CarriedPage[] = [];
 
-  if (!existsSync(opts.pages)) throw new BuildError(`--pages ${opts.pages}: no such folder`, {}, []);
+  const { recovered, removed } = await tidy(opts.out);
+  const tidied = [...(recovered ? [`recovered ${recovered} as v1`] : []), ...removed.map((r) => `removed ${r}`)];
   const found = await discover(opts.pages, catalog);
-  for (const m of found.missing) warnings.push(`${m.symbol}: ${m.file} is missing; ${KIND_MODEL[m.kind]} reads null`);
+  if (found.pages.length === 0) throw new BuildError(`${opts.pages}: no pages at all; nothing can be published`, { tidied }, [`${opts.pages}: holds no source page of the catalogue`]);
+  const previous = await openPrevious(previousSource, opts.previousToken);
+  if (!previous && !opts.init) throw noPrevious(previousSource);
+  const baseReport = { previous: previous ? previous.source : null, tidied };
 
-  const prevCache = await readJson<ParseCache>(join(previousDir, CACHE_FILE));
+  // A page the previous build read must be read again: missing, its model would quietly turn null.
+  const vanished = missingSincePrevious(await pagesOfPrevious(previous), found);
+  const missingFiles = new Set(vanished.map((v) => v.file));
+  for (const m of found.missing) if (!missingFiles.has(m.file)) warnings.push(`${m.symbol}: ${m.file} is missing; ${KIND_MODEL[m.kind]} reads null`);
+  if (vanished.length && !opts.keepGoing) {
+    const perKind = Object.entries(countBy(vanished.map((v) => v.kind))).sort().map(([k, n]) => `${k} ${n}`).join(', ');
+    throw new BuildError(`${vanished.length} page(s) the previous build read are missing (${perKind}); the previous tree is untouched`,
+      { ...baseReport, assets: catalog.length, pages_read: found.pages.length, warnings, errors: vanished.map((v) => `${v.file}: missing (the previous build read it)`) },
+      vanished.map((v) => `${v.file}: missing (the previous build read it)`));
+  }
+
+  const cacheDir = previous?.localTree ? previousSource : opts.out;
+  const prevCache = await readJson<ParseCache>(join(cacheDir, CACHE_FILE));
   lap('discover');
   const site = await readSite(opts.pages, found.pages, prevCache, opts.jobs);
   lap('parse');
   const failedKinds = new Map<string, Set<PageKind>>();
+  const fail = (symbol: string | null, kind: PageKind) => {
+    const key = symbol ?? '(market)';
+    if (!failedKinds.has(key)) failedKinds.set(key, new Set());
+    failedKinds.get(key)!.add(kind);
+  };
   for (const [file, e] of site.errors) {
     errors.push(e.message);
     const ref = found.pages.find((p) => p.file === file)!;
-    const key = ref.symbol ?? '(market)';
-    if (!failedKinds.has(key)) failedKinds.set(key, new Set());
-    failedKinds.get(key)!.add(ref.kind);
+    fail(ref.symbol, ref.kind);
+    carried.push({ file, kind: ref.kind, symbol: ref.symbol, reason: 'unreadable' });
   }
-  const reportSoFar = { assets: catalog.length, pages_read: found.pages.length, pages_parsed: site.parsed, pages_reused: site.reused, warnings, errors, ignored: found.ignored };
+  for (const v of vanished) {
+    fail(v.symbol, v.kind);
+    carried.push({ ...v, reason: 'missing' });
+  }
+  const reportSoFar = { ...baseReport, assets: catalog.length, pages_read: found.pages.length, pages_parsed: site.parsed, pages_reused: site.reused, warnings, errors, ignored: found.ignored, carried };
   if (errors.length && !opts.keepGoing) throw new BuildError(`${errors.length} page(s) could not be read; the previous tree is untouched`, reportSoFar, errors);
+  // The pages this tree answers for, recorded so the next build can tell one that went missing (carried ones too,
+  // so the guard holds until the page is back or the catalogue drops it).
+  const pagesRead = [...new Set([...found.pages.map((p) => p.file), ...missingFiles])].sort();
 
   // Nothing read differs from what produced the previous tree: a build is idempotent, so that tree is the
   // answer. Its files are re-linked (each checked against its manifest) and only the manifest is rewritten.
-  const prevManifest = await readTreeFile<Manifest>(previousDir, TREE.manifest);
-  const inputs = errors.length ? null : inputFingerprint(opts.catalog ?? defaultCatalogPath(), site.cache);
-  if (inputs && prevManifest && prevCache?.last_build?.inputs === inputs) {
-    const reused = await reuseTree(previousDir, prevManifest, opts.out, prevCache.last_build.tree, at);
+  const prevManifest = previous?.manifest;
+  const inputs = errors.length || vanished.length ? null : inputFingerprint(opts.catalog ?? defaultCatalogPath(), site.cache);
+  if (inputs && prevManifest && previous.localTree && prevCache?.last_build?.inputs === inputs) {
+    const reused = await reuseTree(previous.localTree, prevManifest, opts.out, prevCache.last_build.tree, at);
     if (reused) {
-      await writeFile(join(opts.out, CACHE_FILE), JSON.stringify({ ...site.cache, last_build: { inputs, tree: reused.tree } }));
+      await writeCache(opts.out, { ...site.cache, last_build: { inputs, tree: reused.tree } }, warnings);
       lap('unchanged');
       return { ...reportSoFar, files_written: reused.files, files_linked: reused.linked, sector_sources: prevSectorSources(prevCache), timings };
     }
   }
 
-  const prevRisk = async (symbol: string) => (await readTreeFile<{ data: AssetRisk }>(previousDir, TREE.risk(symbol)))?.data;
+  const prevRisk = async (symbol: string) => previous?.risk(symbol);
   const { contexts, sectorSources, ranks, freeTier } = await marketReadings([...site.results.values()], failedKinds.get('(market)') ?? new Set(), catalog, prevRisk, warnings);
   const freeSet = new Set(freeTier);
 
@@ -150,7 +227,7 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
     pagesOf.get(ref.symbol)![ref.kind] = ref.file;
   }
 
-  const prevCatalog = await readTreeFile<{ assets: Record<string, unknown> }>(previousDir, TREE.catalog);
+  const prevCatalog = previous?.catalog;
   for (const asset of catalog) {
     const pages: AssetPages = { ...resultsBySymbol.get(asset.symbol) };
     const failed = failedKinds.get(asset.symbol);
@@ -170,9 +247,12 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
     const signal = dcaSignal(risk);
     if (signal) objects.set(TREE.dcaSignal(asset.symbol), signal);
 
-    const prevLedger = await readTreeFile<Ledger>(previousDir, TREE.historyFull(asset.symbol));
-    if (!prevLedger && prevCatalog?.assets[asset.symbol]) {
-      throw new BuildError(`history would lose a published row: the previous tree lists ${asset.symbol} but holds no ${TREE.historyFull(asset.symbol)}`, reportSoFar, [`${asset.symbol}: ledger missing from ${previousDir}`]);
+    let prevLedger: Ledger | undefined;
+    try {
+      prevLedger = await previous?.ledger(asset.symbol);
+    } catch (e) {
+      if (e instanceof PreviousTreeError) throw new BuildError(e.message, reportSoFar, [`${asset.symbol}: ${e.message}`]);
+      throw e;
     }
     const today = publishedRow(risk);
     if (!prevLedger?.data.rows.length) await restoreArchives(opts.pages, pages);
@@ -214,7 +294,7 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
   lap('assemble');
   const texts = new Map<string, string>();
   for (const [path, doc] of [...objects.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) texts.set(path, toJson(doc));
-  const tree = manifest(texts, at);
+  const tree = manifest(texts, at, pagesRead);
   // Files byte-identical to the previous tree (under the same contract) need neither a schema pass nor a write.
   const unchanged = new Set<string>();
   if (prevManifest && prevManifest.files[TREE.openapi]?.sha256 === tree.files[TREE.openapi]!.sha256) {
@@ -227,8 +307,8 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
 
   texts.set(TREE.manifest, toJson(tree));
   const sizes = new Map(Object.entries(prevManifest?.files ?? {}).map(([p, e]) => [p, e.size]));
-  const { linked } = await writeTree(opts.out, texts, { dir: previousDir, paths: unchanged, sizes });
-  await writeFile(join(opts.out, CACHE_FILE), JSON.stringify({ ...site.cache, last_build: inputs ? { inputs, tree: treeHash(tree) } : undefined, sector_sources: sectorSources }));
+  const { linked } = await writeTree(opts.out, texts, at, previous?.localTree ? { tree: previous.localTree, paths: unchanged, sizes } : undefined);
+  await writeCache(opts.out, { ...site.cache, last_build: inputs ? { inputs, tree: treeHash(tree) } : undefined, sector_sources: sectorSources }, warnings);
   lap('write');
   return { ...reportSoFar, files_written: texts.size, files_linked: linked, sector_sources: sectorSources, timings };
 }
@@ -266,13 +346,13 @@ function inputFingerprint(catalogFile: string, cache: ParseCache): string {
 /** A tree's identity: the hashes of all its files but the manifest (whose build time differs). */
 const treeHash = (m: Manifest) => sha256(JSON.stringify(m.files));
 
-async function reuseTree(previousDir: string, prev: Manifest, out: string, expectedTree: string, at: string): Promise<{ files: number; linked: number; tree: string } | null> {
+async function reuseTree(previousTree: string, prev: Manifest, out: string, expectedTree: string, at: string): Promise<{ files: number; linked: number; tree: string } | null> {
   if (treeHash(prev) !== expectedTree) return null;
   const paths = new Set(Object.keys(prev.files));
   const sizes = new Map(Object.entries(prev.files).map(([p, e]) => [p, e.size]));
   const texts = new Map<string, string>([[TREE.manifest, toJson({ ...prev, built_at: at })]]);
   for (const p of paths) texts.set(p, '');
-  const { linked } = await writeTree(out, texts, { dir: previousDir, paths, sizes, strict: true });
+  const { linked } = await writeTree(out, texts, at, { tree: previousTree, paths, sizes, strict: true });
   return linked === paths.size ? { files: texts.size, linked, tree: expectedTree } : null;
 }
 
@@ -285,6 +365,49 @@ function carriedTwapRisk(prev: AssetRisk): PageResult {
     twap_risk: { risk_level: t.risk_level, risk_level_model: t.risk_level_model ?? MODELS.twapRiskCrypto, as_of: t.as_of, as_of_basis: 'page_stamp', model: MODELS.twapRiskCrypto, source_page: t.source_page },
   };
 }
+
+/**
+ * The parse cache, replaced whole (a build killed while writing it leaves the old one, never half a file). It
+ * only saves work: once the tree is published, failing to write it is a warning, not a failed build.
+ */
+async function writeCache(out: string, cache: ParseCache & { sector_sources?: Record<string, string | null> }, warnings: string[]): Promise<void> {
+  const tmp = join(out, `${CACHE_FILE}.${process.pid}.tmp`);
+  try {
+    await writeNamed(tmp, JSON.stringify(cache));
+    await rename(tmp, join(out, CACHE_FILE));
+  } catch (e) {
+    await rm(tmp, { force: true }).catch(() => {});
+    const env = asEnvironmentError(e);
+    warnings.push(`parse cache not saved (the next build parses every page): ${env instanceof Error ? env.message : String(env)}`);
+  }
+}
+
+/**
+ * The pages the previous build read: its manifest lists them; a tree from before that list existed is read
+ * through its asset list's per-asset pages (market pages are then not guarded, once).
+ */
+async function pagesOfPrevious(previous: PreviousTree | null): Promise<string[]> {
+  if (!previous) return [];
+  if (previous.manifest.pages) return previous.manifest.pages;
+  const list = await previous.file<{ data: { assets: { pages: Record<string, string> }[] } }>(TREE.assetList('ultra'));
+  return (list?.data.assets ?? []).flatMap((a) => Object.values(a.pages));
+}
+
+/** Pages the previous build read that the catalogue still asks for and the folder no longer holds. */
+function missingSincePrevious(previousPages: string[], found: Discovery): Omit<CarriedPage, 'reason'>[] {
+  const expected = new Map(found.missing.map((m) => [m.file, m]));
+  const present = new Set(found.pages.map((p) => p.file));
+  const out: Omit<CarriedPage, 'reason'>[] = [];
+  for (const file of previousPages) {
+    if (present.has(file)) continue;
+    const asset = expected.get(file);
+    if (asset) out.push({ file, kind: asset.kind, symbol: asset.symbol });
+    else if (MARKET_PAGES[file]) out.push({ file, kind: MARKET_PAGES[file], symbol: null });
+  }
+  return out.sort((a, b) => (a.file < b.file ? -1 : 1));
+}
+
+const countBy = (keys: string[]) => keys.reduce<Record<string, number>>((acc, k) => ((acc[k] = (acc[k] ?? 0) + 1), acc), {});
 
 async function readJson<T>(file: string): Promise<T | undefined> {
   try {

@@ -6,7 +6,7 @@ import { readTree } from './output/write-tree.js';
 
 export async function checkTree(dir: string): Promise<string[]> {
   const texts = await readTree(dir);
-  if (texts.size === 0) return [`${dir}/v1: no tree here`];
+  if (texts.size === 0) return [`${dir}/v1: no built tree here`];
   const docs = new Map<string, unknown>();
   const problems: string[] = [];
   for (const [path, text] of texts) {

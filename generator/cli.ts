@@ -1,7 +1,11 @@
-/** The `risk-readings` command line. Exit status: 0 success, 1 a page or contract problem, 2 bad usage. */
+/**
+ * The `risk-readings` command line. Exit status: 0 success, 1 a page or contract problem, 2 bad usage; `build`
+ * adds 3 (the environment) and 4 (published carrying readings forward), decision 27 (see exit.ts).
+ */
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { resolve } from 'node:path';
 import { build, BuildError, type BuildReport } from './build.js';
+import { EXIT } from './exit.js';
 import { loadCatalog } from './catalog/catalog.js';
 import { checkTree } from './check.js';
 import { inspect, inspectText } from './inspect.js';
@@ -13,11 +17,19 @@ const positiveInt = (name: string) => (v: string) => {
 };
 
 function printReport(r: Partial<BuildReport>, out: NodeJS.WriteStream) {
-  out.write(`assets ${r.assets ?? '?'} · pages ${r.pages_read ?? '?'} (parsed ${r.pages_parsed ?? 0}, unchanged ${r.pages_reused ?? 0}) · files ${r.files_written ?? 0} · warnings ${r.warnings?.length ?? 0} · errors ${r.errors?.length ?? 0}\n`);
+  if (r.assets !== undefined) out.write(`assets ${r.assets ?? '?'} · pages ${r.pages_read ?? '?'} (parsed ${r.pages_parsed ?? 0}, unchanged ${r.pages_reused ?? 0}) · files ${r.files_written ?? 0} (linked ${r.files_linked ?? 0}) · warnings ${r.warnings?.length ?? 0} · errors ${r.errors?.length ?? 0} · carried ${r.carried?.length ?? 0}\n`);
+  if (r.previous !== undefined) out.write(r.previous === null ? 'ledger: started new (--init)\n' : `ledger: continued from ${r.previous}\n`);
+  for (const t of r.tidied ?? []) out.write(`tidied: ${t}\n`);
   if (r.sector_sources) out.write(`sector source: ${Object.entries(r.sector_sources).map(([u, f]) => `${u} ← ${f ?? 'none'}`).join(', ')}\n`);
   if (r.ignored?.length) out.write(`ignored (not a source page): ${r.ignored.join(', ')}\n`);
   for (const w of r.warnings ?? []) out.write(`warning: ${w}\n`);
   for (const e of r.errors ?? []) out.write(`error: ${e}\n`);
+  for (const c of r.carried ?? []) out.write(`carried: ${c.file} (${c.reason}): ${c.symbol ?? 'market'} keeps its previous ${c.kind} reading\n`);
+}
+
+/** `build --json`: the report as one JSON object on stdout, whatever the outcome. */
+function jsonReport(status: string, exitCode: number, r: Partial<BuildReport>, out: string, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({ status, exit_code: exitCode, out: `${out}/v1`, ...extra, ...r }) + '\n';
 }
 
 export function program(): Command {
@@ -27,25 +39,43 @@ export function program(): Command {
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
 
   cli.command('build')
-    .description('parse the site in --pages and write the tree to --out/v1')
+    .description('parse the site in --pages and write the tree to --out/v1 (exit 0 published, 1 input refused, 2 usage, 3 environment, 4 published carrying readings)')
     .requiredOption('--pages <dir>', 'the published pages')
-    .requiredOption('--out <dir>', 'where v1/ is written (swapped in whole)')
-    .option('--previous <dir>', 'the previous tree: history ledger and parse cache (default: --out)')
+    .requiredOption('--out <dir>', 'where v1/ is published (a link swapped atomically to each new tree)')
+    .option('--previous <dir|url>', 'the previous tree holding the history ledger: a folder holding v1/, or the URL of a deployed tree (default: --out); a bearer token for the URL from RISK_READINGS_PREVIOUS_TOKEN')
+    .option('--init', 'start a new ledger when there is no previous tree (otherwise exit 1)')
     .option('--catalog <file>', 'the asset catalogue (default: the committed one)')
     .option('--now <iso>', 'the build time recorded in the manifest (default: the clock)')
-    .option('--keep-going', 'on an unreadable page keep its previous reading and list the error')
+    .option('--keep-going', 'carry forward the previous reading of a page that is unreadable or missing, list it, and exit 4')
+    .option('--json', 'print the build report as one JSON object on stdout (progress and summary go to stderr)')
     .option('--jobs <n>', 'parser threads (default: one per core but one; 1 parses in-process)', positiveInt('--jobs'))
     .action(async (o) => {
+      const out = resolve(o.out);
+      const previous = o.previous && (/^https?:\/\//i.test(o.previous) ? o.previous : resolve(o.previous));
       try {
-        const report = await build({ pages: resolve(o.pages), out: resolve(o.out), previous: o.previous && resolve(o.previous), catalog: o.catalog && resolve(o.catalog), now: o.now, keepGoing: !!o.keepGoing, jobs: o.jobs });
-        printReport(report, process.stdout);
-        process.stdout.write(`built ${resolve(o.out)}/v1\n`);
+        const report = await build({
+          pages: resolve(o.pages), out, previous, previousToken: process.env.RISK_READINGS_PREVIOUS_TOKEN,
+          catalog: o.catalog && resolve(o.catalog), now: o.now, keepGoing: !!o.keepGoing, init: !!o.init, jobs: o.jobs,
+        });
+        const code = report.carried.length ? EXIT.carried : EXIT.published;
+        printReport(report, process.stderr);
+        process.stderr.write(code === EXIT.carried ? `built ${out}/v1, carrying ${report.carried.length} reading(s) forward (exit 4)\n` : `built ${out}/v1\n`);
+        if (o.json) process.stdout.write(jsonReport(code === EXIT.carried ? 'published_with_carried' : 'published', code, report, out));
+        process.exitCode = code;
       } catch (e) {
-        if (!(e instanceof BuildError)) throw e;
+        if (!(e instanceof BuildError)) {
+          process.stderr.write(`build failed: internal error: ${(e as Error).message}\n`);
+          if (process.env.RISK_READINGS_DEBUG) process.stderr.write(`${(e as Error).stack}\n`);
+          if (o.json) process.stdout.write(jsonReport('failed', EXIT.input, { errors: [`internal error: ${(e as Error).message}`] }, out));
+          process.exitCode = EXIT.input;
+          return;
+        }
         printReport(e.report, process.stderr);
         for (const p of e.problems.slice(0, 50)) if (!e.report.errors?.includes(p)) process.stderr.write(`problem: ${p}\n`);
+        if (e.problems.length > 50) process.stderr.write(`problem: ... and ${e.problems.length - 50} more\n`);
         process.stderr.write(`build failed: ${e.message}\n`);
-        process.exitCode = 1;
+        if (o.json) process.stdout.write(jsonReport('failed', e.exitCode, e.report, out, { message: e.message, problems: e.problems }));
+        process.exitCode = e.exitCode;
       }
     });
 

@@ -13,7 +13,7 @@ const step = (args) => {
 };
 
 step(['fixtures', '--out', '.demo/site', '--day', '1']);
-step(['build', '--pages', '.demo/site', '--out', 'public', '--now', '2026-10-14T00:30:00Z']);
+step(['build', '--pages', '.demo/site', '--out', 'public', '--init', '--now', '2026-10-14T00:30:00Z']);
 step(['check', '--out', 'public']);
 const port = process.env.PORT ?? '8787';
 const args = ['serve', '--public', 'public', '--keys', 'fixtures/keys/example-keys.json', '--port', port];

@@ -1,11 +1,13 @@
 /** Shared test fixtures: temporary folders, synthetic sites, and builds. */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { loadCatalog, type Asset } from '../generator/catalog/catalog.js';
 import { writeSite } from '../fixtures/synth/site.js';
 import { build, type BuildOptions } from '../generator/build.js';
+import { sha256 } from '../generator/output/manifest.js';
 
 export const ROOT = join(import.meta.dirname, '..');
 export const CATALOG: Asset[] = loadCatalog();
@@ -25,8 +27,41 @@ export async function smallSite(dir: string, day = 1, historyStart = '2025-06-01
   return join(dir, 'catalog.json');
 }
 
+/** A build of a small site; `init` by default, so a first build into a new folder starts its ledger. */
 export function buildSmall(pages: string, out: string, extra: Partial<BuildOptions> = {}) {
-  return build({ pages, out, catalog: join(pages, 'catalog.json'), now: '2026-10-14T00:30:00Z', ...extra });
+  return build({ pages, out, catalog: join(pages, 'catalog.json'), now: '2026-10-14T00:30:00Z', init: true, ...extra });
 }
 
 export const readJson = <T = any>(file: string): T => JSON.parse(readFileSync(file, 'utf8')) as T; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** Every file of the live tree of `dir` (through its `v1` link) with its SHA-256: equal maps, byte-identical trees. */
+export function treeHashes(dir: string): Map<string, string> {
+  const files = new Map<string, string>();
+  const walk = (d: string, prefix: string) => {
+    for (const name of readdirSync(d).sort()) {
+      const p = join(d, name);
+      if (statSync(p).isDirectory()) walk(p, `${prefix}${name}/`);
+      else files.set(prefix + name, sha256(readFileSync(p)));
+    }
+  };
+  walk(join(dir, 'v1'), '');
+  return files;
+}
+
+/** The compiled CLI, as a pipeline runs it: a child process. */
+export const BIN = join(ROOT, 'bin', 'risk-readings.js');
+export const FAULTS = join(ROOT, 'test', 'generator', 'output', 'faults.mjs');
+
+export function cli(args: string[], env: Record<string, string> = {}, preload = false): SpawnSyncReturns<string> {
+  return spawnSync(process.execPath, [...(preload ? ['--import', FAULTS] : []), BIN, ...args], { encoding: 'utf8', cwd: ROOT, env: { ...process.env, ...env } });
+}
+
+/** The same, not waited for: resolves with the exit status, signal and output. */
+export function cliAsync(args: string[], env: Record<string, string> = {}, preload = false): Promise<{ status: number | null; signal: string | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [...(preload ? ['--import', FAULTS] : []), BIN, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  return new Promise((resolve) => child.on('close', (status, signal) => resolve({ status, signal, stdout, stderr })));
+}

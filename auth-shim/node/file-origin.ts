@@ -1,11 +1,13 @@
 /**
  * The Node server's origin: the built tree on disk, its hot files held in memory with their manifest ETags.
- * A rebuild swaps `v1/` underneath; the manifest is watched and the memory copy reloaded when it changes.
+ * A rebuild swaps the `v1` link to a new tree; the link and the manifest are watched and the memory copy
+ * reloaded when either changes. Each load reads one resolved tree folder, so a swap mid-load cannot mix two.
  */
 import { readFileSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TREE } from '../../generator/contract/index.js';
+import { liveTree } from '../../generator/output/live-tree.js';
 import { OriginError, type Origin, type OriginFile } from '../origin.js';
 
 /** History ledgers are read on demand (only unusual page cuts need them); everything else is kept in memory. */
@@ -21,10 +23,13 @@ export class FileOrigin implements Origin {
   private manifestMtime = 0;
   private timer: ReturnType<typeof setInterval> | undefined;
 
-  private constructor(readonly dir: string) {}
+  /** The resolved folder of the tree in memory. */
+  private dir = '';
+
+  private constructor(readonly publicDir: string) {}
 
   static open(publicDir: string, watchMs = 5_000): FileOrigin {
-    const o = new FileOrigin(join(publicDir, 'v1'));
+    const o = new FileOrigin(publicDir);
     o.load();
     if (watchMs > 0) {
       o.timer = setInterval(() => o.reloadIfChanged(), watchMs);
@@ -39,10 +44,13 @@ export class FileOrigin implements Origin {
   private manifest: Manifest | undefined;
 
   private load(): void {
-    const path = join(this.dir, TREE.manifest);
+    const dir = liveTree(this.publicDir);
+    if (!dir) throw new Error(`${join(this.publicDir, 'v1')}: no built tree here; build the tree first`);
+    const path = join(dir, TREE.manifest);
     let manifest: Manifest;
+    let mtime: number;
     try {
-      this.manifestMtime = statSync(path).mtimeMs;
+      mtime = statSync(path).mtimeMs;
       manifest = JSON.parse(readFileSync(path, 'utf8')) as Manifest;
     } catch (e) {
       throw new Error(`${path}: cannot read the tree's manifest (${(e as Error).message}); build the tree first`);
@@ -52,14 +60,15 @@ export class FileOrigin implements Origin {
     for (const [file, entry] of Object.entries(manifest.files)) {
       const etag = `"${entry.sha256}"`;
       etags.set(file, etag);
-      if (!COLD.test(file)) hot.set(file, { bytes: new Uint8Array(readFileSync(join(this.dir, file))), etag });
+      if (!COLD.test(file)) hot.set(file, { bytes: new Uint8Array(readFileSync(join(dir, file))), etag });
     }
-    [this.manifest, this.hot, this.etags, this.cold] = [manifest, hot, etags, new Map()];
+    [this.dir, this.manifestMtime, this.manifest, this.hot, this.etags, this.cold] = [dir, mtime, manifest, hot, etags, new Map()];
   }
 
   reloadIfChanged(): void {
     try {
-      if (statSync(join(this.dir, TREE.manifest)).mtimeMs !== this.manifestMtime) this.load();
+      const dir = liveTree(this.publicDir);
+      if (dir && (dir !== this.dir || statSync(join(dir, TREE.manifest)).mtimeMs !== this.manifestMtime)) this.load();
     } catch {
       // mid-swap or gone: keep serving what is in memory
     }
@@ -81,7 +90,18 @@ export class FileOrigin implements Origin {
     const cached = this.cold.get(path);
     if (cached?.etag === etag) return cached;
     try {
-      const file = { bytes: new Uint8Array(await readFile(join(this.dir, path))), etag };
+      let bytes: Uint8Array<ArrayBuffer>;
+      try {
+        bytes = new Uint8Array(await readFile(join(this.dir, path)));
+      } catch (e) {
+        // The tree in memory was replaced and removed by a rebuild: follow the link now rather than at the next tick.
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+        const before = this.dir;
+        this.reloadIfChanged();
+        if (this.dir === before) throw e;
+        return this.get(path);
+      }
+      const file = { bytes, etag };
       if (this.cold.size >= COLD_LIMIT) this.cold.delete(this.cold.keys().next().value!);
       this.cold.set(path, file);
       return file;

@@ -3,15 +3,17 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TREE } from '../contract/tree.js';
 import type { Manifest } from '../output/manifest.js';
+import { liveTree } from '../output/live-tree.js';
 import type { Loader } from './compare.js';
 
 export class TreeTrouble extends Error {}
 
 export function diskLoader(dir: string): Loader {
+  const root = liveTree(dir) ?? join(dir, 'v1');
   const read = async <T>(path: string): Promise<T | undefined> => {
     let text: string;
     try {
-      text = await readFile(join(dir, 'v1', path), 'utf8');
+      text = await readFile(join(root, path), 'utf8');
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw new TreeTrouble(`${join(dir, 'v1', path)}: ${(e as Error).message}`);

@@ -38,6 +38,7 @@ export const INTERNAL_SCHEMAS: Record<string, object> = {
     type: 'object', additionalProperties: false, required: ['schema', 'built_at', 'files'],
     properties: {
       schema: { const: 1 }, built_at: { type: 'string', format: 'date-time' },
+      pages: { type: 'array', items: { type: 'string' }, description: 'The source pages this tree answers for.' },
       files: { type: 'object', additionalProperties: { type: 'object', additionalProperties: false, required: ['size', 'sha256'], properties: { size: { type: 'integer' }, sha256: { type: 'string', pattern: '^[0-9a-f]{64}$' } } } },
     },
   },

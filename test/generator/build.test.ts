@@ -1,29 +1,15 @@
 /** The build end to end on a small synthetic site: three days of history, determinism, and the failure guarantees. */
-import { cpSync, existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildSmall, readJson, smallSite, tempDir } from '../helpers.js';
+import { buildSmall, readJson, smallSite, tempDir, treeHashes } from '../helpers.js';
 import { BuildError } from '../../generator/build.js';
 import { checkTree } from '../../generator/check.js';
-import { sha256 } from '../../generator/output/manifest.js';
 
 const root = tempDir('rr-build-');
 const day = (n: number) => join(root, `site-day${n}`);
 const out = join(root, 'public');
 const ledger = (symbol: string) => readJson(join(out, 'v1', 'assets', symbol, 'history', 'full.json')).data.rows as { date: string; basis: string }[];
-
-function treeHashes(dir: string): Map<string, string> {
-  const files = new Map<string, string>();
-  const walk = (d: string, prefix: string) => {
-    for (const name of readdirSync(d).sort()) {
-      const p = join(d, name);
-      if (statSync(p).isDirectory()) walk(p, `${prefix}${name}/`);
-      else files.set(prefix + name, sha256(readFileSync(p)));
-    }
-  };
-  walk(join(dir, 'v1'), '');
-  return files;
-}
 
 beforeAll(async () => {
   for (const n of [1, 2, 3]) await smallSite(day(n), n);
@@ -191,8 +177,11 @@ describe('rebuilds', () => {
     const t = join(root, 'from-cache');
     await buildSmall(day(1), t);
     const rows = readJson(join(t, 'v1/assets/BTC/history/full.json')).data.rows;
-    rmSync(join(t, 'v1'), { recursive: true });
-    const report = await buildSmall(day(1), t);
+    // No tree at all (the link and every tree gone), only the parse cache: a new ledger, on purpose (--init).
+    rmSync(join(t, 'v1'));
+    rmSync(join(t, '.trees'), { recursive: true });
+    const report = await buildSmall(day(1), t, { init: true });
+    expect(report.previous).toBeNull();
     expect(report.pages_parsed).toBe(0);
     expect(readJson(join(t, 'v1/assets/BTC/history/full.json')).data.rows).toEqual(rows);
   });
@@ -207,8 +196,10 @@ describe('the tree', () => {
     expect(existsSync(join(v1, 'signals/dca/NVDA.json'))).toBe(false);
   });
 
-  it('leaves no staging folder behind', () => {
+  it('leaves no staging folder behind: v1 names the one tree under .trees', () => {
     expect(readdirSync(out).filter((n) => n.startsWith('.v1-'))).toEqual([]);
+    expect(readdirSync(join(out, '.trees'))).toHaveLength(1);
+    expect(readlinkSync(join(out, 'v1'))).toBe(join('.trees', readdirSync(join(out, '.trees'))[0]!));
     rmSync(join(root, 'det-a-day1-snapshot'), { recursive: true, force: true });
   });
 });

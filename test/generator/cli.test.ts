@@ -40,10 +40,12 @@ describe.runIf(existsSync(join(ROOT, 'dist', 'generator', 'cli.js')))('risk-read
 
   it('build exits 0 and check says ok; a bad page exits 1; bad usage exits 2', () => {
     const out = join(root, 'pub');
-    const ok = run('build', '--pages', join(cases, 'card-not-printed'), '--out', out, '--catalog', join(cases, 'card-not-printed', 'catalog.json'), '--now', '2026-10-14T00:30:00Z');
+    const ok = run('build', '--pages', join(cases, 'card-not-printed'), '--out', out, '--init', '--catalog', join(cases, 'card-not-printed', 'catalog.json'), '--now', '2026-10-14T00:30:00Z');
     expect(ok.status, ok.stderr).toBe(0);
-    expect(ok.stdout).toMatch(/^assets 3 · pages 21/);
-    expect(ok.stdout).toContain('sector source: ai_infrastructure ← sector_feed.json, bitcoin_equities ← widget_bitcoin_equities_indicators.html');
+    // Progress and the summary go to stderr (decision 27): stdout is kept for `--json`.
+    expect(ok.stdout).toBe('');
+    expect(ok.stderr).toMatch(/^assets 3 · pages 21/);
+    expect(ok.stderr).toContain('sector source: ai_infrastructure ← sector_feed.json, bitcoin_equities ← widget_bitcoin_equities_indicators.html');
     expect(run('check', '--out', out).stdout).toBe('ok\n');
     const bad = run('build', '--pages', join(cases, 'number-does-not-parse'), '--out', out, '--catalog', join(cases, 'number-does-not-parse', 'catalog.json'));
     expect(bad.status).toBe(1);

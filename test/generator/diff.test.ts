@@ -1,6 +1,6 @@
 /** `diff` on trees built from the fixture site: the changes reported are the ones the synthesizer made. */
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG, ROOT, SMALL, buildSmall, readJson, smallSite, tempDir } from '../helpers.js';
@@ -86,9 +86,12 @@ describe('diff between two publication days', () => {
 
 describe('every kind of change', () => {
   it('a reading that became null and one that came back', async () => {
-    cpSync(dir('site3'), dir('site3-no-dca'), { recursive: true });
-    rmSync(join(dir('site3-no-dca'), 'ETH_lin_reg_price_with_risk.html'));
-    await buildSmall(dir('site3-no-dca'), dir('C'), { previous: dir('A'), now: '2026-10-16T00:30:00Z' });
+    // A page that vanishes fails the build (the previous build read it); a model the catalogue drops reads null.
+    const cat = readJson(join(dir('site3'), 'catalog.json'));
+    const eth = cat.assets.find((a: { symbol: string }) => a.symbol === 'ETH');
+    eth.models = eth.models.filter((m: string) => m !== 'dca');
+    writeFileSync(join(root, 'catalog-no-eth-dca.json'), JSON.stringify(cat));
+    await buildSmall(dir('site3'), dir('C'), { previous: dir('A'), catalog: join(root, 'catalog-no-eth-dca.json'), now: '2026-10-16T00:30:00Z' });
     expect(find((await diff('A', 'C')).changes, 'ETH', 'dca')).toMatchObject({ old: 'a reading', new: null });
     expect(find((await diff('C', 'B')).changes, 'ETH', 'dca')).toMatchObject({ old: null, new: 'a reading' });
   });
@@ -118,7 +121,7 @@ describe('every kind of change', () => {
   });
 
   it('a published history row changed or vanished: loud, exit status 3', async () => {
-    cpSync(dir('B'), dir('F'), { recursive: true });
+    cpSync(dir('B'), dir('F'), { recursive: true, verbatimSymlinks: true });
     let vanished = '';
     let changed = '';
     rewrite('F', 'assets/BTC/history/full.json', (doc) => {
@@ -133,7 +136,7 @@ describe('every kind of change', () => {
   });
 
   it('a contract change: model_version, the OpenAPI document, api_version', async () => {
-    cpSync(dir('B'), dir('G'), { recursive: true });
+    cpSync(dir('B'), dir('G'), { recursive: true, verbatimSymlinks: true });
     rewrite('G', 'assets/SPY/risk.json', (doc) => (doc.model_version.twap_gravity_equity = '2'));
     rewrite('G', 'openapi.json', (doc) => (doc.info.description += ' Now with more.'));
     rewrite('G', 'health.json', (doc) => (doc.api_version = '1.1.0'));

@@ -13,7 +13,7 @@ let reports: Awaited<ReturnType<typeof build>>[] = [];
 beforeAll(async () => {
   for (const day of [1, 2]) {
     await writeSite({ out: join(root, `day${day}`), day, catalog: CATALOG });
-    reports.push(await build({ pages: join(root, `day${day}`), out, now: `2026-10-${13 + day}T00:30:00Z` }));
+    reports.push(await build({ pages: join(root, `day${day}`), out, now: `2026-10-${13 + day}T00:30:00Z`, init: day === 1 }));
   }
 });
 

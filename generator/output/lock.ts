@@ -1,0 +1,111 @@
+/**
+ * One writer per output folder: `<out>/.lock`, created with O_EXCL and holding its holder (pid, host, process
+ * start time, command). A lock whose holder is a process of this host that no longer runs is stale and taken
+ * over at once, so a pipeline that retries a killed build does not wait for a timeout.
+ *
+ * Written here rather than taken from proper-lockfile: that library records no holder (the second build must
+ * name it) and tells staleness only by an mtime its holder keeps touching, so a build killed with SIGKILL would
+ * block its retry for the stale period.
+ */
+import { readFileSync } from 'node:fs';
+import { open, readFile, stat, unlink } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+
+export const LOCK_FILE = '.lock';
+
+export interface LockHolder { pid: number; host: string; started: string; proc_start: string | null; command: string }
+
+export class LockHeld extends Error {
+  constructor(readonly path: string, readonly holder: LockHolder | null) {
+    super(holder
+      ? `${path}: another build holds the output (pid ${holder.pid} on ${holder.host}, since ${holder.started}: ${holder.command})`
+      : `${path}: another build holds the output (its lock file names no holder yet)`);
+  }
+}
+
+export interface Lock { path: string; release(): Promise<void> }
+
+/** The kernel's start time of a process (Linux), so a pid reused by another program is not taken for the holder. */
+function procStart(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+function alive(h: LockHolder): boolean {
+  try {
+    process.kill(h.pid, 0);
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  const now = procStart(h.pid);
+  return h.proc_start === null || now === null || now === h.proc_start;
+}
+
+async function readHolder(path: string): Promise<LockHolder | null> {
+  try {
+    return JSON.parse(await readFile(path, 'utf8')) as LockHolder;
+  } catch {
+    return null;
+  }
+}
+
+/** Create `path` only if absent, with `text` in it; false when it exists. */
+async function createExclusive(path: string, text: string): Promise<boolean> {
+  let fh;
+  try {
+    fh = await open(path, 'wx');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw e;
+  }
+  try {
+    await fh.writeFile(text);
+  } finally {
+    await fh.close();
+  }
+  return true;
+}
+
+/** A holder that wrote nothing is given this long to finish writing before its lock counts as stale. */
+const UNNAMED_GRACE_MS = 5_000;
+
+async function isStale(path: string, holder: LockHolder | null): Promise<boolean> {
+  if (holder) return holder.host === hostname() && !alive(holder);
+  const st = await stat(path).catch(() => null);
+  return st !== null && Date.now() - st.mtimeMs > UNNAMED_GRACE_MS;
+}
+
+export async function acquireLock(dir: string, command: string): Promise<Lock> {
+  const path = join(dir, LOCK_FILE);
+  const me: LockHolder = { pid: process.pid, host: hostname(), started: new Date().toISOString(), proc_start: procStart(process.pid), command };
+  const text = JSON.stringify(me) + '\n';
+  const release = async () => {
+    const h = await readHolder(path);
+    if (h?.pid === me.pid && h.host === me.host) await unlink(path).catch(() => {});
+  };
+  if (await createExclusive(path, text)) return { path, release };
+  const holder = await readHolder(path);
+  if (!(await isStale(path, holder))) throw new LockHeld(path, holder);
+  // Breaking a stale lock is itself serialised by a second exclusive file, so two builds that both find the
+  // lock stale cannot both remove it and both go on to write.
+  const breaker = `${path}.break`;
+  if (!(await createExclusive(breaker, text))) {
+    const b = await readHolder(breaker);
+    if (b && b.host === me.host && !alive(b)) await unlink(breaker).catch(() => {});
+    throw new LockHeld(path, holder);
+  }
+  try {
+    const again = await readHolder(path);
+    if (JSON.stringify(again) !== JSON.stringify(holder) || !(await isStale(path, again))) throw new LockHeld(path, again);
+    await unlink(path).catch(() => {});
+    if (!(await createExclusive(path, text))) throw new LockHeld(path, await readHolder(path));
+  } finally {
+    await unlink(breaker).catch(() => {});
+  }
+  return { path, release };
+}

@@ -1,0 +1,104 @@
+/**
+ * The previous build's tree, which holds the history ledger: the one thing a build cannot make again. It is
+ * read from a folder (the live tree of `--out` by default) or from the URL of a deployed tree, and every file
+ * read from it is checked against its own manifest, so a damaged or half-copied tree is refused rather than
+ * taken for a fresh start.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { TREE } from '../contract/tree.js';
+import type { Ledger } from '../contract/history-page.js';
+import type { AssetRisk } from '../api/asset-risk.js';
+import { sha256, type Manifest } from '../output/manifest.js';
+import { liveTree } from '../output/live-tree.js';
+import { fetchTree } from './http-tree.js';
+
+/** The previous tree cannot serve as a ledger (exit 1: nothing is published). */
+export class PreviousTreeError extends Error {}
+
+export interface PreviousCatalog { assets: Record<string, unknown> }
+
+export interface PreviousTree {
+  /** Where it was read from, for messages and the report. */
+  source: string;
+  manifest: Manifest;
+  catalog: PreviousCatalog | undefined;
+  /** The folder holding its files, when it is on this machine (unchanged files are hard-linked from it). */
+  localTree: string | null;
+  /** The asset's ledger; undefined for an asset the previous tree never published. */
+  ledger(symbol: string): Promise<Ledger | undefined>;
+  /** The asset's published AssetRisk, for readings carried forward. */
+  risk(symbol: string): Promise<AssetRisk | undefined>;
+  /** Any file of the tree, parsed, checked against the manifest; undefined when the manifest does not list it. */
+  file<T>(path: string): Promise<T | undefined>;
+}
+
+/** Reads one file of a tree as bytes; undefined when the tree has no such file. */
+export type ReadBytes = (path: string) => Promise<Uint8Array | undefined>;
+
+export async function openTree(source: string, read: ReadBytes, localTree: string | null): Promise<PreviousTree> {
+  const manifestBytes = await read(TREE.manifest);
+  if (!manifestBytes) throw new PreviousTreeError(`${source}: the previous tree has no ${TREE.manifest}`);
+  let manifest: Manifest;
+  try {
+    manifest = JSON.parse(Buffer.from(manifestBytes).toString('utf8')) as Manifest;
+  } catch (e) {
+    throw new PreviousTreeError(`${source}: ${TREE.manifest} is not JSON (${(e as Error).message})`);
+  }
+  if (!manifest || typeof manifest !== 'object' || typeof manifest.files !== 'object' || typeof manifest.built_at !== 'string') {
+    throw new PreviousTreeError(`${source}: ${TREE.manifest} is not a manifest (expected built_at and files)`);
+  }
+  const failed = (path: string, why: string) => new PreviousTreeError(`${source}: ${path} ${why}; the previous tree fails its own manifest check, so its ledger cannot be continued`);
+
+  /** A file of the tree, checked against the manifest; undefined when the manifest does not list it. */
+  const verified = async <T>(path: string, absent = () => failed(path, `is listed in ${TREE.manifest} but absent`)): Promise<T | undefined> => {
+    const entry = manifest.files[path];
+    if (!entry) return undefined;
+    const bytes = await read(path);
+    if (!bytes) throw absent();
+    if (bytes.byteLength !== entry.size || sha256(bytes) !== entry.sha256) throw failed(path, `does not match ${TREE.manifest} (size or sha256)`);
+    try {
+      return JSON.parse(Buffer.from(bytes).toString('utf8')) as T;
+    } catch (e) {
+      throw failed(path, `is not JSON (${(e as Error).message})`);
+    }
+  };
+
+  const catalog = await verified<PreviousCatalog>(TREE.catalog);
+  return {
+    source, manifest, catalog, localTree,
+    async ledger(symbol) {
+      const path = TREE.historyFull(symbol);
+      if (!manifest.files[path] && !catalog?.assets[symbol]) return undefined;
+      const vanished = () => new PreviousTreeError(`history would lose a published row: the previous tree lists ${symbol} but holds no ${path}`);
+      if (!manifest.files[path]) throw vanished();
+      return verified<Ledger>(path, vanished);
+    },
+    async risk(symbol) {
+      return (await verified<{ data: AssetRisk }>(TREE.risk(symbol)))?.data;
+    },
+    file: (path) => verified(path),
+  };
+}
+
+/** The live tree of a local output folder as the previous tree; null when it holds none. */
+export async function folderTree(dir: string): Promise<PreviousTree | null> {
+  const root = liveTree(dir);
+  if (!root) return null;
+  const read: ReadBytes = async (path) => {
+    try {
+      return await readFile(join(root, path));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw e;
+    }
+  };
+  return openTree(dir, read, root);
+}
+
+export const isUrl = (s: string) => /^https?:\/\//i.test(s);
+
+/** `--previous` as a folder or the URL of a deployed tree; null when there is no previous tree there. */
+export async function openPrevious(source: string, token?: string): Promise<PreviousTree | null> {
+  return isUrl(source) ? fetchTree(source, token) : folderTree(source);
+}
