@@ -33,6 +33,7 @@ import { marketReadings } from './market-readings.js';
 import { MODELS } from './site/models.js';
 import { PARSER_VERSION, readSite, type ParseCache } from './site/read-site.js';
 import { parsePage } from './site/parse-page.js';
+import { guardPage } from './site/guards.js';
 import type { PageKind, PageResult } from './site/readings.js';
 
 export interface BuildOptions {
@@ -170,6 +171,14 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
   const prevCache = await readJson<ParseCache>(join(cacheDir, CACHE_FILE));
   lap('discover');
   const site = await readSite(opts.pages, found.pages, prevCache, opts.jobs);
+  for (const ref of found.pages) {
+    const result = site.results.get(ref.file);
+    const problem = result && guardPage(result, ref, catalog, at);
+    if (problem) {
+      site.results.delete(ref.file);
+      site.errors.set(ref.file, problem);
+    }
+  }
   lap('parse');
   const failedKinds = new Map<string, Set<PageKind>>();
   const fail = (symbol: string | null, kind: PageKind) => {

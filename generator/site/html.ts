@@ -1,19 +1,43 @@
+/**
+ * The small HTML around a page's charts: cards, stamps and the page's own naming, found by what they say rather
+ * than by one tag path (the site moves a reading from a `<p>` to a `<div>` between page kinds and over time).
+ */
 import { load, type CheerioAPI } from 'cheerio/slim';
 import type { PlotlyFigure } from './plotly.js';
-import { PageError } from './errors.js';
+import { PageError, describe } from './errors.js';
 
 /**
- * The page's HTML without its Plotly trace arrays: the cards, stamps and SEO blocks, a few tens of KB,
- * which is all cheerio ever sees.
+ * What any one page may hand the DOM parser. The site's pages nest about 20 deep in a few tens of KB around
+ * their charts; cheerio's queries grow with depth times size, so a page beyond these bounds is refused up front
+ * rather than allowed to stall the build (200,000 nested divs took 30 s before the bound).
  */
-export function loadChrome(html: string, figures: PlotlyFigure[] = []): CheerioAPI {
-  let small = '';
-  let at = 0;
-  for (const f of figures) {
-    small += html.slice(at, f.start) + '[]';
-    at = f.end;
+export const MAX_DEPTH = 256;
+export const MAX_CHROME_CHARS = 4_000_000;
+
+const VOID = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'param', 'source', 'track', 'wbr']);
+const RAW = new Set(['script', 'style']);
+
+/** The deepest element nesting of `html`, in one linear pass over its tags (script and style bodies skipped). */
+export function nestingDepth(html: string): number {
+  const tag = /<!--[\s\S]*?-->|<(\/?)([a-zA-Z][a-zA-Z0-9-]*)[^>]*>/g;
+  let depth = 0;
+  let max = 0;
+  for (let m = tag.exec(html); m; m = tag.exec(html)) {
+    const name = m[2]?.toLowerCase();
+    if (!name) continue;
+    if (m[1]) {
+      if (depth > 0) depth--;
+      continue;
+    }
+    if (VOID.has(name) || m[0].endsWith('/>')) continue;
+    if (++depth > max) max = depth;
+    if (RAW.has(name)) {
+      const end = html.indexOf(`</${name}`, tag.lastIndex);
+      if (end < 0) break;
+      tag.lastIndex = end;
+    }
   }
-  return load(small + html.slice(at));
+  return max;
 }
 
 const squash = (s: string) => s.replace(/\s+/g, ' ').trim();
@@ -25,43 +49,145 @@ export interface Card {
   style: string;
 }
 
-/**
- * Label/value cards: each leaf element matching `labelSelector` whose text matches `label`, paired with its
- * next element sibling. One rule for every card markup of the site (p.card-lbl + p.card-val,
- * p.card-title + p.card-value, div.card-lbl + div.card-val, unclassed inline-styled divs).
- */
-export function findCard($: CheerioAPI, labelSelector: string, label: string | RegExp): Card | undefined {
-  for (const el of $(labelSelector).toArray()) {
-    const node = $(el);
-    if (node.children().length > 0) continue;
-    const text = squash(node.text());
-    if (typeof label === 'string' ? text !== label : !label.test(text)) continue;
-    const value = node.next();
-    if (value.length === 0) continue;
-    return { label: text, value: squash(value.text()), style: value.attr('style') ?? '' };
+/** How a page names its own asset: the symbols and names its title, breadcrumb and headers give. */
+export interface PageIdentity { symbols: string[]; names: string[] }
+
+/** Headers that open with the asset's ticker: `BTC Current Price`, `BTC TWAP Risk Analysis`, `NVDA TWAP Gravity Risk Model`, ... */
+const TICKER_HEADER = /^([A-Z0-9][A-Z0-9.\-]{0,19}) (Current Price|TWAP Risk Analysis|Risk Matrix|DCA Risk Analysis|Macro Risk Analysis|3-Sigma Polynomial Phase Detector|Polynomial Phase Detector|TWAP Gravity Risk Model)$/;
+export type StampLabel = 'LAST UPDATED' | 'LAST UPDATE' | 'UPDATED';
+const STAMP = /\b(LAST UPDATED|LAST UPDATE|UPDATED)\s*:\s*([^|]{6,40}?UTC)/g;
+
+/** The page's HTML without its Plotly trace arrays, parsed once, with its visible text and cards indexed once. */
+export interface Chrome {
+  $: CheerioAPI;
+  file: string;
+  /** The card whose label reads exactly `label` (any element, value in the next element); an error if printed twice with different values. */
+  card(label: string): Card | undefined;
+  requireCard(label: string): Card;
+  /** The raw text of the stamp after `label:` (for parseStamp); an error if printed twice with different values. */
+  stamp(label: StampLabel): string | undefined;
+  /** The first group of `pattern` in the page's visible text; an error if it reads differently in two places. */
+  find(pattern: RegExp, field: string): string | undefined;
+  /** Trimmed text of the element with this id. */
+  byId(id: string): string | undefined;
+  identity(): PageIdentity;
+}
+
+interface Index { text: string; cards: Map<string, Card[]>; tickers: Set<string> }
+
+type Node = { type: string; name?: string; data?: string; children?: Node[]; next?: Node | null; attribs?: Record<string, string> };
+const isElement = (n: Node) => n.type === 'tag';
+
+/** One pass over the DOM: the visible text (no script or style), every leaf-label card, ticker headers. */
+function index($: CheerioAPI): Index {
+  const parts: string[] = [];
+  const cards = new Map<string, Card[]>();
+  const tickers = new Set<string>();
+  const stack: Node[] = [...(($.root()[0] as unknown as Node).children ?? [])].reverse();
+  while (stack.length) {
+    const node = stack.pop()!;
+    if (node.type === 'text') {
+      parts.push(node.data ?? '');
+      continue;
+    }
+    if (!isElement(node)) continue;
+    const kids = node.children ?? [];
+    const own = squash(kids.filter((k) => k.type === 'text').map((k) => k.data).join(' '));
+    const ticker = TICKER_HEADER.exec(own);
+    if (ticker) tickers.add(ticker[1]!);
+    if (own && own.length <= 80 && !kids.some(isElement)) {
+      let next = node.next;
+      while (next && !isElement(next)) next = next.next;
+      if (next) {
+        const list = cards.get(own) ?? [];
+        list.push({ label: own, value: squash($(next as never).text()), style: next.attribs?.style ?? '' });
+        cards.set(own, list);
+      }
+    }
+    parts.push(' ');
+    for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]!);
   }
-  return undefined;
+  return { text: squash(parts.join('')), cards, tickers };
 }
 
-export function requireCard($: CheerioAPI, labelSelector: string, label: string | RegExp, file: string): Card {
-  const card = findCard($, labelSelector, label);
-  if (!card) throw new PageError(file, `card "${String(label).replace(/^\/|\/$/g, '')}"`, 'absent from the page');
-  return card;
+function twice(file: string, field: string, values: string[]): PageError {
+  return new PageError(file, field, `printed twice with different values: ${describe(values[0])} and ${describe(values[1])}`);
 }
 
-/** Text of the first element matching `selector` whose text matches `pattern`. */
-export function findText($: CheerioAPI, selector: string, pattern: RegExp): string | undefined {
-  for (const el of $(selector).toArray()) {
-    const text = squash($(el).text());
-    if (pattern.test(text)) return text;
+export function loadChrome(html: string, figures: PlotlyFigure[], file: string): Chrome {
+  let small = '';
+  let at = 0;
+  for (const f of figures) {
+    small += html.slice(at, f.start) + '[]';
+    at = f.end;
   }
-  return undefined;
+  small += html.slice(at);
+  if (small.length > MAX_CHROME_CHARS) throw new PageError(file, '(page)', `${small.length} characters of HTML around the charts, more than the ${MAX_CHROME_CHARS} a page may have`);
+  const depth = nestingDepth(small);
+  if (depth > MAX_DEPTH) throw new PageError(file, '(page)', `elements nested ${depth} deep, more than the ${MAX_DEPTH} a page may have`);
+  const $ = load(small);
+  let idx: Index | undefined;
+  const get = () => (idx ??= index($));
+  const card = (label: string) => {
+    const list = get().cards.get(label) ?? [];
+    const values = [...new Set(list.map((c) => c.value))];
+    if (values.length > 1) throw twice(file, `card "${label}"`, values);
+    return list[0];
+  };
+  return {
+    $, file, card,
+    requireCard(label) {
+      const c = card(label);
+      if (!c) throw new PageError(file, `card "${label}"`, 'absent from the page');
+      return c;
+    },
+    stamp(label) {
+      const found = [...get().text.matchAll(STAMP)].filter((m) => m[1] === label).map((m) => squash(m[2]!));
+      const values = [...new Set(found)];
+      if (values.length > 1) throw twice(file, `stamp "${label}"`, values);
+      return values[0];
+    },
+    find(pattern, field) {
+      const all = new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : pattern.flags + 'g');
+      const values = [...new Set([...get().text.matchAll(all)].map((m) => m[1]!))];
+      if (values.length > 1) throw twice(file, field, values);
+      return values[0];
+    },
+    byId(id) {
+      const node = $(`[id="${id}"]`);
+      if (node.length > 1) {
+        const values = [...new Set(node.toArray().map((n) => squash($(n).text())))];
+        if (values.length > 1) throw twice(file, `#${id}`, values);
+      }
+      return node.length ? squash(node.first().text()) : undefined;
+    },
+    identity: () => identityOf($, get()),
+  };
 }
 
-/** Trimmed text of the first element matching `selector`, or undefined. */
-export function textOf($: CheerioAPI, selector: string): string | undefined {
-  const node = $(selector).first();
-  return node.length ? squash(node.text()) : undefined;
+function identityOf($: CheerioAPI, idx: Index): PageIdentity {
+  const symbols = new Set(idx.tickers);
+  const names = new Set<string>();
+  const title = /^(.+?) \(([A-Za-z0-9.\-]{1,20})\)/.exec(squash($('title').first().text()));
+  if (title) {
+    names.add(title[1]!);
+    symbols.add(title[2]!);
+  }
+  for (const el of $('script[type="application/ld+json"]').toArray()) {
+    let doc: { '@type'?: string; itemListElement?: { position?: number; name?: string; item?: string }[] };
+    try {
+      doc = JSON.parse($(el).text());
+    } catch {
+      continue;
+    }
+    const crumb = doc['@type'] === 'BreadcrumbList' ? doc.itemListElement?.find((i) => i.position === 3) : undefined;
+    const reports = crumb?.item ? /\/reports\/([A-Za-z0-9.\-]{1,20})$/.exec(crumb.item) : null;
+    if (reports) {
+      symbols.add(reports[1]!);
+      if (crumb?.name) names.add(crumb.name);
+    }
+  }
+  return { symbols: [...symbols].sort(), names: [...names].sort() };
 }
 
 export const LEVEL_PALETTE = [

@@ -11,7 +11,8 @@ export function parsePrinted(text: string | undefined, file: string, field: stri
   if (text === undefined) throw new PageError(file, field, 'no such card on the page');
   const t = text.replace(/\s+/g, ' ').trim();
   if (NOT_PRINTED.has(t)) return null;
-  const m = /^([+-]?)\$?\s*([0-9][0-9,]*(?:\.[0-9]+)?|\.[0-9]+)\s*(?:%|\/\s*100)?$/.exec(t);
+  // Thousands are grouped in threes (`$82,907.05`) or not at all: `$8,2,900` is not a number the site prints.
+  const m = /^([+-]?)\$?\s*(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)\s*(?:%|\/\s*100)?$/.exec(t);
   if (!m) throw new PageError(file, field, `expected a printed number, found ${describe(t)}`);
   const n = Number(m[2]!.replace(/,/g, ''));
   if (!Number.isFinite(n)) throw new PageError(file, field, `expected a finite number, found ${describe(t)}`);

@@ -85,12 +85,11 @@ export function readFigures(html: string, file: string): PlotlyFigure[] {
   return figures;
 }
 
-/** The page's one figure (or the one at `index`), failing with the file's name when it is absent. */
-export function readFigure(html: string, file: string, index = 0): PlotlyFigure {
+/** The page's one figure: a page of a one-chart kind with no chart, or with two, is not the page it claims to be. */
+export function readFigure(html: string, file: string): PlotlyFigure {
   const figures = readFigures(html, file);
-  const fig = figures[index];
-  if (!fig) throw new PageError(file, 'Plotly.newPlot', `expected ${index + 1} Plotly figure(s), found ${figures.length}`);
-  return fig;
+  if (figures.length !== 1) throw new PageError(file, 'Plotly.newPlot', `expected one Plotly chart, found ${figures.length}`);
+  return figures[0]!;
 }
 
 const DTYPES = {
@@ -131,7 +130,7 @@ export function decodeNumbers(value: unknown, file: string, field: string): Matr
     const aligned = new Uint8Array(bytes.byteLength);
     aligned.set(bytes);
     const typed = new Ctor(aligned.buffer);
-    const data = typed instanceof Float64Array ? typed : Float64Array.from(typed as ArrayLike<number>);
+    const data = typed instanceof Float64Array ? typed : typed instanceof Float32Array ? Float64Array.from(typed, shortestFloat32) : Float64Array.from(typed as ArrayLike<number>);
     let rows = data.length;
     let cols = 1;
     if (shape !== undefined) {
@@ -143,6 +142,19 @@ export function decodeNumbers(value: unknown, file: string, field: string): Matr
     return { rows, cols, data };
   }
   throw new PageError(file, field, `expected a number array, found ${describe(typeof value === 'object' ? JSON.stringify(value) : value)}`);
+}
+
+/**
+ * A float32 as the shortest decimal that reads back as the same float32 (site-format 8.1): the page's `82.08`
+ * is stored as 82.08000183105469, which would otherwise print as 82.080002.
+ */
+export function shortestFloat32(x: number): number {
+  if (!Number.isFinite(x)) return x;
+  for (let p = 1; p < 9; p++) {
+    const candidate = Number(x.toPrecision(p));
+    if (Math.fround(candidate) === x) return candidate;
+  }
+  return x;
 }
 
 function toNumber(v: unknown, file: string, field: string): number {

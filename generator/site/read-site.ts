@@ -12,7 +12,7 @@ import type { PageRef } from './discover.js';
 import type { PageResult } from './readings.js';
 
 /** Bump when a parser's output changes, so cached readings from older code are not reused. */
-export const PARSER_VERSION = 2;
+export const PARSER_VERSION = 3;
 
 /**
  * The cache keeps readings without their weekly archive: the archive is only read when an asset's ledger

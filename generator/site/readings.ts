@@ -1,6 +1,7 @@
 /** What a page parser returns: readings under the API's own names, validated with zod. */
 import { z } from 'zod';
 import { PageError } from './errors.js';
+import type { PageIdentity } from './html.js';
 
 export const AS_OF = z.string().regex(/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:00Z)?$/, 'a date or an ISO 8601 UTC minute');
 export const BASIS = z.enum(['page_stamp', 'trace_end', 'feed_generated_at']);
@@ -64,6 +65,8 @@ export interface PageResult {
   sectors?: Record<string, SectorReadings>;
   ranking?: { symbol: string; rank: number }[];
   archive?: Archive;
+  /** How an asset page names its asset (title, breadcrumb, headers), checked against its file name by the build. */
+  identity?: PageIdentity;
 }
 
 export const PAGE_KINDS = [

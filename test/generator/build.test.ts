@@ -45,7 +45,7 @@ describe('build over three publication days', () => {
   });
 
   it('reuses unchanged pages from the parse cache on a rebuild', async () => {
-    const report = await buildSmall(day(3), out);
+    const report = await buildSmall(day(3), out, { now: '2026-10-16T08:30:00Z' });
     expect(report.pages_parsed).toBe(0);
     expect(report.pages_reused).toBe(report.pages_read);
   });

@@ -1,6 +1,6 @@
 /** `{ID}_Price_TWAP_Gravity_Analysis.html`: Gravity, TWAP baseline and premium, and the asset's price. */
 import { PageError } from '../errors.js';
-import { levelOfStyle, loadChrome, findText, requireCard } from '../html.js';
+import { levelOfStyle, loadChrome } from '../html.js';
 import { MODELS, verdict } from '../models.js';
 import { parsePrinted, sig8 } from '../numbers.js';
 import { bandHolding, lastPoint, readFigure, series, traceNamed } from '../plotly.js';
@@ -10,12 +10,12 @@ import { lastOfWeek } from '../weekly.js';
 
 export function parseCryptoGravity(html: string, file: string): PageResult {
   const fig = readFigure(html, file);
-  const $ = loadChrome(html, [fig]);
+  const page = loadChrome(html, [fig], file);
   const price = series(traceNamed(fig.traces, 'Price Trend', file), file);
   const end = lastPoint(price, file, 'trace "Price Trend"');
-  const as_of = parseStamp(findText($, 'p', /LAST UPDATED:/), file, 'stamp "LAST UPDATED"');
+  const as_of = parseStamp(page.stamp('LAST UPDATED'), file, 'stamp "LAST UPDATED"');
 
-  const scoreCard = requireCard($, 'p.card-lbl', 'Gravity Risk (0-100)', file);
+  const scoreCard = page.requireCard('Gravity Risk (0-100)');
   const score = parsePrinted(scoreCard.value, file, 'card "Gravity Risk (0-100)"');
   if (score === null) throw new PageError(file, 'card "Gravity Risk (0-100)"', `expected a score, found "${scoreCard.value}"`);
   const band = bandHolding(fig.traces, /^Risk Level (\d+)$/, end.date, file);
@@ -28,11 +28,12 @@ export function parseCryptoGravity(html: string, file: string): PageResult {
     file, kind: 'crypto_gravity', symbol: null,
     gravity: validated(GravityReading, { score, risk_level: level, verdict: verdict(score, 'CRYPTO'), ...common }, file, 'gravity'),
     twap: validated(TwapReading, {
-      baseline: parsePrinted(requireCard($, 'p.card-lbl', 'Lifetime TWAP Base', file).value, file, 'card "Lifetime TWAP Base"'),
-      premium_pct: parsePrinted(requireCard($, 'p.card-lbl', 'Market Premium', file).value, file, 'card "Market Premium"'),
+      baseline: parsePrinted(page.requireCard('Lifetime TWAP Base').value, file, 'card "Lifetime TWAP Base"'),
+      premium_pct: parsePrinted(page.requireCard('Market Premium').value, file, 'card "Market Premium"'),
       ...common,
     }, file, 'twap'),
     price: validated(PriceReading, { value: sig8(end.value), currency: 'USD', source_page: file, date: end.date }, file, 'price'),
     archive: Object.fromEntries([...weeks].map(([week, i]) => [week, { price: sig8(price.values[i]!) }])),
+    identity: page.identity(),
   };
 }

@@ -1,6 +1,6 @@
 /** `{id}-usd_price_with_risk.html`: the 20-week SMA risk (printed 0-1, reported x100) and its tenth band. */
 import { PageError } from '../errors.js';
-import { loadChrome, textOf } from '../html.js';
+import { loadChrome } from '../html.js';
 import { MODELS } from '../models.js';
 import { parsePrinted, round2, round2OrNull } from '../numbers.js';
 import { bandHolding, customRow, lastPoint, readFigure, series, traceNamed } from '../plotly.js';
@@ -12,13 +12,12 @@ const BAND = /^Risk Level (\d\.\d-\d\.\d)$/;
 
 export function parseCryptoSma(html: string, file: string): PageResult {
   const fig = readFigure(html, file);
-  const $ = loadChrome(html, [fig]);
-  const header = textOf($, 'p.metric-value');
-  const m = header === undefined ? null : /Risk:\s*(\S+)/.exec(header);
-  if (!m) throw new PageError(file, 'header "Risk:"', header === undefined ? 'no p.metric-value on the page' : `no "Risk: x" in "${header}"`);
-  const page_value = parsePrinted(m[1], file, 'header "Risk:"');
-  if (page_value === null) throw new PageError(file, 'header "Risk:"', `expected a 0-1 risk, found "${m[1]}"`);
-  const as_of = parseStamp(textOf($, 'div.metric-subtext')?.match(/LAST UPDATE:.*UTC/)?.[0], file, 'stamp "LAST UPDATE"');
+  const page = loadChrome(html, [fig], file);
+  const risk = page.find(/\|\s*Risk:\s*(\S+)/, 'header "Risk:"');
+  if (risk === undefined) throw new PageError(file, 'header "Risk:"', 'no "| Risk: x" on the page');
+  const page_value = parsePrinted(risk, file, 'header "Risk:"');
+  if (page_value === null) throw new PageError(file, 'header "Risk:"', `expected a 0-1 risk, found "${risk}"`);
+  const as_of = parseStamp(page.stamp('LAST UPDATE'), file, 'stamp "LAST UPDATE"');
 
   const price = series(traceNamed(fig.traces, 'Underlying Price', file), file);
   const end = lastPoint(price, file, 'trace "Underlying Price"');
@@ -33,5 +32,6 @@ export function parseCryptoSma(html: string, file: string): PageResult {
     file, kind: 'crypto_sma_20w', symbol: null,
     sma_composite: validated(SmaReading, { score: round2(page_value * 100), page_value, band: band.match[1], as_of, as_of_basis: 'page_stamp', model: MODELS.smaCrypto, source_page: file }, file, 'sma_composite'),
     archive,
+    identity: page.identity(),
   };
 }

@@ -1,6 +1,6 @@
 /** `{ID}_Price_TWAP_Risk_Analysis.html`: the separate 1-10 TWAP risk level, and its premium series for history. */
 import { PageError } from '../errors.js';
-import { findCard, findText, loadChrome } from '../html.js';
+import { loadChrome } from '../html.js';
 import { MODELS } from '../models.js';
 import { round2OrNull } from '../numbers.js';
 import { customRow, lastPoint, readFigure, series, traceNamed } from '../plotly.js';
@@ -10,10 +10,9 @@ import { weeklyBandPoints } from '../weekly.js';
 
 export function parseCryptoTwapRisk(html: string, file: string): PageResult {
   const fig = readFigure(html, file);
-  const $ = loadChrome(html, [fig]);
-  const as_of = parseStamp(findText($, 'p.metric-sub', /UPDATED:/), file, 'stamp "UPDATED"');
-  const card = findCard($, 'p.card-title', 'TWAP Risk Level (1-10)');
-  if (!card) throw new PageError(file, 'card "TWAP Risk Level (1-10)"', 'absent from the page');
+  const page = loadChrome(html, [fig], file);
+  const as_of = parseStamp(page.stamp('UPDATED'), file, 'stamp "UPDATED"');
+  const card = page.requireCard('TWAP Risk Level (1-10)');
   let risk_level: number | null = null;
   if (!/^(N\/A|—|-|)$/.test(card.value)) {
     const m = /^Level (\d+)$/.exec(card.value);
@@ -31,5 +30,6 @@ export function parseCryptoTwapRisk(html: string, file: string): PageResult {
     file, kind: 'crypto_twap_risk', symbol: null,
     twap_risk: validated(TwapRiskReading, { risk_level, risk_level_model: MODELS.twapRiskCrypto, as_of, as_of_basis: 'page_stamp', model: MODELS.twapRiskCrypto, source_page: file }, file, 'twap'),
     archive,
+    identity: page.identity(),
   };
 }

@@ -3,7 +3,7 @@
  * equity (SPY/QQQ names). floor / fair value / ceiling are the regression lines at the last price date.
  */
 import { PageError } from '../errors.js';
-import { findCard, loadChrome } from '../html.js';
+import { loadChrome } from '../html.js';
 import { MODELS, bandMidpoint } from '../models.js';
 import { parsePrinted, round2, round2OrNull, sig8 } from '../numbers.js';
 import { bandHolding, dateAt, lastPoint, readFigure, series, valueAt, type Series, type Trace } from '../plotly.js';
@@ -30,7 +30,7 @@ const at = (s: Series | null, date: string): number | null => {
 
 export function parseDca(html: string, file: string): PageResult {
   const fig = readFigure(html, file);
-  const $ = loadChrome(html, [fig]);
+  const page = loadChrome(html, [fig], file);
   // The price series is the page's one unnamed line; the projections are named `Future *`.
   const priceTrace = fig.traces.find((t) => t.name === undefined && t.mode === 'lines');
   if (!priceTrace) throw new PageError(file, 'price trace', 'no unnamed price line among the traces');
@@ -42,7 +42,7 @@ export function parseDca(html: string, file: string): PageResult {
   const fair = line(fig.traces, LINES.fair, file);
   const fairValue = at(fair, end.date);
   const priceValue = sig8(end.value);
-  const printed = findCard($, 'p.card-title', 'Premium / Discount');
+  const printed = page.card('Premium / Discount');
   let premium_pct: number | null;
   let premium_source: 'printed' | 'derived' | 'unavailable';
   if (printed) {
@@ -74,5 +74,6 @@ export function parseDca(html: string, file: string): PageResult {
       as_of: end.date, as_of_basis: 'trace_end', model: MODELS.dca, source_page: file,
     }, file, 'dca'),
     archive,
+    identity: page.identity(),
   };
 }

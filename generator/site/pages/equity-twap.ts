@@ -1,6 +1,6 @@
 /** `{ID}_Equities_TWAP.html`: equity Gravity (2020 baseline), TWAP and price. No stamp: dated by its last close. */
 import { PageError } from '../errors.js';
-import { loadChrome, requireCard } from '../html.js';
+import { loadChrome } from '../html.js';
 import { MODELS, verdict } from '../models.js';
 import { parsePrinted, round2OrNull, sig8 } from '../numbers.js';
 import { bandHolding, customRow, lastPoint, readFigure, series, traceNamed } from '../plotly.js';
@@ -11,10 +11,10 @@ const LEVEL = /^Gravity Level (\d+)$/;
 
 export function parseEquityTwap(html: string, file: string): PageResult {
   const fig = readFigure(html, file);
-  const $ = loadChrome(html, [fig]);
+  const page = loadChrome(html, [fig], file);
   const price = series(traceNamed(fig.traces, 'Daily Spot', file), file);
   const end = lastPoint(price, file, 'trace "Daily Spot"');
-  const scoreCard = requireCard($, 'div.card-lbl', 'GRAVITY RISK', file);
+  const scoreCard = page.requireCard('GRAVITY RISK');
   const score = parsePrinted(scoreCard.value, file, 'card "GRAVITY RISK"');
   if (score === null) throw new PageError(file, 'card "GRAVITY RISK"', `expected a score, found "${scoreCard.value}"`);
   const band = bandHolding(fig.traces, LEVEL, end.date, file);
@@ -30,11 +30,12 @@ export function parseEquityTwap(html: string, file: string): PageResult {
     file, kind: 'equity_twap', symbol: null,
     gravity: validated(GravityReading, { score, risk_level: level, verdict: verdict(score, 'EQUITY'), ...common }, file, 'gravity'),
     twap: validated(TwapReading, {
-      baseline: parsePrinted(requireCard($, 'div.card-lbl', 'EXPANDING TWAP', file).value, file, 'card "EXPANDING TWAP"'),
-      premium_pct: parsePrinted(requireCard($, 'div.card-lbl', 'PREMIUM / DISCOUNT', file).value, file, 'card "PREMIUM / DISCOUNT"'),
+      baseline: parsePrinted(page.requireCard('EXPANDING TWAP').value, file, 'card "EXPANDING TWAP"'),
+      premium_pct: parsePrinted(page.requireCard('PREMIUM / DISCOUNT').value, file, 'card "PREMIUM / DISCOUNT"'),
       ...common,
     }, file, 'twap'),
     price: validated(PriceReading, { value: sig8(end.value), currency: 'USD', source_page: file, date: end.date }, file, 'price'),
     archive,
+    identity: page.identity(),
   };
 }

@@ -1,10 +1,10 @@
 /** Market-wide pages: crypto fear & greed, crypto peak/valley, sector widgets and feed, the market-cap ranking. */
 import { z } from 'zod';
 import { PageError, describe } from '../errors.js';
-import { findText, loadChrome, requireCard, textOf } from '../html.js';
+import { loadChrome } from '../html.js';
 import { MODELS } from '../models.js';
 import { parsePrinted } from '../numbers.js';
-import { lastPoint, readFigures, series, traceNamed } from '../plotly.js';
+import { lastPoint, readFigure, readFigures, series, traceNamed } from '../plotly.js';
 import { FearGreedReading, MacroRiskReading, PeakValleyReading, validated, type PageResult, type SectorReadings } from '../readings.js';
 import { parseDate, parseStamp } from '../stamps.js';
 
@@ -21,8 +21,8 @@ export function parseCryptoFearGreed(html: string, file: string): PageResult {
   const trend = figures.flatMap((f) => f.traces).find((t) => t.name === 'BTC Base Trend');
   if (!trend) throw new PageError(file, 'trace "BTC Base Trend"', 'absent');
   const end = lastPoint(series(trend, file), file, 'trace "BTC Base Trend"');
-  const $ = loadChrome(html, figures);
-  const value = parsePrinted(requireCard($, 'p.card-lbl', 'Daily Fear & Greed', file).value, file, 'card "Daily Fear & Greed"');
+  const page = loadChrome(html, figures, file);
+  const value = parsePrinted(page.requireCard('Daily Fear & Greed').value, file, 'card "Daily Fear & Greed"');
   let label: string | null = null;
   if (value !== null) {
     const i = steps.findIndex((s, k) => Array.isArray(s.range) && value >= s.range[0]! && (value < s.range[1]! || (k === steps.length - 1 && value <= s.range[1]!)));
@@ -33,26 +33,26 @@ export function parseCryptoFearGreed(html: string, file: string): PageResult {
     file, kind: 'crypto_fear_greed', symbol: null,
     fear_greed: validated(FearGreedReading, {
       value, label, label_source: 'site_band_table',
-      sma_30: parsePrinted(requireCard($, 'p.card-lbl', '30-Day Sentiment SMA', file).value, file, 'card "30-Day Sentiment SMA"'),
+      sma_30: parsePrinted(page.requireCard('30-Day Sentiment SMA').value, file, 'card "30-Day Sentiment SMA"'),
       provider: FNG_PROVIDER, scope: 'market', model: MODELS.fearGreedCrypto, as_of: end.date, as_of_basis: 'trace_end', source_page: file,
     }, file, 'fear_greed'),
   };
 }
 
 export function parseCryptoPeakValley(html: string, file: string): PageResult {
-  const figures = readFigures(html, file);
-  if (figures[0]) traceNamed(figures[0].traces, 'Leading (BTC+ETH)', file);
-  const $ = loadChrome(html, figures);
-  const value = textOf($, '#metric-value');
+  const fig = readFigure(html, file);
+  traceNamed(fig.traces, 'Leading (BTC+ETH)', file);
+  const page = loadChrome(html, [fig], file);
+  const value = page.byId('metric-value');
   if (value === undefined) throw new PageError(file, '#metric-value', 'absent from the page');
-  const zone = textOf($, '#metric-label');
+  const zone = page.byId('metric-label');
   return {
     file, kind: 'crypto_peak_valley', symbol: null,
     peak_valley: validated(PeakValleyReading, {
       score: parsePrinted(value, file, '#metric-value'),
       zone: zone === undefined || /^(N\/A|—|-|)$/.test(zone) ? null : zone,
       series: 'Leading (BTC+ETH)', scope: 'market', model: MODELS.peakValleyCrypto,
-      as_of: parseStamp(findText($, 'p', /LAST UPDATE:/), file, 'stamp "LAST UPDATE"'), as_of_basis: 'page_stamp', source_page: file,
+      as_of: parseStamp(page.stamp('LAST UPDATE'), file, 'stamp "LAST UPDATE"'), as_of_basis: 'page_stamp', source_page: file,
     }, file, 'peak_valley'),
   };
 }
@@ -76,7 +76,7 @@ function sector(parts: { fg: number | null; fgLabel: string | null; sma: number 
 export function parseSectorWidget(html: string, file: string): PageResult {
   const universe = WIDGET_UNIVERSE[file];
   if (!universe) throw new PageError(file, 'file name', 'not a known sector widget');
-  const $ = loadChrome(html);
+  const { $ } = loadChrome(html, [], file);
   const tile = (kind: string) => {
     const t = $(`article.tile-${kind}`).first();
     if (t.length === 0) throw new PageError(file, `tile "${kind}"`, 'absent from the strip');

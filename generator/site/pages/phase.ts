@@ -3,7 +3,7 @@
  * Both are weekly; the reading's date is the last bar of the price series, not the bands' projected end.
  */
 import { PageError } from '../errors.js';
-import { findCard, loadChrome, requireCard } from '../html.js';
+import { loadChrome } from '../html.js';
 import { MODELS } from '../models.js';
 import { parsePrinted, sig8 } from '../numbers.js';
 import { customRow, dates, lastPoint, readFigure, series, traceNamed, valueAt } from '../plotly.js';
@@ -18,29 +18,30 @@ function fairValueAt(traces: Parameters<typeof traceNamed>[0], date: string, fil
 
 export function parseCryptoPhase(html: string, file: string): PageResult {
   const fig = readFigure(html, file);
-  const $ = loadChrome(html, [fig]);
+  const page = loadChrome(html, [fig], file);
   const end = lastPoint(series(traceNamed(fig.traces, 'Realized Price', file), file), file, 'trace "Realized Price"');
-  const label = requireCard($, 'p.card-lbl', 'Detected Market Phase', file).value;
+  const label = page.requireCard('Detected Market Phase').value;
   if (NOT_PRINTED.test(label)) throw new PageError(file, 'card "Detected Market Phase"', `expected a phase name, found "${label}"`);
   return {
     file, kind: 'crypto_phase', symbol: null,
     phase: validated(PhaseReading, {
       label,
-      completion_pct: parsePrinted(requireCard($, 'p.card-lbl', 'Cycle Completion Matrix', file).value, file, 'card "Cycle Completion Matrix"'),
+      completion_pct: parsePrinted(page.requireCard('Cycle Completion Matrix').value, file, 'card "Cycle Completion Matrix"'),
       fair_value: fairValueAt(fig.traces, end.date, file),
-      max_euphoria_target: parsePrinted(requireCard($, 'p.card-lbl', 'Max Euphoria Target (+3σ)', file).value, file, 'card "Max Euphoria Target (+3σ)"'),
+      max_euphoria_target: parsePrinted(page.requireCard('Max Euphoria Target (+3σ)').value, file, 'card "Max Euphoria Target (+3σ)"'),
       as_of: end.date, as_of_basis: 'trace_end', model: MODELS.phaseCrypto, source_page: file,
     }, file, 'phase'),
+    identity: page.identity(),
   };
 }
 
 export function parseEquityValuation(html: string, file: string): PageResult {
   const fig = readFigure(html, file);
-  const $ = loadChrome(html, [fig]);
+  const page = loadChrome(html, [fig], file);
   const end = lastPoint(series(traceNamed(fig.traces, 'Weekly Spot', file), file), file, 'trace "Weekly Spot"');
-  const label = requireCard($, 'div', 'CURRENT PHASE', file).value;
+  const label = page.requireCard('CURRENT PHASE').value;
   if (NOT_PRINTED.test(label)) throw new PageError(file, 'card "CURRENT PHASE"', `expected a phase name, found "${label}"`);
-  const printedFair = findCard($, 'div', 'FAIR VALUE');
+  const printedFair = page.card('FAIR VALUE');
   // The +3 sigma target is not printed here: it is the upper edge of the top zone at the last bar.
   const top = fig.traces.find((t) => t.name === 'Max Euphoria (+3σ)');
   let target: number | null = null;
@@ -53,10 +54,11 @@ export function parseEquityValuation(html: string, file: string): PageResult {
     file, kind: 'equity_valuation', symbol: null,
     phase: validated(PhaseReading, {
       label,
-      completion_pct: parsePrinted(requireCard($, 'div', 'PHASE COMPLETION', file).value, file, 'card "PHASE COMPLETION"'),
+      completion_pct: parsePrinted(page.requireCard('PHASE COMPLETION').value, file, 'card "PHASE COMPLETION"'),
       fair_value: printedFair ? parsePrinted(printedFair.value, file, 'card "FAIR VALUE"') : fairValueAt(fig.traces, end.date, file),
       max_euphoria_target: target,
       as_of: end.date, as_of_basis: 'trace_end', model: MODELS.phaseEquity, source_page: file,
     }, file, 'phase'),
+    identity: page.identity(),
   };
 }

@@ -46,3 +46,12 @@ describe('stamps', () => {
     expect(() => parseDate('2026-02-30', 'f', 'd')).toThrow(/not a real date/);
   });
 });
+
+describe('printed numbers follow the page\'s own format', () => {
+  it.each(['$8,2,900', '$82,90', '1234,567', '+,5%'])('%s is an error, not a number', (t) => {
+    expect(() => parsePrinted(t, 'X.html', 'card "C"')).toThrow(`X.html: card "C": expected a printed number, found "${t}"`);
+  });
+  it.each([['$82,907.05', 82907.05], ['-48.25%', -48.25], ['$0.9387', 0.9387], ['$1,234,567', 1234567], ['11.4/100', 11.4]])('%s reads %d', (t, n) => {
+    expect(parsePrinted(t, 'X.html', 'card "C"')).toBe(n);
+  });
+});

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { bandHolding, dates, decodeNumbers, lastPoint, readFigures, series } from '../../../generator/site/plotly.js';
-import { allDates } from '../../../generator/site/plotly.js';
+import { allDates, shortestFloat32 } from '../../../generator/site/plotly.js';
 
 const b64 = (arr: ArrayBufferView) => Buffer.from(arr.buffer, arr.byteOffset, arr.byteLength).toString('base64');
 const page = (traces: string) => `<html><script>Plotly.newPlot(\n   "id-1",   ${traces},  {"layout":1}, {"responsive":true})</script></html>`;
@@ -82,5 +82,19 @@ describe('series helpers', () => {
     expect(hit.index).toBe(1);
     expect(bandHolding(traces, /^Risk Level (\d+)$/, '2026-02-01', 'f')).toBeNull();
     expect(() => dates({ name: 'x', x: [1] }, 'f.html')).toThrow(/f\.html: trace "x" x: expected a date/);
+  });
+});
+
+describe('float32 series', () => {
+  it('decode to the shortest decimal that reads back as the same float32', () => {
+    const f4 = new Float32Array([82.08, 0.1, 778.08, 1e-7, 3]);
+    const m = decodeNumbers({ dtype: 'f4', bdata: Buffer.from(f4.buffer).toString('base64') }, 'X.html', 'y');
+    expect([...m.data]).toEqual([82.08, 0.1, 778.08, 1e-7, 3]);
+    for (let i = 0; i < f4.length; i++) expect(Math.fround(m.data[i]!)).toBe(f4[i]);
+  });
+  it('keep NaN and every float32 that needs all nine digits', () => {
+    expect(shortestFloat32(NaN)).toBeNaN();
+    const hard = Math.fround(16777217 / 3);
+    expect(Math.fround(shortestFloat32(hard))).toBe(hard);
   });
 });
