@@ -53,7 +53,7 @@ export interface Card {
 export interface PageIdentity { symbols: string[]; names: string[] }
 
 /** Headers that open with the asset's ticker: `BTC Current Price`, `BTC TWAP Risk Analysis`, `NVDA TWAP Gravity Risk Model`, ... */
-const TICKER_HEADER = /^([A-Z0-9][A-Z0-9.\-]{0,19}) (Current Price|TWAP Risk Analysis|Risk Matrix|DCA Risk Analysis|Macro Risk Analysis|3-Sigma Polynomial Phase Detector|Polynomial Phase Detector|TWAP Gravity Risk Model)$/;
+const TICKER_HEADER = /^([A-Z0-9][A-Z0-9.\-]{0,19}) (Current Price|TWAP Risk Analysis|Risk Matrix|DCA Risk Analysis|Macro Risk Analysis|3-Sigma Polynomial Phase Detector|Polynomial Phase Detector|TWAP Gravity Risk Model|Polynomial Fair Value & Phase Detector|Composite SMA Squeeze & Derived Risk Metric)$/;
 export type StampLabel = 'LAST UPDATED' | 'LAST UPDATE' | 'UPDATED';
 const STAMP = /\b(LAST UPDATED|LAST UPDATE|UPDATED)\s*:\s*([^|]{6,40}?UTC)/g;
 
