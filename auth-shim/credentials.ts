@@ -44,9 +44,26 @@ export interface Caller {
   quotaKey: string | null;
 }
 
-export interface MarketplaceConfig { host?: string; secret?: string }
+export interface MarketplaceConfig {
+  host?: string;
+  secret?: string;
+  /** The marketplace's own name in its header names, `x-<name>-key` (decision 20); default `rapidapi`. */
+  name?: string;
+}
 
-const SUBSCRIPTIONS: Record<string, Plan> = { BASIC: 'basic', PRO: 'pro', ULTRA: 'ultra' };
+export const DEFAULT_MARKETPLACE_NAME = 'rapidapi';
+const PAIR_PARTS = ['key', 'host', 'proxy-secret', 'subscription'] as const;
+
+/** The header prefixes a marketplace pair may arrive under: the spec's neutral one, then the marketplace's own. */
+const prefixes = (m: MarketplaceConfig) => ['x-marketplace-', `x-${(m.name ?? DEFAULT_MARKETPLACE_NAME).toLowerCase()}-`];
+
+/** Every credential header the shim reads, for `Vary` (decision 20). */
+export function credentialHeaders(m: MarketplaceConfig): string[] {
+  return ['x-api-key', ...prefixes(m).flatMap((p) => PAIR_PARTS.map((part) => p + part))];
+}
+
+// A Map, not an object literal: a header value such as `constructor` or `__proto__` must find nothing.
+const SUBSCRIPTIONS: ReadonlyMap<string, Plan> = new Map([['BASIC', 'basic'], ['PRO', 'pro'], ['ULTRA', 'ultra']]);
 /** Keys longer than this are no key of ours: refused before any hashing. */
 const MAX_KEY_LENGTH = 256;
 
@@ -61,16 +78,24 @@ export async function identify(headers: Headers, keys: KeyStore | null, marketpl
     const caller = await lookup(direct);
     if (caller) return caller;
   }
-  const key = headers.get('x-marketplace-key');
-  const host = headers.get('x-marketplace-host');
+  for (const prefix of prefixes(marketplace)) {
+    const caller = await marketplacePair(headers, prefix, keys, marketplace, lookup);
+    if (caller) return caller;
+  }
+  return null;
+}
+
+async function marketplacePair(headers: Headers, prefix: string, keys: KeyStore | null, marketplace: MarketplaceConfig, lookup: (key: string) => Promise<Caller | undefined>): Promise<Caller | null> {
+  const key = headers.get(`${prefix}key`);
+  const host = headers.get(`${prefix}host`);
   if (!key || !host || !marketplace.host || key.length > MAX_KEY_LENGTH || host !== marketplace.host) return null;
   if (keys) {
     const caller = await lookup(key);
     if (caller) return caller;
   }
-  const secret = headers.get('x-marketplace-proxy-secret');
+  const secret = headers.get(`${prefix}proxy-secret`);
   if (marketplace.secret && secret && secret.length <= MAX_KEY_LENGTH && (await constantTimeEqual(secret, marketplace.secret))) {
-    const plan = SUBSCRIPTIONS[headers.get('x-marketplace-subscription') ?? ''];
+    const plan = SUBSCRIPTIONS.get(headers.get(`${prefix}subscription`) ?? '');
     if (plan) return { plan, quotaKey: null };
   }
   return null;

@@ -1,7 +1,8 @@
 /**
  * The edge entry, for Workers-style runtimes: `export default { fetch }`. The tree is read over HTTP from
- * ORIGIN_URL; KEYS_JSON holds the credential store (decision 12 format); MARKETPLACE_HOST and
- * MARKETPLACE_SECRET configure the marketplace pair. Quotas are counted per isolate.
+ * ORIGIN_URL; KEYS_JSON holds the credential store (decision 12 format); MARKETPLACE_HOST,
+ * MARKETPLACE_SECRET and MARKETPLACE_NAME (default rapidapi) configure the marketplace pair. Quotas are counted
+ * per isolate.
  */
 import { keyStoreFromJson } from './credentials.js';
 import { createHandler } from './handler.js';
@@ -12,6 +13,7 @@ export interface EdgeEnv {
   KEYS_JSON?: string;
   MARKETPLACE_HOST?: string;
   MARKETPLACE_SECRET?: string;
+  MARKETPLACE_NAME?: string;
 }
 
 let cached: { env: EdgeEnv; handle: (r: Request) => Promise<Response> } | undefined;
@@ -23,7 +25,7 @@ function handlerFor(env: EdgeEnv) {
       handle: createHandler({
         origin: new HttpOrigin(env.ORIGIN_URL),
         keys: env.KEYS_JSON ? keyStoreFromJson(JSON.parse(env.KEYS_JSON), 'KEYS_JSON') : null,
-        marketplace: { host: env.MARKETPLACE_HOST, secret: env.MARKETPLACE_SECRET },
+        marketplace: { host: env.MARKETPLACE_HOST, secret: env.MARKETPLACE_SECRET, name: env.MARKETPLACE_NAME },
         log: (m) => console.error(m),
       }),
     };

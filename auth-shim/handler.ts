@@ -7,7 +7,7 @@ import {
   DISCLAIMER, ERROR_STATUS, PLAN_LIMITS, PRECOMPUTED_PAGES, SYMBOL_PATTERN, TREE, UNIVERSE_PATTERN, errorBody, historyPage, newest, toJson,
   type ErrorCode, type Ledger, type Plan,
 } from '../generator/contract/index.js';
-import { identify, sha256Hex, type Caller, type KeyStore, type MarketplaceConfig } from './credentials.js';
+import { credentialHeaders, identify, sha256Hex, type Caller, type KeyStore, type MarketplaceConfig } from './credentials.js';
 import { JsonCache, OriginError, type Origin, type OriginFile } from './origin.js';
 import { bulkSymbols, historyQuery, isParamError } from './params.js';
 import { charge, MemoryQuotaStore, type QuotaStore } from './quota.js';
@@ -32,7 +32,6 @@ interface ShimCatalog {
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
-const DATA_CACHE = { 'Cache-Control': 'private, max-age=60', Vary: 'x-api-key, x-marketplace-key' };
 const PUBLIC_CACHE = { 'Cache-Control': 'public, max-age=60' };
 const FREE_NOTE = 'The free (basic) plan covers the top 10 crypto assets by market cap';
 const MAX_QUERY = 2048;
@@ -49,6 +48,9 @@ export function errorResponse(code: ErrorCode, message: string, headers: Record<
   });
 }
 
+/** A request string looks up only an object's own keys, never its prototype's (`constructor`, `__proto__`). */
+const ownValue = <T>(o: Record<string, T>, key: string): T | undefined => (Object.hasOwn(o, key) ? o[key] : undefined);
+
 /** If-None-Match against a strong tag (weak comparison, as RFC 9110 asks for this header). */
 function notModified(request: Request, etag: string): boolean {
   const inm = request.headers.get('if-none-match');
@@ -63,6 +65,8 @@ export function createHandler(options: ShimOptions): (request: Request) => Promi
   const now = options.now ?? Date.now;
   const json = new JsonCache(origin);
   const configured = keys !== null || !!marketplace.secret;
+  // Responses depend on the caller's plan: caches must key them on every header a credential can arrive in.
+  const dataCache = { 'Cache-Control': 'private, max-age=60', Vary: credentialHeaders(marketplace).join(', ') };
   // Valid keys only, bounded: the hash is computed once per key, and random keys cannot grow this map. The
   // caller object (with its quota key) is built once too, so the hot path allocates nothing for it.
   const known = new Map<string, Caller>();
@@ -95,7 +99,7 @@ export function createHandler(options: ShimOptions): (request: Request) => Promi
 
   async function composed(request: Request, body: unknown, tagSource: string, extra: Record<string, string>): Promise<Response> {
     const etag = `"${await sha256Hex(tagSource)}"`;
-    const headers = { 'Content-Type': JSON_TYPE, ETag: etag, ...DATA_CACHE, ...extra };
+    const headers = { 'Content-Type': JSON_TYPE, ETag: etag, ...dataCache, ...extra };
     if (notModified(request, etag)) return new Response(null, { status: 304, headers });
     const bytes = encoder.encode(toJson(body));
     return new Response(bytes, { status: 200, headers: { ...headers, 'Content-Length': String(bytes.byteLength) } });
@@ -109,7 +113,7 @@ export function createHandler(options: ShimOptions): (request: Request) => Promi
 
   function asset(c: ShimCatalog, symbol: string, plan: Plan): string {
     if (!SYMBOL_PATTERN.test(symbol)) throw new Refusal('bad_symbol', 'A symbol is 1 to 20 letters, digits, _ . -');
-    const canonical = c.index[symbol.toUpperCase()];
+    const canonical = ownValue(c.index, symbol.toUpperCase());
     if (!canonical) throw new Refusal('unknown_asset', `No asset ${symbol.toUpperCase()} is served`);
     if (plan === 'basic' && !c.assets[canonical]!.free_tier) throw new Refusal('plan_required', `${canonical} requires the pro or ultra plan; your plan is basic. ${FREE_NOTE}.`);
     return canonical;
@@ -119,27 +123,27 @@ export function createHandler(options: ShimOptions): (request: Request) => Promi
     const c = json.peek<ShimCatalog>(TREE.catalog)?.doc ?? (await loadCatalog());
     switch (r.name) {
       case 'assets':
-        return file(request, TREE.assetList(plan), DATA_CACHE, extra);
+        return file(request, TREE.assetList(plan), dataCache, extra);
       case 'risk':
-        return file(request, TREE.risk(asset(c, r.symbol, plan)), DATA_CACHE, extra);
+        return file(request, TREE.risk(asset(c, r.symbol, plan)), dataCache, extra);
       case 'dca': {
         const symbol = asset(c, r.symbol, plan);
         if (!c.assets[symbol]!.dca_signal) throw new Refusal('no_signal', `${symbol} has no regression model, so no DCA signal`);
-        return file(request, TREE.dcaSignal(symbol), DATA_CACHE, extra);
+        return file(request, TREE.dcaSignal(symbol), dataCache, extra);
       }
       case 'summary': {
         if (!UNIVERSE_PATTERN.test(r.universe)) throw new Refusal('bad_universe', 'A universe name is 1 to 40 letters, digits, _ or -');
         const universe = Object.keys(c.universes).find((u) => u === r.universe.toLowerCase());
         if (!universe) throw new Refusal('unknown_universe', `No universe ${r.universe.toLowerCase()}; the universes are ${Object.keys(c.universes).join(', ')}`);
         if (plan === 'basic' && universe !== 'crypto') throw new Refusal('plan_required', `The ${universe} summary requires the pro or ultra plan; your plan is basic. ${FREE_NOTE}, and the crypto summary.`);
-        return file(request, TREE.summary(universe), DATA_CACHE, extra);
+        return file(request, TREE.summary(universe), dataCache, extra);
       }
       case 'history': {
         const symbol = asset(c, r.symbol, plan);
         const q = historyQuery(url.searchParams, plan);
         if (isParamError(q)) throw new Refusal(q.code, q.message);
         const ready = PRECOMPUTED_PAGES.find((p) => p.limit === q.limit && p.maxLimit === q.maxLimit);
-        if (ready && !q.cursor && !q.from && !q.to) return file(request, TREE.historyPage(symbol, q.limit), DATA_CACHE, extra);
+        if (ready && !q.cursor && !q.from && !q.to) return file(request, TREE.historyPage(symbol, q.limit), dataCache, extra);
         const full = await json.get<Ledger>(TREE.historyFull(symbol));
         if (!full) throw new OriginError(`${TREE.historyFull(symbol)}: absent from the origin`);
         return composed(request, historyPage(full.doc, q), `${full.etag}|${q.limit}|${q.maxLimit}|${q.cursor ?? ''}|${q.from ?? ''}|${q.to ?? ''}`, extra);
@@ -154,7 +158,7 @@ export function createHandler(options: ShimOptions): (request: Request) => Promi
         const versions: Record<string, string> = {};
         const tags: string[] = [];
         for (const s of requested) {
-          const canonical = c.index[s.toUpperCase()];
+          const canonical = ownValue(c.index, s.toUpperCase());
           if (!canonical) {
             missing.push(s);
             continue;

@@ -1,4 +1,5 @@
 /** One server under load, in its own process: `shim`, `bare` (node:http sending the same bytes) or `static` (serve-handler). Prints its URL. */
+import { credentialHeaders } from '../auth-shim/credentials.js';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
@@ -29,7 +30,7 @@ if (kind === 'shim') {
   // The same response as the shim's, headers included (the RateLimit values fixed): the same bytes on the wire.
   const headers = {
     'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(body.length), ETag: `"${manifest.files['assets/BTC/risk.json'].sha256}"`,
-    'Cache-Control': 'private, max-age=60', Vary: 'x-api-key, x-marketplace-key', 'RateLimit-Limit': '60', 'RateLimit-Remaining': '59', 'RateLimit-Reset': '30',
+    'Cache-Control': 'private, max-age=60', Vary: credentialHeaders({}).join(', '), 'RateLimit-Limit': '60', 'RateLimit-Remaining': '59', 'RateLimit-Reset': '30',
   };
   url = await listen(createServer((_req, res) => { res.writeHead(200, headers); res.end(body); }));
 } else {

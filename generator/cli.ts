@@ -130,11 +130,12 @@ export function program(): Command {
     .option('--host <h>', 'address to listen on', '127.0.0.1')
     .option('--marketplace-host <h>', 'the listing host the x-marketplace-host header must carry')
     .option('--marketplace-secret <s>', 'the marketplace proxy secret (or RISK_READINGS_MARKETPLACE_SECRET)')
+    .option('--marketplace-name <n>', 'the marketplace\'s name in its header names, x-<name>-key (besides the neutral x-marketplace-*)', 'rapidapi')
     .action(async (o) => {
       const { startServer } = await import('../auth-shim/node/server.js');
       const { url } = await startServer({
         publicDir: resolve(o.public), keysFile: o.keys && resolve(o.keys), port: o.port, host: o.host,
-        marketplaceHost: o.marketplaceHost, marketplaceSecret: o.marketplaceSecret ?? process.env.RISK_READINGS_MARKETPLACE_SECRET,
+        marketplaceHost: o.marketplaceHost, marketplaceSecret: o.marketplaceSecret ?? process.env.RISK_READINGS_MARKETPLACE_SECRET, marketplaceName: o.marketplaceName,
       });
       process.stdout.write(`serving ${resolve(o.public)}/v1 at ${url}/v1/ (${o.keys ? 'keys from ' + resolve(o.keys) : 'no key store: data endpoints answer 503'})\n`);
     });

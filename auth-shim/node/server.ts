@@ -14,6 +14,7 @@ export interface ServeOptions {
   host?: string;
   marketplaceHost?: string;
   marketplaceSecret?: string;
+  marketplaceName?: string;
   quotas?: QuotaStore;
   now?: () => number;
   watchMs?: number;
@@ -34,7 +35,7 @@ export async function startServer(o: ServeOptions): Promise<{ server: Server; or
   const handler = createHandler({
     origin,
     keys: o.keysFile ? loadKeys(o.keysFile) : null,
-    marketplace: { host: o.marketplaceHost, secret: o.marketplaceSecret },
+    marketplace: { host: o.marketplaceHost, secret: o.marketplaceSecret, name: o.marketplaceName },
     quotas: o.quotas,
     now: o.now,
     log: (m) => process.stderr.write(m + '\n'),

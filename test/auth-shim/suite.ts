@@ -44,7 +44,8 @@ export function shimSuite(name: string, setup: () => { call: Call; out: string }
       expect(await res.json()).toEqual(treeJson(out, 'assets/BTC/risk.json'));
       expect(res.headers.get('etag')).toBe(`"${treeJson(out, '_manifest.json').files['assets/BTC/risk.json'].sha256}"`);
       expect(res.headers.get('cache-control')).toBe('private, max-age=60');
-      expect(res.headers.get('vary')).toBe('x-api-key, x-marketplace-key');
+      // Decision 20: Vary lists every header a credential can arrive in, neutral and the marketplace's own names.
+      expect(res.headers.get('vary')).toBe('x-api-key, x-marketplace-key, x-marketplace-host, x-marketplace-proxy-secret, x-marketplace-subscription, x-rapidapi-key, x-rapidapi-host, x-rapidapi-proxy-secret, x-rapidapi-subscription');
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     });
 
@@ -143,6 +144,31 @@ export function shimSuite(name: string, setup: () => { call: Call; out: string }
       await expectError(await call('/v1/assets/AERO/risk', { headers: { ...base, 'x-marketplace-subscription': 'BASIC' } }), 403, 'plan_required');
       await expectError(await call('/v1/assets/AERO/risk', { headers: { ...base, 'x-marketplace-subscription': 'GOLD' } }), 401, 'unauthorized');
       await expectError(await call('/v1/assets/AERO/risk', { headers: { ...base, 'x-marketplace-proxy-secret': 'wrong', 'x-marketplace-subscription': 'PRO' } }), 401, 'unauthorized');
+    });
+
+    it('accepts the marketplace\'s real header names (X-RapidAPI-*) as shipped, by stored key and by proxy secret', async () => {
+      const { call } = setup();
+      const host = { 'X-RapidAPI-Host': 'risk-readings.marketplace.example' };
+      expect((await call('/v1/assets/AERO/risk', { headers: { ...host, 'X-RapidAPI-Key': KEY.pro } })).status).toBe(200);
+      const viaSecret = { ...host, 'X-RapidAPI-Key': 'any-subscriber-key', 'X-RapidAPI-Proxy-Secret': 'proxy-secret-for-tests' };
+      const res = await call('/v1/assets/AERO/risk', { headers: { ...viaSecret, 'X-RapidAPI-Subscription': 'ULTRA' } });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('ratelimit-limit')).toBeNull();
+      await expectError(await call('/v1/assets/AERO/risk', { headers: { ...viaSecret, 'X-RapidAPI-Subscription': 'BASIC' } }), 403, 'plan_required');
+      await expectError(await call('/v1/assets/AERO/risk', { headers: { 'X-RapidAPI-Key': KEY.pro, 'X-RapidAPI-Host': 'wrong.example' } }), 401, 'unauthorized');
+    });
+
+    it.each(['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'pro', ''])('a subscription of %j is 401, never a plan (and never a 502)', async (sub) => {
+      const { call } = setup();
+      const base = { 'x-marketplace-key': 'k', 'x-marketplace-host': 'risk-readings.marketplace.example', 'x-marketplace-proxy-secret': 'proxy-secret-for-tests', 'x-marketplace-subscription': sub };
+      for (const path of ['/v1/assets', '/v1/assets/AERO/risk', '/v1/bulk/risk?symbols=BTC']) await expectError(await call(path, { headers: base }), 401, 'unauthorized');
+    });
+
+    it('symbols that name prototype properties are unknown assets, not lookups into an object\'s prototype', async () => {
+      const { call } = setup();
+      for (const s of ['constructor', '__proto__', 'toString']) await expectError(await call(`/v1/assets/${s}/risk`, { headers: pro }), 404, 'unknown_asset');
+      const bulk = await (await call('/v1/bulk/risk?symbols=constructor,__proto__,BTC', { headers: pro })).json();
+      expect(bulk.data.missing).toEqual(['constructor', '__proto__']);
     });
 
     it('basic sees the free tier only: the asset list, risk, 403 naming the asset and plan', async () => {
