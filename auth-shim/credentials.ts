@@ -1,21 +1,22 @@
 /** Credentials (spec Authentication, decisions 12 and 13): direct keys and the marketplace pair. Web Crypto only. */
 import type { Plan } from '../generator/contract/plans.js';
 
-export interface KeyRecord { sha256: string; plan: Plan; label: string }
+export interface KeyRecord { sha256: string; plan: Plan; label: string; created?: string }
 /** The credential store of decision 12, loaded: SHA-256 hex of the key to its record. */
 export type KeyStore = ReadonlyMap<string, KeyRecord>;
 
 const PLANS: readonly string[] = ['basic', 'pro', 'ultra'];
 
-/** Parses `{"keys": [{sha256, plan, label}]}`; throws with the entry and field that is wrong. */
+/** Parses `{"keys": [{sha256, plan, label, created?}]}` (decisions 12, 22); throws with the entry and field that is wrong. */
 export function keyStoreFromJson(json: unknown, source = 'keys'): KeyStore {
   const keys = (json as { keys?: unknown })?.keys;
   if (!Array.isArray(keys)) throw new Error(`${source}: expected {"keys": [...]}`);
   const store = new Map<string, KeyRecord>();
-  keys.forEach((k: { sha256?: unknown; plan?: unknown; label?: unknown }, i) => {
+  keys.forEach((k: { sha256?: unknown; plan?: unknown; label?: unknown; created?: unknown }, i) => {
     if (typeof k?.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(k.sha256)) throw new Error(`${source}: keys[${i}].sha256: expected 64 lower-case hex digits`);
     if (typeof k.plan !== 'string' || !PLANS.includes(k.plan)) throw new Error(`${source}: keys[${i}].plan: expected basic, pro or ultra, found ${JSON.stringify(k.plan)}`);
-    store.set(k.sha256, { sha256: k.sha256, plan: k.plan as Plan, label: typeof k.label === 'string' ? k.label : '' });
+    if (k.created !== undefined && (typeof k.created !== 'string' || !Number.isFinite(Date.parse(k.created)))) throw new Error(`${source}: keys[${i}].created: expected an ISO 8601 time, found ${JSON.stringify(k.created)}`);
+    store.set(k.sha256, { sha256: k.sha256, plan: k.plan as Plan, label: typeof k.label === 'string' ? k.label : '', ...(k.created ? { created: k.created as string } : {}) });
   });
   return store;
 }
@@ -72,29 +73,33 @@ const MAX_KEY_LENGTH = 256;
  * both headers and the configured host, then a stored key or the proxy secret with a subscription header.
  * When both forms are sent, either valid one authorises.
  */
-export async function identify(headers: Headers, keys: KeyStore | null, marketplace: MarketplaceConfig, lookup: (key: string) => Promise<Caller | undefined>): Promise<Caller | null> {
+/** How the handler checks what identify finds: a key against the store, a proxy secret against the configured one. */
+export interface Verifier {
+  lookup(key: string): Caller | undefined | Promise<Caller | undefined>;
+  secret(value: string): boolean | Promise<boolean>;
+}
+
+export async function identify(headers: Headers, marketplace: MarketplaceConfig, verify: Verifier): Promise<Caller | null> {
   const direct = headers.get('x-api-key');
-  if (direct && keys && direct.length <= MAX_KEY_LENGTH) {
-    const caller = await lookup(direct);
+  if (direct && direct.length <= MAX_KEY_LENGTH) {
+    const caller = await verify.lookup(direct);
     if (caller) return caller;
   }
   for (const prefix of prefixes(marketplace)) {
-    const caller = await marketplacePair(headers, prefix, keys, marketplace, lookup);
+    const caller = await marketplacePair(headers, prefix, marketplace, verify);
     if (caller) return caller;
   }
   return null;
 }
 
-async function marketplacePair(headers: Headers, prefix: string, keys: KeyStore | null, marketplace: MarketplaceConfig, lookup: (key: string) => Promise<Caller | undefined>): Promise<Caller | null> {
+async function marketplacePair(headers: Headers, prefix: string, marketplace: MarketplaceConfig, verify: Verifier): Promise<Caller | null> {
   const key = headers.get(`${prefix}key`);
   const host = headers.get(`${prefix}host`);
   if (!key || !host || !marketplace.host || key.length > MAX_KEY_LENGTH || host !== marketplace.host) return null;
-  if (keys) {
-    const caller = await lookup(key);
-    if (caller) return caller;
-  }
+  const stored = await verify.lookup(key);
+  if (stored) return stored;
   const secret = headers.get(`${prefix}proxy-secret`);
-  if (marketplace.secret && secret && secret.length <= MAX_KEY_LENGTH && (await constantTimeEqual(secret, marketplace.secret))) {
+  if (marketplace.secret && secret && secret.length <= MAX_KEY_LENGTH && (await verify.secret(secret))) {
     const plan = SUBSCRIPTIONS.get(headers.get(`${prefix}subscription`) ?? '');
     if (plan) return { plan, quotaKey: null };
   }

@@ -7,16 +7,19 @@ import {
   DISCLAIMER, ERROR_STATUS, PLAN_LIMITS, PRECOMPUTED_PAGES, SYMBOL_PATTERN, TREE, UNIVERSE_PATTERN, errorBody, historyPage, newest, toJson,
   type ErrorCode, type Ledger, type Plan,
 } from '../generator/contract/index.js';
-import { credentialHeaders, identify, sha256Hex, type Caller, type KeyStore, type MarketplaceConfig } from './credentials.js';
+import { constantTimeEqual, credentialHeaders, identify, sha256Hex, type Caller, type KeyStore, type MarketplaceConfig } from './credentials.js';
 import { JsonCache, OriginError, type Origin, type OriginFile } from './origin.js';
 import { bulkSymbols, historyQuery, isParamError } from './params.js';
 import { charge, MemoryQuotaStore, type QuotaStore } from './quota.js';
 import { route, type Route } from './routes.js';
 
+/** A key store that may change while the shim runs (a reloaded key file): read at every request. */
+export interface KeySource { current(): KeyStore | null }
+
 export interface ShimOptions {
   origin: Origin;
-  /** The direct-key store; null when none is configured. */
-  keys: KeyStore | null;
+  /** The direct-key store, fixed or live; null when none is configured. */
+  keys: KeyStore | KeySource | null;
   quotas?: QuotaStore;
   marketplace?: MarketplaceConfig;
   now?: () => number;
@@ -64,21 +67,48 @@ export function createHandler(options: ShimOptions): (request: Request) => Promi
   const quotas = options.quotas ?? new MemoryQuotaStore();
   const now = options.now ?? Date.now;
   const json = new JsonCache(origin);
-  const configured = keys !== null || !!marketplace.secret;
+  const source: KeySource = keys && 'current' in keys ? keys : { current: () => keys as KeyStore | null };
   // Responses depend on the caller's plan: caches must key them on every header a credential can arrive in.
   const dataCache = { 'Cache-Control': 'private, max-age=60', Vary: credentialHeaders(marketplace).join(', ') };
-  // Valid keys only, bounded: the hash is computed once per key, and random keys cannot grow this map. The
-  // caller object (with its quota key) is built once too, so the hot path allocates nothing for it.
+  // Verdicts by exact header value, each computed once (a key's SHA-256, a secret's constant-time compare) and
+  // bounded, so neither the direct nor the marketplace path hashes on every request. A key store that changes
+  // (a revoked key) empties them. The caller object is built once per key, so the hot path allocates nothing.
   const known = new Map<string, Caller>();
-  const lookup = async (key: string) => {
-    const hit = known.get(key);
-    if (hit) return hit;
-    const rec = keys?.get(await sha256Hex(key));
-    if (!rec) return undefined;
-    if (known.size >= 10_000) known.clear();
-    const caller = { plan: rec.plan, quotaKey: `key:${rec.sha256}` };
-    known.set(key, caller);
-    return caller;
+  const unknown = new Set<string>();
+  const secrets = new Map<string, boolean>();
+  let store: KeyStore | null | undefined;
+  const bounded = <T extends Map<string, unknown> | Set<string>>(m: T) => (m.size >= 10_000 && m.clear(), m);
+  const keysNow = () => {
+    const s = source.current();
+    if (s !== store) {
+      known.clear();
+      unknown.clear();
+      store = s;
+    }
+    return s;
+  };
+  const verify = {
+    lookup: (key: string): Caller | undefined | Promise<Caller | undefined> => {
+      const hit = known.get(key);
+      if (hit || unknown.has(key) || !store) return hit;
+      const keysAtStart = store;
+      return sha256Hex(key).then((hash) => {
+        if (keysAtStart !== store) return undefined; // reloaded meanwhile: the next request asks the new store
+        const rec = store.get(hash);
+        if (!rec) {
+          bounded(unknown).add(key);
+          return undefined;
+        }
+        const caller = { plan: rec.plan, quotaKey: `key:${rec.sha256}` };
+        bounded(known).set(key, caller);
+        return caller;
+      });
+    },
+    secret: (value: string): boolean | Promise<boolean> => {
+      const hit = secrets.get(value);
+      if (hit !== undefined) return hit;
+      return constantTimeEqual(value, marketplace.secret ?? '').then((ok) => (bounded(secrets).set(value, ok), ok));
+    },
   };
 
   function respond(request: Request, f: OriginFile, cache: Record<string, string>, extra: Record<string, string>): Response {
@@ -190,10 +220,10 @@ export function createHandler(options: ShimOptions): (request: Request) => Promi
     if (url.search.length > MAX_QUERY) return errorResponse('bad_parameter', `The query string is longer than ${MAX_QUERY} characters`);
     if (r.name === 'health') return file(request, TREE.health, PUBLIC_CACHE, {});
     if (r.name === 'openapi') return file(request, TREE.openapi, PUBLIC_CACHE, {});
-    if (!configured) return errorResponse('gateway_not_configured', 'No credential source is configured on this gateway');
+    if (keysNow() === null && !marketplace.secret) return errorResponse('gateway_not_configured', 'No credential source is configured on this gateway');
     // A direct key seen before needs no hashing and no wait; anything else goes through the full check.
     const direct = request.headers.get('x-api-key');
-    const caller = (direct ? known.get(direct) : undefined) ?? (await identify(request.headers, keys, marketplace, lookup));
+    const caller = (direct ? known.get(direct) : undefined) ?? (await identify(request.headers, marketplace, verify));
     if (!caller) return errorResponse('unauthorized', 'A valid X-API-Key header, or the x-marketplace-key and x-marketplace-host pair, is required');
     let extra: Record<string, string> = {};
     if (caller.quotaKey) {

@@ -1,23 +1,76 @@
-/** Quotas per credential (decision 6): a per-minute window and a calendar month (UTC), behind a store interface. */
+/**
+ * Quotas per credential (decisions 6 and 21): at most the plan's per-minute limit in any rolling 60 seconds (a
+ * sliding window, so no double burst across a minute boundary) and the per-month limit in the calendar month
+ * (UTC). A refused request counts toward neither window. Stores decide where the counts live; the rule is here.
+ */
 import { PLAN_LIMITS, type Plan } from '../generator/contract/plans.js';
 
-/** Counts one credential's hits in its current minute or month window (ending at `windowEnd`, ms): the count after this hit. */
+export const MINUTE_MS = 60_000;
+
+export interface Limits { perMinute: number; perMonth: number }
+
+/** One charge's verdict. Times are milliseconds from `now`. */
+export interface Admission {
+  ok: boolean;
+  code?: 'rate_limited' | 'quota_exceeded';
+  /** Requests the rolling minute still admits after this one. */
+  remaining: number;
+  /** Until the oldest request counted in the rolling minute leaves it. */
+  resetMs: number;
+  /** Until a refused request would be admitted. */
+  retryMs: number;
+}
+
+/** Where counts live. `take` admits one request and counts it, atomically, or refuses it and counts nothing. */
 export interface QuotaStore {
-  increment(credential: string, window: 'minute' | 'month', windowEnd: number): number | Promise<number>;
+  take(credential: string, limits: Limits, now: number, month: MonthWindow): Admission | Promise<Admission>;
+  close?(): Promise<void>;
+}
+
+export interface MonthWindow { start: number; end: number }
+
+let monthCache: MonthWindow = { start: 0, end: -1 };
+/** The calendar month (UTC) holding `now`; computed once per month. */
+export function monthOf(now: number): MonthWindow {
+  if (now < monthCache.start || now >= monthCache.end) {
+    const d = new Date(now);
+    monthCache = { start: Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1), end: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) };
+  }
+  return monthCache;
+}
+
+/** One credential's state: admitted times in the rolling minute (oldest first) and its month's count. */
+export interface Counts { minute: number[]; monthStart: number; month: number }
+
+/** The rule, applied to one credential's counts in place (the in-process stores and the Durable Object share it). */
+export function admit(c: Counts, limits: Limits, now: number, month: MonthWindow): Admission {
+  const recent = c.minute;
+  let drop = 0;
+  while (drop < recent.length && recent[drop]! <= now - MINUTE_MS) drop++;
+  if (drop) recent.splice(0, drop);
+  if (c.monthStart !== month.start) [c.monthStart, c.month] = [month.start, 0];
+  if (recent.length >= limits.perMinute) {
+    const wait = recent[0]! + MINUTE_MS - now;
+    return { ok: false, code: 'rate_limited', remaining: 0, resetMs: wait, retryMs: wait };
+  }
+  if (c.month >= limits.perMonth) {
+    return { ok: false, code: 'quota_exceeded', remaining: limits.perMinute - recent.length, resetMs: recent.length ? recent[0]! + MINUTE_MS - now : 0, retryMs: month.end - now };
+  }
+  recent.push(now);
+  c.month++;
+  return { ok: true, remaining: limits.perMinute - recent.length, resetMs: recent[0]! + MINUTE_MS - now, retryMs: 0 };
 }
 
 /**
- * One process's counters: per window kind, one entry per credential, reset when a new window starts. Memory
- * stays bounded by the number of credentials that made requests, with nothing to sweep.
+ * One process's counts, for tests, benchmarks and the edge isolate's fallback. Memory is bounded by the
+ * credentials that made requests (at most a plan's per-minute limit of times each).
  */
 export class MemoryQuotaStore implements QuotaStore {
-  private windows = { minute: new Map<string, { end: number; n: number }>(), month: new Map<string, { end: number; n: number }>() };
-  increment(credential: string, window: 'minute' | 'month', windowEnd: number): number {
-    const counts = this.windows[window];
-    const c = counts.get(credential);
-    if (c && c.end === windowEnd) return ++c.n;
-    counts.set(credential, { end: windowEnd, n: 1 });
-    return 1;
+  protected counts = new Map<string, Counts>();
+  take(credential: string, limits: Limits, now: number, month: MonthWindow): Admission {
+    let c = this.counts.get(credential);
+    if (!c) this.counts.set(credential, (c = { minute: [], monthStart: month.start, month: 0 }));
+    return admit(c, limits, now, month);
   }
 }
 
@@ -25,36 +78,15 @@ export type QuotaOutcome =
   | { ok: true; headers: Record<string, string> }
   | { ok: false; code: 'rate_limited' | 'quota_exceeded'; retryAfter: number; headers: Record<string, string> };
 
-let monthCache = { from: 0, to: -1, end: 0 };
-/** End of the calendar month (UTC) holding `now`; computed once per month. */
-function monthEndOf(now: number): number {
-  if (now < monthCache.from || now >= monthCache.to) {
-    const d = new Date(now);
-    const end = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
-    monthCache = { from: Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1), to: end, end };
-  }
-  return monthCache.end;
+const seconds = (ms: number) => String(Math.max(0, Math.ceil(ms / 1000)));
+
+function outcome(plan: Plan, a: Admission): QuotaOutcome {
+  const headers = { 'RateLimit-Limit': String(PLAN_LIMITS[plan].perMinute), 'RateLimit-Remaining': String(a.remaining), 'RateLimit-Reset': seconds(a.resetMs) };
+  return a.ok ? { ok: true, headers } : { ok: false, code: a.code!, retryAfter: Math.max(1, Math.ceil(a.retryMs / 1000)), headers };
 }
 
-/** Charges one request; synchronous when the store is (the in-memory one), so the hot path does not wait. */
+/** Charges one request; synchronous when the store is (the in-memory ones), so the hot path does not wait. */
 export function charge(store: QuotaStore, key: string, plan: Plan, now: number): QuotaOutcome | Promise<QuotaOutcome> {
-  const minuteEnd = (Math.floor(now / 60_000) + 1) * 60_000;
-  const perMinute = store.increment(key, 'minute', minuteEnd);
-  return typeof perMinute === 'number' ? afterMinute(store, key, plan, now, minuteEnd, perMinute) : perMinute.then((n) => afterMinute(store, key, plan, now, minuteEnd, n));
-}
-
-function afterMinute(store: QuotaStore, key: string, plan: Plan, now: number, minuteEnd: number, perMinute: number): QuotaOutcome | Promise<QuotaOutcome> {
-  const limits = PLAN_LIMITS[plan];
-  const reset = Math.ceil((minuteEnd - now) / 1000);
-  const headers = {
-    'RateLimit-Limit': String(limits.perMinute),
-    'RateLimit-Remaining': String(Math.max(0, limits.perMinute - perMinute)),
-    'RateLimit-Reset': String(reset),
-  };
-  if (perMinute > limits.perMinute) return { ok: false, code: 'rate_limited', retryAfter: reset, headers };
-  const monthEnd = monthEndOf(now);
-  const judge = (perMonth: number): QuotaOutcome =>
-    perMonth > limits.perMonth ? { ok: false, code: 'quota_exceeded', retryAfter: Math.ceil((monthEnd - now) / 1000), headers } : { ok: true, headers };
-  const perMonth = store.increment(key, 'month', monthEnd);
-  return typeof perMonth === 'number' ? judge(perMonth) : perMonth.then(judge);
+  const a = store.take(key, PLAN_LIMITS[plan], now, monthOf(now));
+  return a instanceof Promise ? a.then((x) => outcome(plan, x)) : outcome(plan, a);
 }

@@ -3,7 +3,7 @@
  * adds 3 (the environment) and 4 (published carrying readings forward), decision 27 (see exit.ts).
  */
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { build, BuildError, type BuildReport } from './build.js';
 import { EXIT } from './exit.js';
 import { loadCatalog } from './catalog/catalog.js';
@@ -30,6 +30,17 @@ function printReport(r: Partial<BuildReport>, out: NodeJS.WriteStream) {
 /** `build --json`: the report as one JSON object on stdout, whatever the outcome. */
 function jsonReport(status: string, exitCode: number, r: Partial<BuildReport>, out: string, extra: Record<string, unknown> = {}): string {
   return JSON.stringify({ status, exit_code: exitCode, out: `${out}/v1`, ...extra, ...r }) + '\n';
+}
+
+/** A key-store command: its error (naming the file and entry) on stderr and exit 1, never a stack. */
+async function keysCommand<T>(fn: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await fn();
+  } catch (e) {
+    process.stderr.write(`risk-readings keys: ${(e as Error).message}\n`);
+    process.exitCode = 1;
+    return undefined;
+  }
 }
 
 export function program(): Command {
@@ -125,7 +136,8 @@ export function program(): Command {
   cli.command('serve')
     .description('run the auth shim over a built tree')
     .requiredOption('--public <dir>', 'the folder holding v1/')
-    .option('--keys <file>', 'the credential store (without it data endpoints answer 503)')
+    .option('--keys <file>', 'the credential store (without it data endpoints answer 503); reloaded within 2 s of a change')
+    .option('--quotas <file|redis://host:port|memory>', 'where quota counts live: a file (default <public>/.risk-readings-quotas.json, kept across restarts), Redis shared by a fleet, or this process only')
     .option('--port <p>', 'port', positiveInt('--port'), 8787)
     .option('--host <h>', 'address to listen on', '127.0.0.1')
     .option('--marketplace-host <h>', 'the listing host the x-marketplace-host header must carry')
@@ -133,11 +145,24 @@ export function program(): Command {
     .option('--marketplace-name <n>', 'the marketplace\'s name in its header names, x-<name>-key (besides the neutral x-marketplace-*)', 'rapidapi')
     .action(async (o) => {
       const { startServer } = await import('../auth-shim/node/server.js');
-      const { url } = await startServer({
-        publicDir: resolve(o.public), keysFile: o.keys && resolve(o.keys), port: o.port, host: o.host,
+      const { openQuotaStore } = await import('../auth-shim/node/quota-stores.js');
+      const publicDir = resolve(o.public);
+      const log = (m: string) => process.stderr.write(m + '\n');
+      const quotaSpec = o.quotas ?? join(publicDir, '.risk-readings-quotas.json');
+      const quotas = openQuotaStore(/^rediss?:|^memory$/.test(quotaSpec) ? quotaSpec : resolve(quotaSpec), log);
+      const { server, url } = await startServer({
+        publicDir, keysFile: o.keys && resolve(o.keys), port: o.port, host: o.host, quotas,
         marketplaceHost: o.marketplaceHost, marketplaceSecret: o.marketplaceSecret ?? process.env.RISK_READINGS_MARKETPLACE_SECRET, marketplaceName: o.marketplaceName,
       });
-      process.stdout.write(`serving ${resolve(o.public)}/v1 at ${url}/v1/ (${o.keys ? 'keys from ' + resolve(o.keys) : 'no key store: data endpoints answer 503'})\n`);
+      // Counts reach their store before the process goes: a deploy or restart loses none of them.
+      const stop = async () => {
+        server.close();
+        await quotas.close?.();
+        process.exit(0);
+      };
+      process.once('SIGTERM', stop);
+      process.once('SIGINT', stop);
+      process.stdout.write(`serving ${publicDir}/v1 at ${url}/v1/ (${o.keys ? 'keys from ' + resolve(o.keys) : 'no key store: data endpoints answer 503'}; quotas in ${quotaSpec.replace(/\/\/[^@/]*@/, '//***@')})\n`);
     });
 
   const keys = cli.command('keys').description('manage direct keys');
@@ -151,7 +176,35 @@ export function program(): Command {
     .option('--label <l>', 'free text to recognise the key by', '')
     .action(async (o) => {
       const { addKey } = await import('./keys.js');
-      process.stdout.write((await addKey(resolve(o.keys), o.plan, o.label)) + '\n');
+      const key = await keysCommand(() => addKey(resolve(o.keys), o.plan, o.label));
+      if (key) process.stdout.write(key + '\n');
+    });
+
+  keys.command('list')
+    .description('list the keys: label, plan, first 8 hex digits of the hash, created (never the key)')
+    .requiredOption('--keys <file>', 'the credential store')
+    .option('--json', 'a JSON array')
+    .action(async (o) => {
+      const { listKeys } = await import('./keys.js');
+      const rows = await keysCommand(async () => listKeys(resolve(o.keys)));
+      if (!rows) return;
+      process.stdout.write(o.json ? JSON.stringify(rows, null, 2) + '\n' : rows.map((r) => `${r.sha256_prefix}  ${r.plan.padEnd(5)}  ${r.created ?? '-'.padEnd(20)}  ${r.label}`).join('\n') + (rows.length ? '\n' : ''));
+    });
+
+  keys.command('revoke')
+    .description('revoke keys by label, or the one key whose hash starts with a prefix; a running server drops them within 2 s')
+    .requiredOption('--keys <file>', 'the credential store')
+    .option('--label <l>', 'revoke every key with exactly this label')
+    .option('--sha256 <prefix>', 'revoke the key whose SHA-256 starts with these (8 or more) hex digits')
+    .action(async (o) => {
+      if ((o.label === undefined) === (o.sha256 === undefined)) {
+        process.stderr.write('risk-readings keys revoke: give one of --label or --sha256\n');
+        process.exitCode = 2;
+        return;
+      }
+      const { revokeKeys } = await import('./keys.js');
+      const gone = await keysCommand(() => revokeKeys(resolve(o.keys), { label: o.label, sha256: o.sha256 }));
+      for (const g of gone ?? []) process.stdout.write(`revoked ${g.sha256_prefix} ${g.plan} ${g.label}\n`);
     });
 
   cli.command('preview')

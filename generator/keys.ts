@@ -1,20 +1,66 @@
-/** `risk-readings keys add` (decision 12): issue a direct key, store only its SHA-256 with the plan. */
+/**
+ * `risk-readings keys` (decisions 12 and 22): issue a direct key (its SHA-256 stored with the plan and the time),
+ * list keys without ever showing one, revoke by label or hash prefix. Every change replaces the file whole, so a
+ * running server that reloads it never reads half a file.
+ */
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
-import { keyStoreFromJson } from '../auth-shim/credentials.js';
+import { keyStoreFromJson, type KeyRecord } from '../auth-shim/credentials.js';
 import type { Plan } from './contract/plans.js';
 
-export async function addKey(file: string, plan: Plan, label = ''): Promise<string> {
-  let doc: { keys: { sha256: string; plan: string; label: string }[] } = { keys: [] };
-  if (existsSync(file)) {
+type KeyFile = { keys: KeyRecord[] };
+
+/** The key file, checked; an absent file is an empty store. Errors name the file and the entry. */
+function readKeys(file: string): KeyFile {
+  if (!existsSync(file)) return { keys: [] };
+  let doc: unknown;
+  try {
     doc = JSON.parse(readFileSync(file, 'utf8'));
-    keyStoreFromJson(doc, file); // refuse to append to a store that is already malformed
+  } catch (e) {
+    throw new Error(`${file}: not JSON (${(e as Error).message})`);
   }
-  const key = `rr_${randomBytes(24).toString('base64url')}`;
-  doc.keys.push({ sha256: createHash('sha256').update(key).digest('hex'), plan, label });
+  keyStoreFromJson(doc, file);
+  return doc as KeyFile;
+}
+
+async function writeKeys(file: string, doc: KeyFile): Promise<void> {
   const tmp = `${file}.${process.pid}.tmp`;
   await writeFile(tmp, JSON.stringify(doc, null, 2) + '\n', { mode: 0o600 });
   await rename(tmp, file);
+}
+
+export async function addKey(file: string, plan: Plan, label = '', now = new Date()): Promise<string> {
+  const doc = readKeys(file);
+  const key = `rr_${randomBytes(24).toString('base64url')}`;
+  doc.keys.push({ sha256: createHash('sha256').update(key).digest('hex'), plan, label, created: now.toISOString().replace(/\.\d{3}Z$/, 'Z') });
+  await writeKeys(file, doc);
   return key;
+}
+
+export interface KeyListing { label: string; plan: Plan; sha256_prefix: string; created: string | null }
+
+export function listKeys(file: string): KeyListing[] {
+  return readKeys(file).keys.map((k) => ({ label: k.label, plan: k.plan, sha256_prefix: k.sha256.slice(0, 8), created: k.created ?? null }));
+}
+
+/**
+ * Removes the keys with exactly this label, or the one key whose hash starts with `sha256` (8 hex digits or
+ * more; a prefix that matches several keys is refused). Returns what it removed; throws when nothing matches.
+ */
+export async function revokeKeys(file: string, by: { label?: string; sha256?: string }): Promise<KeyListing[]> {
+  const doc = readKeys(file);
+  let match: (k: KeyRecord) => boolean;
+  if (by.sha256 !== undefined) {
+    const prefix = by.sha256.toLowerCase();
+    if (!/^[0-9a-f]{8,64}$/.test(prefix)) throw new Error(`--sha256: expected 8 to 64 hex digits of a key's hash, found ${JSON.stringify(by.sha256)}`);
+    const hits = doc.keys.filter((k) => k.sha256.startsWith(prefix));
+    if (hits.length > 1) throw new Error(`${file}: ${hits.length} keys have a hash starting ${prefix}; give more digits`);
+    match = (k) => k.sha256.startsWith(prefix);
+  } else if (by.label !== undefined) match = (k) => k.label === by.label;
+  else throw new Error('keys revoke: give --label or --sha256');
+  const gone = doc.keys.filter(match);
+  if (!gone.length) throw new Error(`${file}: no key ${by.sha256 !== undefined ? `has a hash starting ${by.sha256}` : `is labelled ${JSON.stringify(by.label)}`}`);
+  await writeKeys(file, { ...doc, keys: doc.keys.filter((k) => !match(k)) });
+  return gone.map((k) => ({ label: k.label, plan: k.plan, sha256_prefix: k.sha256.slice(0, 8), created: k.created ?? null }));
 }

@@ -1,9 +1,9 @@
 /** The Node entry: the shim on an HTTP server, through @hono/node-server's fetch bridge. */
-import { readFileSync } from 'node:fs';
+import { readFileSync, unwatchFile, watchFile, type Stats } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import { keyStoreFromJson, type KeyStore } from '../credentials.js';
-import { createHandler } from '../handler.js';
+import { createHandler, type KeySource } from '../handler.js';
 import type { QuotaStore } from '../quota.js';
 import { FileOrigin } from './file-origin.js';
 
@@ -30,18 +30,43 @@ export function loadKeys(file: string): KeyStore {
   return keyStoreFromJson(json, file);
 }
 
+/**
+ * The key file, live (decision 22): polled every second, so a key added or revoked with `keys add` / `keys revoke`
+ * (or by hand) is in force within 2 s, with no restart and no count reset. A file that no longer parses leaves the
+ * previous store in force, and the log says why.
+ */
+export function liveKeys(file: string, log: (m: string) => void, pollMs = 1_000): KeySource & { close(): void } {
+  let store = loadKeys(file);
+  const onChange = (curr: Stats, prev: Stats) => {
+    if (curr.mtimeMs === prev.mtimeMs && curr.size === prev.size && curr.ino === prev.ino) return;
+    try {
+      store = loadKeys(file);
+      log(`keys: reloaded ${file} (${store.size} keys)`);
+    } catch (e) {
+      log(`keys: ${(e as Error).message}; keeping the previous ${store.size} keys`);
+    }
+  };
+  watchFile(file, { interval: pollMs, persistent: false }, onChange);
+  return { current: () => store, close: () => unwatchFile(file, onChange) };
+}
+
 export async function startServer(o: ServeOptions): Promise<{ server: Server; origin: FileOrigin; url: string }> {
   const origin = FileOrigin.open(o.publicDir, o.watchMs);
+  const log = (m: string) => process.stderr.write(m + '\n');
+  const keys = o.keysFile ? liveKeys(o.keysFile, log) : null;
   const handler = createHandler({
     origin,
-    keys: o.keysFile ? loadKeys(o.keysFile) : null,
+    keys,
     marketplace: { host: o.marketplaceHost, secret: o.marketplaceSecret, name: o.marketplaceName },
     quotas: o.quotas,
     now: o.now,
-    log: (m) => process.stderr.write(m + '\n'),
+    log,
   });
   const server = createServer({ maxHeaderSize: 16_384 }, getRequestListener(handler));
-  server.on('close', () => origin.close());
+  server.on('close', () => {
+    origin.close();
+    keys?.close();
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(o.port ?? 8787, o.host ?? '127.0.0.1', () => resolve());

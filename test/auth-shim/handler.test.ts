@@ -6,7 +6,7 @@ import { FileOrigin } from '../../auth-shim/node/file-origin.js';
 import { loadKeys } from '../../auth-shim/node/server.js';
 import { MemoryQuotaStore } from '../../auth-shim/quota.js';
 import type { Origin } from '../../auth-shim/origin.js';
-import { minuteClock, shimSuite, type Call } from './suite.js';
+import { expectError, minuteClock, shimSuite, type Call } from './suite.js';
 import { KEY, KEYS_FILE, builtTree } from './tree.js';
 
 const root = tempDir('rr-shim-');
@@ -31,20 +31,33 @@ shimSuite('fetch handler', () => ({ call, out }));
 describe('fetch handler: quotas (decision 6)', () => {
   const basic = { 'X-API-Key': KEY.basic };
 
-  it('counts per minute: the sixth basic request in a minute is 429 rate_limited with Retry-After', async () => {
+  it('counts per rolling minute: the sixth basic request within 60 s is 429 rate_limited, Retry-After until the oldest leaves', async () => {
     let t = Date.UTC(2026, 9, 14, 12, 0, 10);
     const c = client({ quotas: new MemoryQuotaStore(), now: () => t });
     for (let i = 0; i < 5; i++) {
       const ok = await c('/v1/assets/BTC/risk', { headers: basic });
       expect(ok.status).toBe(200);
-      expect([ok.headers.get('ratelimit-limit'), ok.headers.get('ratelimit-remaining'), ok.headers.get('ratelimit-reset')]).toEqual(['5', String(4 - i), '50']);
+      expect([ok.headers.get('ratelimit-limit'), ok.headers.get('ratelimit-remaining'), ok.headers.get('ratelimit-reset')]).toEqual(['5', String(4 - i), String(60 - 2 * i)]);
+      t += 2_000;
     }
     const limited = await c('/v1/assets/BTC/risk', { headers: basic });
     expect(limited.status).toBe(429);
     expect((await limited.json()).error.code).toBe('rate_limited');
     expect(limited.headers.get('retry-after')).toBe('50');
     expect(limited.headers.get('ratelimit-remaining')).toBe('0');
-    t += 50_000;
+    t += 49_000;
+    expect((await c('/v1/assets/BTC/risk', { headers: basic })).status).toBe(429);
+    t += 1_000;
+    expect((await c('/v1/assets/BTC/risk', { headers: basic })).status).toBe(200);
+  });
+
+  it('no double burst across a minute boundary (decision 21): five at :59.5, then five at :00.1 are refused', async () => {
+    let t = Date.UTC(2026, 9, 14, 12, 0, 59, 500);
+    const c = client({ quotas: new MemoryQuotaStore(), now: () => t });
+    for (let i = 0; i < 5; i++) expect((await c('/v1/assets/BTC/risk', { headers: basic })).status).toBe(200);
+    t = Date.UTC(2026, 9, 14, 12, 1, 0, 100);
+    for (let i = 0; i < 5; i++) await expectError(await c('/v1/assets/BTC/risk', { headers: basic }), 429, 'rate_limited');
+    t = Date.UTC(2026, 9, 14, 12, 1, 59, 501);
     expect((await c('/v1/assets/BTC/risk', { headers: basic })).status).toBe(200);
   });
 

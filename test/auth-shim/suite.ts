@@ -18,7 +18,7 @@ const pro = { 'X-API-Key': KEY.pro };
 const basic = { 'X-API-Key': KEY.basic };
 const ultra = { 'X-API-Key': KEY.ultra };
 
-async function expectError(res: Response, status: number, code: string) {
+export async function expectError(res: Response, status: number, code: string) {
   expect(res.status).toBe(status);
   const body = await res.json();
   expect(body).toEqual({ error: { code, message: expect.any(String) }, disclaimer: DISCLAIMER });

@@ -1,6 +1,6 @@
 /** The command line as scripts and operators use it: compiled, through bin/, with its exit statuses. */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT, tempDir } from '../helpers.js';
@@ -68,11 +68,45 @@ describe.runIf(existsSync(join(ROOT, 'dist', 'generator', 'cli.js')))('risk-read
     const { readFileSync } = await import('node:fs');
     const text = readFileSync(file, 'utf8');
     expect(text).not.toContain(key);
+    const created = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     expect(JSON.parse(text).keys).toEqual([
-      { sha256: createHash('sha256').update(key).digest('hex'), plan: 'pro', label: 'ci' },
-      { sha256: createHash('sha256').update(b.stdout.trim()).digest('hex'), plan: 'basic', label: '' },
+      { sha256: createHash('sha256').update(key).digest('hex'), plan: 'pro', label: 'ci', created },
+      { sha256: createHash('sha256').update(b.stdout.trim()).digest('hex'), plan: 'basic', label: '', created },
     ]);
     expect(run('keys', 'add', '--plan', 'gold', '--keys', file).status).toBe(2);
+  });
+
+  it('keys list shows label, plan, hash prefix and created, never a key; keys revoke by label or prefix', async () => {
+    const file = join(root, 'keys-list.json');
+    const k1 = run('keys', 'add', '--plan', 'pro', '--keys', file, '--label', 'acme').stdout.trim();
+    run('keys', 'add', '--plan', 'ultra', '--keys', file, '--label', 'acme');
+    const k3 = run('keys', 'add', '--plan', 'basic', '--keys', file, '--label', 'solo').stdout.trim();
+    const list = run('keys', 'list', '--keys', file, '--json');
+    expect(list.status).toBe(0);
+    const rows = JSON.parse(list.stdout);
+    expect(rows.map((r: { label: string; plan: string }) => [r.label, r.plan])).toEqual([['acme', 'pro'], ['acme', 'ultra'], ['solo', 'basic']]);
+    expect(rows.every((r: { sha256_prefix: string; created: string }) => /^[0-9a-f]{8}$/.test(r.sha256_prefix) && !!r.created)).toBe(true);
+    const human = run('keys', 'list', '--keys', file).stdout;
+    for (const k of [k1, k3]) expect(human).not.toContain(k);
+    const { createHash } = await import('node:crypto');
+    const prefix = createHash('sha256').update(k3).digest('hex').slice(0, 10);
+    expect(run('keys', 'revoke', '--keys', file, '--sha256', prefix).stdout).toBe(`revoked ${prefix.slice(0, 8)} basic solo\n`);
+    expect(run('keys', 'revoke', '--keys', file, '--label', 'acme').stdout.split('\n').filter(Boolean)).toHaveLength(2);
+    expect(JSON.parse(run('keys', 'list', '--keys', file, '--json').stdout)).toEqual([]);
+    const none = run('keys', 'revoke', '--keys', file, '--label', 'acme');
+    expect(none.status).toBe(1);
+    expect(none.stderr).toContain('no key is labelled "acme"');
+    expect(run('keys', 'revoke', '--keys', file).status).toBe(2);
+  });
+
+  it('keys commands on a malformed key file name the file and exit 1, never a stack', () => {
+    const file = join(root, 'broken-keys.json');
+    writeFileSync(file, '{"keys": [{"sha256": "nothex", "plan": "pro"}]}');
+    for (const args of [['add', '--plan', 'pro'], ['list'], ['revoke', '--label', 'x']]) {
+      const r = run('keys', ...args, '--keys', file);
+      expect(r.status).toBe(1);
+      expect(r.stderr).toBe(`risk-readings keys: ${file}: keys[0].sha256: expected 64 lower-case hex digits\n`);
+    }
   });
 
   it('exits cleanly when its reader stops early', () => {

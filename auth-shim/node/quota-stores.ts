@@ -1,0 +1,161 @@
+/**
+ * The Node server's quota stores (decision 21): counts that survive a restart (a file on local disk, the
+ * default) or are shared by a fleet (Redis), and the in-process fallback that keeps answering when a shared
+ * store cannot be reached.
+ */
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { MemoryQuotaStore, MINUTE_MS, type Admission, type Counts, type Limits, type MonthWindow, type QuotaStore } from '../quota.js';
+
+/**
+ * Counts held in memory and written to `file` at most once a second when they changed (write to a temporary
+ * file, then rename over the old one, so a crash leaves the previous save whole): a restart loses at most the
+ * last second. `close()` writes at once; the CLI calls it on SIGTERM and SIGINT.
+ */
+export class DiskQuotaStore extends MemoryQuotaStore {
+  private dirty = false;
+  private timer: ReturnType<typeof setInterval>;
+
+  constructor(readonly file: string, flushMs = 1_000, private log: (m: string) => void = () => {}) {
+    super();
+    this.load();
+    this.timer = setInterval(() => this.flush(), flushMs);
+    this.timer.unref();
+  }
+
+  private load(): void {
+    let text: string;
+    try {
+      text = readFileSync(this.file, 'utf8');
+    } catch {
+      return; // no file yet: no counts yet
+    }
+    try {
+      const doc = JSON.parse(text) as { schema: number; credentials: Record<string, Counts> };
+      if (doc.schema !== 1 || typeof doc.credentials !== 'object') throw new Error('expected {"schema": 1, "credentials": {...}}');
+      for (const [k, c] of Object.entries(doc.credentials)) {
+        if (!Array.isArray(c.minute) || typeof c.monthStart !== 'number' || typeof c.month !== 'number') throw new Error(`credentials.${k}: expected minute, monthStart, month`);
+        this.counts.set(k, { minute: c.minute.filter(Number.isFinite), monthStart: c.monthStart, month: c.month });
+      }
+    } catch (e) {
+      // Refusing to start would take the API down over a counter file; set it aside, named, and count anew.
+      const aside = `${this.file}.unreadable-${Date.now()}`;
+      renameSync(this.file, aside);
+      this.log(`quotas: ${this.file}: ${(e as Error).message}; moved to ${aside}, counting from zero`);
+    }
+  }
+
+  override take(credential: string, limits: Limits, now: number, month: MonthWindow): Admission {
+    const a = super.take(credential, limits, now, month);
+    if (a.ok) this.dirty = true;
+    return a;
+  }
+
+  flush(): void {
+    if (!this.dirty) return;
+    this.dirty = false;
+    const tmp = `${this.file}.${process.pid}.tmp`;
+    try {
+      writeFileSync(tmp, JSON.stringify({ schema: 1, credentials: Object.fromEntries(this.counts) }));
+      renameSync(tmp, this.file);
+    } catch (e) {
+      this.dirty = true;
+      this.log(`quotas: cannot save ${this.file}: ${(e as Error).message}`);
+    }
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    this.flush();
+  }
+}
+
+/**
+ * One atomic round trip per charge: the sliding minute is a sorted set of admitted times, the month a counter
+ * that expires a day after the month ends. Same rule as `admit`: a refused request is counted nowhere. Times are
+ * the shim's clock; expiries are relative, so a clock that differs from Redis's changes nothing.
+ */
+const TAKE = `
+local now, perMinute, perMonth, monthEnd = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - ${MINUTE_MS})
+local n = redis.call('ZCARD', KEYS[1])
+local function resetMs()
+  local o = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  if o[2] then return tonumber(o[2]) + ${MINUTE_MS} - now end
+  return 0
+end
+if n >= perMinute then local r = resetMs(); return {0, 1, 0, r, r} end
+local m = tonumber(redis.call('GET', KEYS[2]) or '0')
+if m >= perMonth then return {0, 2, perMinute - n, resetMs(), monthEnd - now} end
+redis.call('ZADD', KEYS[1], now, ARGV[5])
+redis.call('PEXPIRE', KEYS[1], ${MINUTE_MS})
+redis.call('INCR', KEYS[2])
+redis.call('PEXPIRE', KEYS[2], monthEnd - now + 86400000)
+return {1, 0, perMinute - n - 1, resetMs(), 0}
+`;
+
+type TakeReply = [number, number, number, number, number];
+
+export class RedisQuotaStore implements QuotaStore {
+  readonly redis: Redis;
+  /** `prefix` namespaces the keys (several deployments, or tests, on one Redis). */
+  constructor(url: string, private prefix = 'rr:q:') {
+    // Fail fast while Redis is away (no queueing, a bounded wait): the fallback answers instead.
+    this.redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 500, connectTimeout: 1_000, lazyConnect: false });
+    this.redis.on('error', () => {}); // reported through the failing commands, once a minute
+    this.redis.defineCommand('rrTake', { numberOfKeys: 2, lua: TAKE });
+    this.connected = new Promise((resolve) => {
+      this.redis.once('ready', resolve);
+      setTimeout(resolve, 1_000).unref();
+    });
+  }
+
+  /** The first connection, waited for (a second at most) so the first requests after a start are counted too. */
+  private connected: Promise<unknown>;
+
+  async take(credential: string, limits: Limits, now: number, month: MonthWindow): Promise<Admission> {
+    if (this.redis.status !== 'ready') await this.connected;
+    const take = (this.redis as unknown as { rrTake: (...a: (string | number)[]) => Promise<TakeReply> }).rrTake;
+    const [ok, code, remaining, resetMs, retryMs] = await take.call(this.redis, `${this.prefix}${credential}:minute`, `${this.prefix}${credential}:month:${month.start}`,
+      now, limits.perMinute, limits.perMonth, month.end, `${now}:${randomBytes(6).toString('hex')}`);
+    return { ok: ok === 1, code: code === 1 ? 'rate_limited' : code === 2 ? 'quota_exceeded' : undefined, remaining, resetMs, retryMs };
+  }
+
+  async close(): Promise<void> {
+    this.redis.disconnect();
+  }
+}
+
+/**
+ * A shared store that cannot be reached must not take the API down (decision 21): answer from an in-process
+ * store meanwhile, and say so in the log at most once a minute.
+ */
+export class FallbackQuotaStore implements QuotaStore {
+  private lastLog = -Infinity;
+  readonly local = new MemoryQuotaStore();
+  constructor(private shared: QuotaStore, private log: (m: string) => void) {}
+
+  async take(credential: string, limits: Limits, now: number, month: MonthWindow): Promise<Admission> {
+    try {
+      return await this.shared.take(credential, limits, now, month);
+    } catch (e) {
+      if (Date.now() - this.lastLog >= MINUTE_MS) {
+        this.lastLog = Date.now();
+        this.log(`quotas: the shared store cannot be reached (${(e as Error).message}); counting in this process until it is back`);
+      }
+      return this.local.take(credential, limits, now, month);
+    }
+  }
+
+  close(): Promise<void> {
+    return this.shared.close?.() ?? Promise.resolve();
+  }
+}
+
+/** `serve --quotas`: `redis://...` (shared), `memory` (this process only), or a file (the default: beside the tree). */
+export function openQuotaStore(spec: string, log: (m: string) => void): QuotaStore {
+  if (/^rediss?:\/\//.test(spec)) return new FallbackQuotaStore(new RedisQuotaStore(spec), log);
+  if (spec === 'memory') return new MemoryQuotaStore();
+  return new DiskQuotaStore(spec, 1_000, log);
+}

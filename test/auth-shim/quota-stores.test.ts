@@ -1,0 +1,243 @@
+/**
+ * Quota stores (decision 21), each against the real thing: the rule the same in every store, counts that survive
+ * a restart (the disk store, the default of `serve`), counts shared by a fleet (Redis), the fallback when the
+ * shared store goes away, and the shim's whole behaviour run on every store. Tests that need Redis use REDIS_URL
+ * (default redis://127.0.0.1:6379); where none answers they are skipped with the reason, except under CI=true.
+ */
+import { spawn } from 'node:child_process';
+import { copyFileSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHandler } from '../../auth-shim/handler.js';
+import { FileOrigin } from '../../auth-shim/node/file-origin.js';
+import { DiskQuotaStore, FallbackQuotaStore, RedisQuotaStore } from '../../auth-shim/node/quota-stores.js';
+import { loadKeys, startServer } from '../../auth-shim/node/server.js';
+import { MemoryQuotaStore, monthOf, type QuotaStore } from '../../auth-shim/quota.js';
+import { PLAN_LIMITS } from '../../generator/contract/plans.js';
+import { revokeKeys } from '../../generator/keys.js';
+import { BIN, tempDir } from '../helpers.js';
+import { expectError, minuteClock, shimSuite, type Call } from './suite.js';
+import { KEY, KEYS_FILE, builtTree } from './tree.js';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+async function redisAnswers(url: string): Promise<string | null> {
+  const r = new Redis(url, { lazyConnect: true, connectTimeout: 1_000, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+  r.on('error', () => {});
+  try {
+    await r.connect();
+    await r.ping();
+    return null;
+  } catch (e) {
+    return `no Redis answers at ${url} (${(e as Error).message})`;
+  } finally {
+    r.disconnect();
+  }
+}
+const noRedis = await redisAnswers(REDIS_URL);
+if (noRedis && process.env.CI === 'true') throw new Error(`CI=true and ${noRedis}: the Redis quota tests cannot run`);
+
+const root = tempDir('rr-quota-');
+// One built tree serves every test here (they only read it).
+let tree: Promise<string> | undefined;
+const sharedTree = () => (tree ??= builtTree(join(root, 'tree')));
+const prefix = () => `rr:test:${randomBytes(6).toString('hex')}:`;
+const stores: [string, () => QuotaStore][] = [
+  ['memory', () => new MemoryQuotaStore()],
+  ['disk', () => new DiskQuotaStore(join(root, `q-${randomBytes(4).toString('hex')}.json`))],
+  ...(noRedis ? [] : [['redis', () => new RedisQuotaStore(REDIS_URL, prefix())] as [string, () => QuotaStore]]),
+];
+const opened: QuotaStore[] = [];
+const open = (make: () => QuotaStore) => {
+  const s = make();
+  opened.push(s);
+  return s;
+};
+afterAll(async () => {
+  for (const s of opened) await s.close?.();
+});
+
+const basic = PLAN_LIMITS.basic;
+const T0 = Date.UTC(2026, 9, 14, 12, 0, 0);
+
+describe.each(stores)('the rule, in the %s store', (_name, make) => {
+  it('admits the per-minute limit in any rolling 60 s, no more, and counts no refused request', async () => {
+    const s = open(make);
+    const take = (t: number) => Promise.resolve(s.take('k', basic, t, monthOf(t)));
+    for (let i = 0; i < 5; i++) expect(await take(T0 + 59_500 + i)).toMatchObject({ ok: true, remaining: 4 - i });
+    // The burst across the minute boundary is refused, and refusals do not push the window out.
+    for (let i = 0; i < 5; i++) expect(await take(T0 + 60_100 + i)).toMatchObject({ ok: false, code: 'rate_limited', retryMs: 59_400 - i });
+    // At +119.5 s the first admitted request leaves the rolling minute, and exactly one more fits.
+    expect(await take(T0 + 119_500)).toMatchObject({ ok: true, remaining: 0 });
+    expect(await take(T0 + 119_500)).toMatchObject({ ok: false, code: 'rate_limited', retryMs: 1 });
+  });
+
+  it('counts the calendar month (UTC) exactly and starts again when it turns', async () => {
+    const s = open(make);
+    const limits = { perMinute: 1000, perMonth: 3 };
+    let t = Date.UTC(2026, 9, 31, 23, 59, 0);
+    for (let i = 0; i < 3; i++) expect((await s.take('m', limits, (t += 1), monthOf(t))).ok).toBe(true);
+    expect(await s.take('m', limits, (t += 1), monthOf(t))).toMatchObject({ ok: false, code: 'quota_exceeded', retryMs: Date.UTC(2026, 10, 1) - t });
+    t = Date.UTC(2026, 10, 1, 0, 0, 1);
+    expect((await s.take('m', limits, t, monthOf(t))).ok).toBe(true);
+  });
+
+  it('200 concurrent requests on one key: exactly the limit is admitted', async () => {
+    const s = open(make);
+    const limits = PLAN_LIMITS.ultra;
+    const results = await Promise.all(Array.from({ length: 200 }, () => Promise.resolve(s.take('c', limits, T0, monthOf(T0)))));
+    expect(results.filter((r) => r.ok)).toHaveLength(limits.perMinute);
+  });
+});
+
+describe('the disk store (the default of serve)', () => {
+  it('a restart in the middle of a window keeps the count', async () => {
+    const file = join(root, 'restart.json');
+    const a = new DiskQuotaStore(file);
+    for (let i = 0; i < 3; i++) expect(a.take('k', basic, T0 + i, monthOf(T0)).ok).toBe(true);
+    await a.close();
+    const b = new DiskQuotaStore(file);
+    opened.push(b);
+    expect(b.take('k', basic, T0 + 10, monthOf(T0))).toMatchObject({ ok: true, remaining: 1 });
+    expect(b.take('k', basic, T0 + 11, monthOf(T0)).ok).toBe(true);
+    expect(b.take('k', basic, T0 + 12, monthOf(T0))).toMatchObject({ ok: false, code: 'rate_limited' });
+  });
+
+  it('writes at most a second after a change, without a close', async () => {
+    const file = join(root, 'flush.json');
+    const s = open(() => new DiskQuotaStore(file, 100));
+    s.take('k', basic, T0, monthOf(T0));
+    await new Promise((r) => setTimeout(r, 400));
+    expect(JSON.parse(readFileSync(file, 'utf8')).credentials.k).toMatchObject({ minute: [T0], month: 1 });
+  });
+
+  it('serve flushes on SIGTERM: a basic key keeps its count across a restart of the real server', async () => {
+    const out = await sharedTree();
+    const quotas = join(root, 'cli-quotas.json');
+    const serve = async () => {
+      const port = await freePort();
+      const child = spawn(process.execPath, [BIN, 'serve', '--public', out, '--keys', KEYS_FILE, '--quotas', quotas, '--port', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.on('data', (d) => String(d).includes('serving') && resolve());
+        child.on('exit', (code) => reject(new Error(`serve exited ${code}`)));
+      });
+      return { child, get: (path: string) => fetch(`http://127.0.0.1:${port}${path}`, { headers: { 'X-API-Key': KEY.basic } }) };
+    };
+    const first = await serve();
+    for (let i = 0; i < 3; i++) expect((await first.get('/v1/assets/BTC/risk')).status).toBe(200);
+    first.child.kill('SIGTERM');
+    await new Promise((r) => first.child.on('exit', r));
+    const second = await serve();
+    try {
+      expect((await second.get('/v1/assets/BTC/risk')).status).toBe(200);
+      expect((await second.get('/v1/assets/BTC/risk')).status).toBe(200);
+      expect((await second.get('/v1/assets/BTC/risk')).status).toBe(429);
+    } finally {
+      second.child.kill('SIGTERM');
+    }
+  });
+});
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  const port = (s.address() as { port: number }).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+describe('live keys (decision 22)', () => {
+  it('a revoked key is refused within 2 s, without a restart and without touching another key\'s count', async () => {
+    const out = await sharedTree();
+    const keys = join(root, 'live-keys.json');
+    copyFileSync(KEYS_FILE, keys);
+    const { server, url } = await startServer({ publicDir: out, keysFile: keys, port: 0, watchMs: 0, quotas: new MemoryQuotaStore() });
+    try {
+      const get = (key: string) => fetch(`${url}/v1/assets/BTC/risk`, { headers: { 'X-API-Key': key } });
+      expect((await get(KEY.pro)).status).toBe(200);
+      for (let i = 0; i < 3; i++) expect((await get(KEY.basic)).status).toBe(200);
+      const label = JSON.parse(readFileSync(keys, 'utf8')).keys.find((k: { plan: string }) => k.plan === 'pro').label;
+      await revokeKeys(keys, { label });
+      const start = Date.now();
+      let status = 200;
+      while (status === 200 && Date.now() - start < 2_000) {
+        await new Promise((r) => setTimeout(r, 100));
+        status = (await get(KEY.pro)).status;
+      }
+      expect(status).toBe(401);
+      // The basic key's three requests of this minute still count.
+      expect((await get(KEY.basic)).status).toBe(200);
+      expect((await get(KEY.basic)).status).toBe(200);
+      expect((await get(KEY.basic)).status).toBe(429);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+});
+
+describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${noRedis ?? 'Redis answers'})`, () => {
+  let out = '';
+  beforeAll(async () => {
+    out = await sharedTree();
+  });
+
+  it('two Node servers on one Redis together admit exactly the limit', async () => {
+    const shared = prefix();
+    const t = Date.UTC(2026, 9, 14, 12, 0, 0);
+    const servers = await Promise.all([0, 1].map(() => startServer({ publicDir: out, keysFile: KEYS_FILE, port: 0, watchMs: 0, quotas: open(() => new RedisQuotaStore(REDIS_URL, shared)), now: () => t })));
+    try {
+      const statuses = await Promise.all(Array.from({ length: 100 }, (_, i) => fetch(`${servers[i % 2]!.url}/v1/assets/BTC/risk`, { headers: { 'X-API-Key': KEY.ultra } }).then((r) => r.status)));
+      expect(statuses.filter((s) => s === 200)).toHaveLength(PLAN_LIMITS.ultra.perMinute);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(100 - PLAN_LIMITS.ultra.perMinute);
+    } finally {
+      await Promise.all(servers.map((s) => new Promise((r) => s.server.close(r))));
+    }
+  });
+
+  it('Redis stopped mid-run: the shim answers from its fallback, never 5xx, and logs it once', async () => {
+    const port = await freePort();
+    const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    try {
+      const url = `redis://127.0.0.1:${port}`;
+      for (let i = 0; i < 50 && (await redisAnswers(url)); i++) await new Promise((r) => setTimeout(r, 100));
+      const logs: string[] = [];
+      const store = open(() => new FallbackQuotaStore(new RedisQuotaStore(url, prefix()), (m) => logs.push(m)));
+      const origin = FileOrigin.open(out, 0);
+      const handle = createHandler({ origin, keys: loadKeys(KEYS_FILE), quotas: store, now: minuteClock() });
+      const call: Call = (path, init = {}) => handle(new Request(`http://shim.test${path}`, { headers: init.headers }));
+      expect((await call('/v1/assets/BTC/risk', { headers: { 'X-API-Key': KEY.pro } })).status).toBe(200);
+      expect(logs).toEqual([]);
+      redis.kill('SIGKILL');
+      await new Promise((r) => redis.on('exit', r));
+      for (let i = 0; i < 5; i++) expect((await call('/v1/assets/BTC/risk', { headers: { 'X-API-Key': KEY.pro } })).status).toBe(200);
+      expect(logs).toHaveLength(1);
+      expect(logs[0]).toMatch(/^quotas: the shared store cannot be reached \(.+\); counting in this process until it is back$/);
+    } finally {
+      redis.kill('SIGKILL');
+    }
+  });
+});
+
+describe.each(stores)('the shim on the %s store', (name, make) => {
+  let out = '';
+  let call: Call;
+  beforeAll(async () => {
+    out = await sharedTree();
+    const handle = createHandler({
+      origin: FileOrigin.open(out, 0), keys: loadKeys(KEYS_FILE), quotas: open(make), now: minuteClock(),
+      marketplace: { host: 'risk-readings.marketplace.example', secret: 'proxy-secret-for-tests' },
+    });
+    call = (path, init = {}) => handle(new Request(`http://shim.test${path}`, { method: init.method ?? 'GET', headers: init.headers }));
+  });
+  shimSuite(`${name} store`, () => ({ call, out }));
+  it('refuses past the limit with 429 and the spec\'s code', async () => {
+    const t = Date.UTC(2026, 9, 20, 8, 0, 0);
+    const handle = createHandler({ origin: FileOrigin.open(out, 0), keys: loadKeys(KEYS_FILE), quotas: open(make), now: () => t });
+    const get = () => handle(new Request('http://shim.test/v1/assets/BTC/risk', { headers: { 'X-API-Key': KEY.basic } }));
+    for (let i = 0; i < 5; i++) expect((await get()).status).toBe(200);
+    await expectError(await get(), 429, 'rate_limited');
+  });
+});
+
