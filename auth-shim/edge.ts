@@ -1,19 +1,27 @@
 /**
- * The edge entry, for Workers-style runtimes: `export default { fetch }`. The tree is read over HTTP from
- * ORIGIN_URL; KEYS_JSON holds the credential store (decision 12 format); MARKETPLACE_HOST,
- * MARKETPLACE_SECRET and MARKETPLACE_NAME (default rapidapi) configure the marketplace pair. Quotas are counted
- * per isolate.
+ * The edge entry, for Workers-style runtimes: `export default { fetch }`. Bindings: ORIGIN_URL, where the tree's
+ * `v1/` is served, and ORIGIN_TOKEN, the bearer token that private origin requires (so no file is reachable around
+ * the shim); KEYS_JSON, the credential store (decision 12 format); MARKETPLACE_HOST, MARKETPLACE_SECRET and
+ * MARKETPLACE_NAME (default rapidapi) for the marketplace pair; QUOTAS, a Durable Object namespace of
+ * `QuotaCounter` (exported here), which shares each credential's counts across isolates. Without QUOTAS, counts
+ * are per isolate.
  */
 import { keyStoreFromJson } from './credentials.js';
+import { DurableQuotaStore, type DurableObjectNamespaceLike } from './durable-quota.js';
 import { createHandler } from './handler.js';
 import { HttpOrigin } from './http-origin.js';
+import { FallbackQuotaStore, MemoryQuotaStore } from './quota.js';
+
+export { QuotaCounter } from './durable-quota.js';
 
 export interface EdgeEnv {
   ORIGIN_URL: string;
+  ORIGIN_TOKEN?: string;
   KEYS_JSON?: string;
   MARKETPLACE_HOST?: string;
   MARKETPLACE_SECRET?: string;
   MARKETPLACE_NAME?: string;
+  QUOTAS?: DurableObjectNamespaceLike;
 }
 
 let cached: { env: EdgeEnv; handle: (r: Request) => Promise<Response> } | undefined;
@@ -23,7 +31,9 @@ function handlerFor(env: EdgeEnv) {
     cached = {
       env,
       handle: createHandler({
-        origin: new HttpOrigin(env.ORIGIN_URL),
+        // The global fetch, called unbound: Workers runtimes refuse it called as a method of another object.
+        origin: new HttpOrigin(env.ORIGIN_URL, 60_000, env.ORIGIN_TOKEN ? (url) => fetch(url, { headers: { authorization: `Bearer ${env.ORIGIN_TOKEN}` } }) : undefined),
+        quotas: env.QUOTAS ? new FallbackQuotaStore(new DurableQuotaStore(env.QUOTAS), (m) => console.error(m)) : new MemoryQuotaStore(),
         keys: env.KEYS_JSON ? keyStoreFromJson(JSON.parse(env.KEYS_JSON), 'KEYS_JSON') : null,
         marketplace: { host: env.MARKETPLACE_HOST, secret: env.MARKETPLACE_SECRET, name: env.MARKETPLACE_NAME },
         log: (m) => console.error(m),

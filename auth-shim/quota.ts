@@ -74,6 +74,32 @@ export class MemoryQuotaStore implements QuotaStore {
   }
 }
 
+/**
+ * A shared store that cannot be reached must not take the API down (decision 21): answer from an in-process
+ * store meanwhile, and say so in the log at most once a minute.
+ */
+export class FallbackQuotaStore implements QuotaStore {
+  private lastLog = -Infinity;
+  readonly local = new MemoryQuotaStore();
+  constructor(private shared: QuotaStore, private log: (m: string) => void) {}
+
+  async take(credential: string, limits: Limits, now: number, month: MonthWindow): Promise<Admission> {
+    try {
+      return await this.shared.take(credential, limits, now, month);
+    } catch (e) {
+      if (Date.now() - this.lastLog >= MINUTE_MS) {
+        this.lastLog = Date.now();
+        this.log(`quotas: the shared store cannot be reached (${(e as Error).message}); counting in this process until it is back`);
+      }
+      return this.local.take(credential, limits, now, month);
+    }
+  }
+
+  close(): Promise<void> {
+    return this.shared.close?.() ?? Promise.resolve();
+  }
+}
+
 export type QuotaOutcome =
   | { ok: true; headers: Record<string, string> }
   | { ok: false; code: 'rate_limited' | 'quota_exceeded'; retryAfter: number; headers: Record<string, string> };

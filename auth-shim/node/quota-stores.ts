@@ -6,7 +6,7 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { MemoryQuotaStore, MINUTE_MS, type Admission, type Counts, type Limits, type MonthWindow, type QuotaStore } from '../quota.js';
+import { FallbackQuotaStore, MemoryQuotaStore, MINUTE_MS, type Admission, type Counts, type Limits, type MonthWindow, type QuotaStore } from '../quota.js';
 
 /**
  * Counts held in memory and written to `file` at most once a second when they changed (write to a temporary
@@ -124,32 +124,6 @@ export class RedisQuotaStore implements QuotaStore {
 
   async close(): Promise<void> {
     this.redis.disconnect();
-  }
-}
-
-/**
- * A shared store that cannot be reached must not take the API down (decision 21): answer from an in-process
- * store meanwhile, and say so in the log at most once a minute.
- */
-export class FallbackQuotaStore implements QuotaStore {
-  private lastLog = -Infinity;
-  readonly local = new MemoryQuotaStore();
-  constructor(private shared: QuotaStore, private log: (m: string) => void) {}
-
-  async take(credential: string, limits: Limits, now: number, month: MonthWindow): Promise<Admission> {
-    try {
-      return await this.shared.take(credential, limits, now, month);
-    } catch (e) {
-      if (Date.now() - this.lastLog >= MINUTE_MS) {
-        this.lastLog = Date.now();
-        this.log(`quotas: the shared store cannot be reached (${(e as Error).message}); counting in this process until it is back`);
-      }
-      return this.local.take(credential, limits, now, month);
-    }
-  }
-
-  close(): Promise<void> {
-    return this.shared.close?.() ?? Promise.resolve();
   }
 }
 

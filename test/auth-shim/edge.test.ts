@@ -1,7 +1,9 @@
 /**
- * The edge entry under workerd (miniflare): bundled as one module, reading the tree over HTTP from a static
- * origin on loopback, with the key store in a binding.
+ * The edge entry under workerd (miniflare): bundled as one module, reading the tree over HTTP from a private
+ * origin on loopback (it answers only with the edge's token), with the key store in a binding and quotas in a
+ * Durable Object per credential.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
@@ -16,10 +18,18 @@ const root = tempDir('rr-edge-');
 let out = '';
 let origin: Server;
 let mf: Miniflare;
+const ORIGIN_TOKEN = 'edge-origin-token-for-tests';
 
 beforeAll(async () => {
   out = await builtTree(root);
-  origin = createServer((req, res) => handler(req, res, { public: out }));
+  // The origin side of a private deployment: nothing without the token the edge holds.
+  origin = createServer((req, res) => {
+    if (req.headers.authorization !== `Bearer ${ORIGIN_TOKEN}`) {
+      res.writeHead(401).end();
+      return;
+    }
+    void handler(req, res, { public: out, symlinks: true });
+  });
   await new Promise<void>((r) => origin.listen(0, '127.0.0.1', () => r()));
   const bundle = await build({ entryPoints: [join(ROOT, 'auth-shim', 'edge.ts')], bundle: true, format: 'esm', platform: 'neutral', target: 'es2022', write: false });
   mf = new Miniflare({
@@ -30,7 +40,9 @@ beforeAll(async () => {
       ORIGIN_URL: `http://127.0.0.1:${(origin.address() as { port: number }).port}/`,
       KEYS_JSON: readFileSync(KEYS_FILE, 'utf8'),
       MARKETPLACE_HOST: 'risk-readings.marketplace.example',
+      ORIGIN_TOKEN,
     },
+    durableObjects: { QUOTAS: 'QuotaCounter' },
   });
 });
 
@@ -71,5 +83,34 @@ describe('edge entry under workerd', () => {
     const all = treeJson(out, 'assets/ETH/history/full.json').data.rows.filter((r: { date: string }) => r.date >= '2026-01-01');
     expect(body.data.rows).toEqual(all.slice(0, 3));
     expect(body.data.next_cursor).toBe(all[2].date);
+  });
+
+  it('reads a private origin: the origin refuses a request without the token, the edge sends it', async () => {
+    const base = `http://127.0.0.1:${(origin.address() as { port: number }).port}/v1/assets/index.ultra.json`;
+    expect((await fetch(base)).status).toBe(401);
+    expect((await fetch(base, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+    expect((await call('/v1/assets', { 'X-API-Key': KEY.ultra })).status).toBe(200);
+  });
+
+  it('counts quotas in a Durable Object per credential: the basic key meets its per-minute limit, another key does not', async () => {
+    const statuses: number[] = [];
+    let code = '';
+    for (let i = 0; i < 8 && !statuses.includes(429); i++) {
+      const res = await call('/v1/assets/BTC/risk', { 'X-API-Key': KEY.basic });
+      statuses.push(res.status);
+      if (res.status === 429) code = ((await res.json()) as { error: { code: string } }).error.code;
+      else await res.arrayBuffer();
+    }
+    expect(statuses.at(-1)).toBe(429);
+    expect(code).toBe('rate_limited');
+    expect(statuses.filter((s) => s === 200).length).toBeLessThanOrEqual(5);
+    expect((await call('/v1/assets/BTC/risk', { 'X-API-Key': KEY.pro })).status).toBe(200);
+    // The count lives in the credential's Durable Object, not in the isolate: ask the object itself.
+    const ns = (await mf.getDurableObjectNamespace('QUOTAS')) as unknown as { idFromName(n: string): unknown; get(id: unknown): { fetch(u: string, i: RequestInit): Promise<{ json(): Promise<unknown> }> } };
+    const now = Date.now();
+    const month = { start: Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth(), 1), end: Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth() + 1, 1) };
+    const basicId = `key:${createHash('sha256').update(KEY.basic).digest('hex')}`;
+    const verdict = await (await ns.get(ns.idFromName(basicId)).fetch('https://quota.internal/take', { method: 'POST', body: JSON.stringify({ limits: { perMinute: 5, perMonth: 1000 }, now, month }) })).json();
+    expect(verdict).toMatchObject({ ok: false, code: 'rate_limited' });
   });
 });
