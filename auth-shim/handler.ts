@@ -77,7 +77,8 @@ export function createHandler(options: ShimOptions): (request: Request) => Promi
   const unknown = new Set<string>();
   const secrets = new Map<string, boolean>();
   let store: KeyStore | null | undefined;
-  const bounded = <T extends Map<string, unknown> | Set<string>>(m: T) => (m.size >= 10_000 && m.clear(), m);
+  // 100,000 entries of a key and a small object: some tens of MB at most, and a fleet's worth of customers.
+  const bounded = <T extends Map<string, unknown> | Set<string>>(m: T) => (m.size >= 100_000 && m.clear(), m);
   const keysNow = () => {
     const s = source.current();
     if (s !== store) {

@@ -5,6 +5,8 @@ import { createServer } from 'node:http';
 import { join } from 'node:path';
 import handler from 'serve-handler';
 import { startServer } from '../auth-shim/node/server.js';
+import { openQuotaStore } from '../auth-shim/node/quota-stores.js';
+import { MARKETPLACE } from './marketplace.js';
 
 const [kind, publicDir, keysFile] = process.argv.slice(2) as [string, string, string];
 const listen = (server: ReturnType<typeof createServer>) =>
@@ -33,6 +35,12 @@ if (kind === 'shim') {
     'Cache-Control': 'private, max-age=60', Vary: credentialHeaders({}).join(', '), 'RateLimit-Limit': '60', 'RateLimit-Remaining': '59', 'RateLimit-Reset': '30',
   };
   url = await listen(createServer((_req, res) => { res.writeHead(200, headers); res.end(body); }));
+} else if (kind.startsWith('paid-')) {
+  // The path paying callers take, on the real clock: direct keys counted in the named store, and the
+  // marketplace's proxy-secret path (counted by the marketplace).
+  const spec = kind.slice('paid-'.length);
+  const quotas = openQuotaStore(spec === 'disk' ? join(publicDir, '.bench-quotas.json') : spec === 'redis' ? (process.env.REDIS_URL ?? 'redis://127.0.0.1:6379') : 'memory', (m) => process.stderr.write(m + '\n'));
+  url = (await startServer({ publicDir, keysFile, port: 0, watchMs: 0, quotas, marketplaceHost: MARKETPLACE.host, marketplaceSecret: MARKETPLACE.secret })).url;
 } else {
   url = await listen(createServer((req, res) => handler(req, res, { public: publicDir })));
 }

@@ -5,7 +5,7 @@
  * (default redis://127.0.0.1:6379); where none answers they are skipped with the reason, except under CI=true.
  */
 import { spawn } from 'node:child_process';
-import { copyFileSync, readFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHandler } from '../../auth-shim/handler.js';
 import { FileOrigin } from '../../auth-shim/node/file-origin.js';
 import { DiskQuotaStore, RedisQuotaStore } from '../../auth-shim/node/quota-stores.js';
-import { loadKeys, startServer } from '../../auth-shim/node/server.js';
+import { liveKeys, loadKeys, startServer } from '../../auth-shim/node/server.js';
 import { FallbackQuotaStore, MemoryQuotaStore, monthOf, type QuotaStore } from '../../auth-shim/quota.js';
 import { PLAN_LIMITS } from '../../generator/contract/plans.js';
 import { revokeKeys } from '../../generator/keys.js';
@@ -173,6 +173,26 @@ describe('live keys (decision 22)', () => {
       expect((await get(KEY.basic)).status).toBe(429);
     } finally {
       await new Promise((r) => server.close(r));
+    }
+  });
+});
+
+describe('live keys: a key file that no longer parses', () => {
+  it('leaves the previous keys in force and says why in the log', async () => {
+    const keys = join(root, 'malformed-keys.json');
+    copyFileSync(KEYS_FILE, keys);
+    const logs: string[] = [];
+    const live = liveKeys(keys, (m) => logs.push(m), 100);
+    try {
+      const before = live.current();
+      writeFileSync(keys, '{"keys": [{"sha256": "nothex"');
+      const start = Date.now();
+      while (!logs.length && Date.now() - start < 2_000) await new Promise((r) => setTimeout(r, 50));
+      expect(logs).toHaveLength(1);
+      expect(logs[0]).toMatch(/^keys: .*malformed-keys\.json: cannot read the key store \(.+\); keeping the previous 3 keys$/);
+      expect(live.current()).toBe(before);
+    } finally {
+      live.close();
     }
   });
 });

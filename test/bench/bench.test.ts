@@ -18,5 +18,11 @@ describe.runIf(existsSync(join(ROOT, 'dist', 'bench', 'run.js')))('bench', () =>
       expect(res.shim[k].non2xx, k).toBe(0);
     }
     expect(typeof res.shim.ratio_shim_to_bare).toBe('number');
+    // The paying callers' paths, counted for real on every store this machine has (Redis here and in CI).
+    for (const k of ['direct_key_memory', 'marketplace_memory', 'direct_key_disk', 'marketplace_disk', 'direct_key_redis', 'marketplace_redis']) {
+      expect(res.paid[k].requests, k).toBeGreaterThan(0);
+      expect(res.paid[k].non2xx, k).toBe(0);
+      expect(typeof res.paid.ratios_to_bare[k], k).toBe('number');
+    }
   });
 });
