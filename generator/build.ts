@@ -162,9 +162,9 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
   for (const m of found.missing) if (!missingFiles.has(m.file)) warnings.push(`${m.symbol}: ${m.file} is missing; ${KIND_MODEL[m.kind]} reads null`);
   if (vanished.length && !opts.keepGoing) {
     const perKind = Object.entries(countBy(vanished.map((v) => v.kind))).sort().map(([k, n]) => `${k} ${n}`).join(', ');
+    const named = vanished.map((v) => `${v.file}: missing (the previous build read it)`);
     throw new BuildError(`${vanished.length} page(s) the previous build read are missing (${perKind}); the previous tree is untouched`,
-      { ...baseReport, assets: catalog.length, pages_read: found.pages.length, warnings, errors: vanished.map((v) => `${v.file}: missing (the previous build read it)`) },
-      vanished.map((v) => `${v.file}: missing (the previous build read it)`));
+      { ...baseReport, assets: catalog.length, pages_read: found.pages.length, warnings, errors: named }, named);
   }
 
   const cacheDir = previous?.localTree ? previousSource : opts.out;
