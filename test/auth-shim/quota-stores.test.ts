@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHandler } from '../../auth-shim/handler.js';
+import { DurableQuotaStore, QuotaCounter, type DurableObjectNamespaceLike } from '../../auth-shim/durable-quota.js';
 import { FileOrigin } from '../../auth-shim/node/file-origin.js';
 import { DiskQuotaStore, RedisQuotaStore } from '../../auth-shim/node/quota-stores.js';
 import { liveKeys, loadKeys, startServer } from '../../auth-shim/node/server.js';
@@ -44,8 +45,36 @@ const root = tempDir('rr-quota-');
 let tree: Promise<string> | undefined;
 const sharedTree = () => (tree ??= builtTree(join(root, 'tree')));
 const prefix = () => `rr:test:${randomBytes(6).toString('hex')}:`;
+/**
+ * The Durable Object store's own code (the `QuotaCounter` class) behind an in-process namespace that, like the
+ * runtime, runs one request per object at a time; the edge test runs the same class under workerd.
+ */
+function inProcessNamespace(): DurableObjectNamespaceLike {
+  const objects = new Map<string, { counter: QuotaCounter; queue: Promise<unknown> }>();
+  return {
+    idFromName: (name) => name,
+    get(id) {
+      let o = objects.get(id as string);
+      if (!o) {
+        const data = new Map<string, unknown>();
+        const storage = { get: async <T>(k: string) => structuredClone(data.get(k)) as T | undefined, put: async <T>(k: string, v: T) => void data.set(k, structuredClone(v)) };
+        objects.set(id as string, (o = { counter: new QuotaCounter({ storage }), queue: Promise.resolve() }));
+      }
+      const obj = o;
+      return {
+        fetch: (url, init) => {
+          const run = obj.queue.then(() => obj.counter.fetch(new Request(url, init)));
+          obj.queue = run.catch(() => {});
+          return run;
+        },
+      };
+    },
+  };
+}
+
 const stores: [string, () => QuotaStore][] = [
   ['memory', () => new MemoryQuotaStore()],
+  ['durable object', () => new DurableQuotaStore(inProcessNamespace())],
   ['disk', () => new DiskQuotaStore(join(root, `q-${randomBytes(4).toString('hex')}.json`))],
   ...(noRedis ? [] : [['redis', () => new RedisQuotaStore(REDIS_URL, prefix())] as [string, () => QuotaStore]]),
 ];
