@@ -1,5 +1,5 @@
 /** The Node entry: the shim on an HTTP server, through @hono/node-server's fetch bridge. */
-import { readFileSync, unwatchFile, watchFile, type Stats } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import { keyStoreFromJson, type KeyStore } from '../credentials.js';
@@ -36,18 +36,31 @@ export function loadKeys(file: string): KeyStore {
  * previous store in force, and the log says why.
  */
 export function liveKeys(file: string, log: (m: string) => void, pollMs = 1_000): KeySource & { close(): void } {
+  // The file's identity is taken with the store it was read into, so a change made at any moment, even before
+  // the first poll, is seen at the next one.
+  const stamp = () => {
+    try {
+      const st = statSync(file);
+      return `${st.ino}:${st.size}:${st.mtimeMs}`;
+    } catch {
+      return 'absent';
+    }
+  };
+  let seen = stamp();
   let store = loadKeys(file);
-  const onChange = (curr: Stats, prev: Stats) => {
-    if (curr.mtimeMs === prev.mtimeMs && curr.size === prev.size && curr.ino === prev.ino) return;
+  const timer = setInterval(() => {
+    const now = stamp();
+    if (now === seen) return;
+    seen = now;
     try {
       store = loadKeys(file);
       log(`keys: reloaded ${file} (${store.size} keys)`);
     } catch (e) {
       log(`keys: ${(e as Error).message}; keeping the previous ${store.size} keys`);
     }
-  };
-  watchFile(file, { interval: pollMs, persistent: false }, onChange);
-  return { current: () => store, close: () => unwatchFile(file, onChange) };
+  }, pollMs);
+  timer.unref();
+  return { current: () => store, close: () => clearInterval(timer) };
 }
 
 export async function startServer(o: ServeOptions): Promise<{ server: Server; origin: FileOrigin; url: string }> {
