@@ -33,7 +33,7 @@ import { marketReadings } from './market-readings.js';
 import { MODELS } from './site/models.js';
 import { PARSER_VERSION, readSite, type ParseCache } from './site/read-site.js';
 import { parsePage } from './site/parse-page.js';
-import { guardPage } from './site/guards.js';
+import { pageGuard } from './site/guards.js';
 import type { PageKind, PageResult } from './site/readings.js';
 
 export interface BuildOptions {
@@ -171,9 +171,10 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
   const prevCache = await readJson<ParseCache>(join(cacheDir, CACHE_FILE));
   lap('discover');
   const site = await readSite(opts.pages, found.pages, prevCache, opts.jobs);
+  const guard = pageGuard(catalog, at);
   for (const ref of found.pages) {
     const result = site.results.get(ref.file);
-    const problem = result && guardPage(result, ref, catalog, at);
+    const problem = result && guard(result, ref);
     if (problem) {
       site.results.delete(ref.file);
       site.errors.set(ref.file, problem);

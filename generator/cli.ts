@@ -149,7 +149,7 @@ export function program(): Command {
       const publicDir = resolve(o.public);
       const log = (m: string) => process.stderr.write(m + '\n');
       const quotaSpec = o.quotas ?? join(publicDir, '.risk-readings-quotas.json');
-      const quotas = openQuotaStore(/^rediss?:|^memory$/.test(quotaSpec) ? quotaSpec : resolve(quotaSpec), log);
+      const quotas = openQuotaStore(quotaSpec, log);
       const { server, url } = await startServer({
         publicDir, keysFile: o.keys && resolve(o.keys), port: o.port, host: o.host, quotas,
         marketplaceHost: o.marketplaceHost, marketplaceSecret: o.marketplaceSecret ?? process.env.RISK_READINGS_MARKETPLACE_SECRET, marketplaceName: o.marketplaceName,

@@ -16,8 +16,8 @@ export const EXIT = {
 
 /** A failure of the machine, not of the input: names the path and the cause. */
 export class EnvironmentError extends Error {
-  constructor(readonly path: string, readonly cause_: string) {
-    super(`${path}: ${cause_}`);
+  constructor(path: string, cause: string) {
+    super(`${path}: ${cause}`);
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { FallbackQuotaStore, MemoryQuotaStore, MINUTE_MS, type Admission, type Counts, type Limits, type MonthWindow, type QuotaStore } from '../quota.js';
 
@@ -131,5 +132,5 @@ export class RedisQuotaStore implements QuotaStore {
 export function openQuotaStore(spec: string, log: (m: string) => void): QuotaStore {
   if (/^rediss?:\/\//.test(spec)) return new FallbackQuotaStore(new RedisQuotaStore(spec), log);
   if (spec === 'memory') return new MemoryQuotaStore();
-  return new DiskQuotaStore(spec, 1_000, log);
+  return new DiskQuotaStore(resolve(spec), 1_000, log);
 }

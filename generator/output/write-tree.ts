@@ -93,11 +93,3 @@ export async function readTree(dir: string): Promise<Map<string, string>> {
   }
   return out;
 }
-
-/** One file of the live tree of `dir`, parsed, or undefined when absent. */
-export async function readTreeFile<T>(dir: string, path: string): Promise<T | undefined> {
-  const root = liveTree(dir);
-  const file = root && join(root, path);
-  if (!file || !existsSync(file)) return undefined;
-  return JSON.parse(await readFile(file, 'utf8')) as T;
-}

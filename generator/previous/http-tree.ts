@@ -41,19 +41,14 @@ export async function fetchTree(url: string, token?: string): Promise<PreviousTr
   if (!manifest) return null;
   // Every ledger is needed by the build: fetch them up front, a few at a time, and serve them from memory.
   const fetched = new Map<string, Uint8Array | undefined>([[TREE.manifest, manifest]]);
-  let manifestFiles: string[] = [];
-  try {
-    manifestFiles = Object.keys((JSON.parse(Buffer.from(manifest).toString('utf8')) as { files?: Record<string, unknown> }).files ?? {});
-  } catch {
-    // openTree names what is wrong with it
-  }
-  const wanted = manifestFiles.filter((p) => p === TREE.catalog || /^assets\/[^/]+\/history\/full\.json$/.test(p));
+  const tree = await openTree(base, async (path) => (fetched.has(path) ? fetched.get(path) : read(path)), null);
+  const ledgers = Object.keys(tree.manifest.files).filter((p) => /^assets\/[^/]+\/history\/full\.json$/.test(p));
   let next = 0;
   await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (next < wanted.length) {
-      const p = wanted[next++]!;
+    while (next < ledgers.length) {
+      const p = ledgers[next++]!;
       fetched.set(p, await read(p));
     }
   }));
-  return openTree(base, async (path) => (fetched.has(path) ? fetched.get(path) : read(path)), null);
+  return tree;
 }

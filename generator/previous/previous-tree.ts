@@ -65,6 +65,8 @@ export async function openTree(source: string, read: ReadBytes, localTree: strin
   };
 
   const catalog = await verified<PreviousCatalog>(TREE.catalog);
+  // Market readings and carried readings ask for the same asset's AssetRisk more than once: read and check it once.
+  const risks = new Map<string, Promise<AssetRisk | undefined>>();
   return {
     source, manifest, catalog, localTree,
     async ledger(symbol) {
@@ -74,8 +76,10 @@ export async function openTree(source: string, read: ReadBytes, localTree: strin
       if (!manifest.files[path]) throw vanished();
       return verified<Ledger>(path, vanished);
     },
-    async risk(symbol) {
-      return (await verified<{ data: AssetRisk }>(TREE.risk(symbol)))?.data;
+    risk(symbol) {
+      let r = risks.get(symbol);
+      if (!r) risks.set(symbol, (r = verified<{ data: AssetRisk }>(TREE.risk(symbol)).then((d) => d?.data)));
+      return r;
     },
     file: (path) => verified(path),
   };

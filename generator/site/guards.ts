@@ -13,10 +13,11 @@ export interface GuardProblem { field: string; found: string; message: string }
 const DAY_MS = 86_400_000;
 const upper = (s: string) => s.toUpperCase();
 
+interface CatalogIndex { bySymbol: Map<string, Asset>; byName: Map<string, Asset> }
+
 /** The asset a page names, if it names another than its file name's: `ETH (Ethereum)`. */
-function otherAsset(result: PageResult, asset: Asset, catalog: Asset[]): string | null {
+function otherAsset(result: PageResult, asset: Asset, { bySymbol, byName }: CatalogIndex): string | null {
   const mine = new Set([upper(asset.symbol), upper(asset.file_id)]);
-  const bySymbol = new Map(catalog.flatMap((a) => [[upper(a.symbol), a], [upper(a.file_id), a]] as const));
   for (const s of result.identity?.symbols ?? []) {
     if (mine.has(upper(s))) continue;
     const named = bySymbol.get(upper(s));
@@ -24,7 +25,6 @@ function otherAsset(result: PageResult, asset: Asset, catalog: Asset[]): string 
     return named ? `${named.symbol} (${named.name})` : names.length ? `${s} (${names.join(', ')})` : s;
   }
   // Display names vary in wording, so a name counts against the page only when it is another asset's name.
-  const byName = new Map(catalog.map((a) => [upper(a.name), a]));
   for (const n of result.identity?.names ?? []) {
     const named = byName.get(upper(n));
     if (named && named.symbol !== asset.symbol && upper(n) !== upper(asset.name)) return `${named.symbol} (${named.name})`;
@@ -56,10 +56,19 @@ function datesOf(r: PageResult): [string, string, number][] {
 /** A date (midnight) or an ISO minute as milliseconds. */
 const instantOf = (s: string) => Date.parse(s.length === 10 ? `${s}T00:00:00Z` : s);
 
-export function guardPage(result: PageResult, ref: PageRef, catalog: Asset[], now: string): GuardProblem | null {
-  if (ref.symbol) {
-    const asset = catalog.find((a) => a.symbol === ref.symbol)!;
-    const other = otherAsset(result, asset, catalog);
+/** The guards for one build: the catalogue indexed once, then one call per page. */
+export function pageGuard(catalog: Asset[], now: string): (result: PageResult, ref: PageRef) => GuardProblem | null {
+  const index: CatalogIndex = {
+    bySymbol: new Map(catalog.flatMap((a) => [[upper(a.symbol), a], [upper(a.file_id), a]] as const)),
+    byName: new Map(catalog.map((a) => [upper(a.name), a])),
+  };
+  const bySymbol = new Map(catalog.map((a) => [a.symbol, a]));
+  return (result, ref) => guardPage(result, ref, ref.symbol ? bySymbol.get(ref.symbol)! : null, index, now);
+}
+
+function guardPage(result: PageResult, ref: PageRef, asset: Asset | null, index: CatalogIndex, now: string): GuardProblem | null {
+  if (asset) {
+    const other = otherAsset(result, asset, index);
     if (other) {
       const found = `the page names ${other}, not ${asset.symbol} (${asset.name}) as its file name says`;
       return { field: '(asset)', found, message: `${ref.file}: (asset): ${found}` };
