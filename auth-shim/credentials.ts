@@ -43,7 +43,12 @@ export interface Caller {
   plan: Plan;
   /** Who quotas are counted against; null when the marketplace counts them (decision 13 b). */
   quotaKey: string | null;
+  /** A short name for logs that is not the key: `key:` and the first 8 hex digits of its hash, as `keys list` shows. */
+  id: string;
 }
+
+/** The caller a stored key stands for. */
+export const keyCaller = (rec: KeyRecord): Caller => ({ plan: rec.plan, quotaKey: `key:${rec.sha256}`, id: `key:${rec.sha256.slice(0, 8)}` });
 
 export interface MarketplaceConfig {
   host?: string;
@@ -101,7 +106,7 @@ async function marketplacePair(headers: Headers, prefix: string, marketplace: Ma
   const secret = headers.get(`${prefix}proxy-secret`);
   if (marketplace.secret && secret && secret.length <= MAX_KEY_LENGTH && (await verify.secret(secret))) {
     const plan = SUBSCRIPTIONS.get(headers.get(`${prefix}subscription`) ?? '');
-    if (plan) return { plan, quotaKey: null };
+    if (plan) return { plan, quotaKey: null, id: `marketplace:${plan}` };
   }
   return null;
 }

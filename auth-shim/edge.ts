@@ -4,9 +4,11 @@
  * the shim); KEYS_JSON, the credential store (decision 12 format); MARKETPLACE_HOST, MARKETPLACE_SECRET and
  * MARKETPLACE_NAME (default rapidapi) for the marketplace pair; QUOTAS, a Durable Object namespace of
  * `QuotaCounter` (exported here), which shares each credential's counts across isolates. Without QUOTAS, counts
- * are per isolate.
+ * are per isolate. STALE_AFTER_HOURS, health's staleness limit (default 36). One JSON access line per request
+ * goes to the console, the runtime's log.
  */
 import { keyStoreFromJson } from './credentials.js';
+import { bundledDocsFiles } from './edge-docs.js';
 import { DurableQuotaStore, type DurableObjectNamespaceLike } from './durable-quota.js';
 import { createHandler } from './handler.js';
 import { HttpOrigin } from './http-origin.js';
@@ -22,6 +24,8 @@ export interface EdgeEnv {
   MARKETPLACE_SECRET?: string;
   MARKETPLACE_NAME?: string;
   QUOTAS?: DurableObjectNamespaceLike;
+  /** Health reads `stale` past this age of the newest reading, in hours (default 36). */
+  STALE_AFTER_HOURS?: string;
 }
 
 let cached: { env: EdgeEnv; handle: (r: Request) => Promise<Response> } | undefined;
@@ -37,6 +41,9 @@ function handlerFor(env: EdgeEnv) {
         keys: env.KEYS_JSON ? keyStoreFromJson(JSON.parse(env.KEYS_JSON), 'KEYS_JSON') : null,
         marketplace: { host: env.MARKETPLACE_HOST, secret: env.MARKETPLACE_SECRET, name: env.MARKETPLACE_NAME },
         log: (m) => console.error(m),
+        docs: bundledDocsFiles,
+        staleAfterMs: env.STALE_AFTER_HOURS ? Number(env.STALE_AFTER_HOURS) * 3_600_000 : undefined,
+        onResponse: (e) => console.log(JSON.stringify({ time: new Date().toISOString(), ...e, ms: Math.round(e.ms * 100) / 100 })),
       }),
     };
   }

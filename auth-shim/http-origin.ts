@@ -1,8 +1,8 @@
 /** An origin read over HTTP (a CDN or static host serving the built tree): the edge entry's origin. */
-import { TREE } from '../generator/contract/index.js';
+import { ENCODING_SUFFIX, TREE, type Encoding } from '../generator/contract/index.js';
 import { OriginError, type Origin, type OriginFile } from './origin.js';
 
-interface Manifest { files: Record<string, { sha256: string }> }
+interface Manifest { files: Record<string, { sha256: string; encodings?: Partial<Record<Encoding, { sha256: string }>> }> }
 
 export class HttpOrigin implements Origin {
   private manifest: { at: number; files: Manifest['files'] } | undefined;
@@ -40,10 +40,15 @@ export class HttpOrigin implements Origin {
     const etag = `"${entry.sha256}"`;
     const cached = this.files.get(path);
     if (cached?.etag === etag) return cached;
-    const bytes = await this.fetchBytes(path);
-    if (!bytes) throw new OriginError(`${path}: listed in the manifest but absent from the origin`);
+    // The file and its compressed variants, fetched together once per tree.
+    const names = [path, ...Object.keys(entry.encodings ?? {}).map((e) => path + ENCODING_SUFFIX[e as Encoding])];
+    const [bytes, ...variants] = await Promise.all(names.map((n) => this.fetchBytes(n)));
+    names.forEach((n, i) => {
+      if (!(i === 0 ? bytes : variants[i - 1])) throw new OriginError(`${n}: listed in the manifest but absent from the origin`);
+    });
+    const encoded = Object.entries(entry.encodings ?? {}).map(([e, d], i) => [e, { bytes: variants[i]!, etag: `"${d!.sha256}"` }]);
     if (this.files.size >= 1024) this.files.delete(this.files.keys().next().value!);
-    const file = { bytes, etag };
+    const file: OriginFile = { bytes: bytes!, etag, ...(encoded.length ? { encoded: Object.fromEntries(encoded) } : {}) };
     this.files.set(path, file);
     return file;
   }

@@ -1,9 +1,15 @@
 /** Where the shim reads the built tree: an interface, so the Node server and the edge function differ only here. */
+import type { Encoding } from '../generator/contract/encodings.js';
 
-export interface OriginFile {
+export interface Representation {
   bytes: Uint8Array<ArrayBuffer>;
   /** Strong ETag, quoted, from the build manifest. */
   etag: string;
+}
+
+export interface OriginFile extends Representation {
+  /** The file's compressed variants written by the build (decision 23), each with its own tag. */
+  encoded?: Partial<Record<Encoding, Representation>>;
 }
 
 /** Thrown when the origin cannot be read at all (the shim answers 502 upstream_error). */

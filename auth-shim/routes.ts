@@ -15,14 +15,14 @@ export const MAX_PATH = 512;
 export function route(pathname: string): Route | null {
   if (pathname.length > MAX_PATH || !pathname.startsWith('/v1/')) return null;
   const raw = pathname.slice(4).split('/');
-  let seg = raw;
-  if (pathname.includes('%')) {
+  // A segment that does not decode stays as sent: in a symbol's place it is then 400 bad_symbol, not 404.
+  const seg = pathname.includes('%') ? raw.map((s) => {
     try {
-      seg = raw.map((s) => decodeURIComponent(s));
+      return decodeURIComponent(s);
     } catch {
-      return null;
+      return s;
     }
-  }
+  }) : raw;
   const [a, b, c] = seg;
   switch (seg.length) {
     case 1:

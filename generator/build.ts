@@ -11,18 +11,21 @@ import { loadCatalog, UNIVERSES } from './catalog/catalog.js';
 import { assembleAssetRisk, riskExtraModels, riskReadings, type AssetPages, type AssetRisk, type Carried } from './api/asset-risk.js';
 import { assetList } from './api/asset-list.js';
 import { dcaSignal } from './api/dca-signal.js';
-import { envelope, modelVersion } from './api/envelope.js';
+import { envelope, modelVersion, newest } from './api/envelope.js';
 import { health } from './api/health.js';
 import { archiveRows, historyPage, HistoryLossError, ledger, mergeRows, publishedRow, type Ledger } from './api/history.js';
 import { contextReadings } from './api/market-context.js';
 import { PLANS, PRECOMPUTED_PAGES } from './contract/plans.js';
 import { universeSummary } from './api/summary.js';
-import { openApiDocument } from './openapi/document.js';
+import { openApiDocument, servedDocument } from './openapi/document.js';
+import { operationExamples } from './openapi/examples.js';
+import { hasVariants, ENCODING_SUFFIX, ENCODINGS, type Encoding } from './contract/encodings.js';
+import { variants } from './output/compress.js';
 import { toJson } from './contract/json.js';
-import { manifest, sha256, type Manifest } from './output/manifest.js';
+import { manifest, sha256, type Digest, type Manifest } from './output/manifest.js';
 import { TREE } from './contract/tree.js';
 import { validateTree } from './output/validate.js';
-import { writeNamed, writeTree } from './output/write-tree.js';
+import { manifestSizes, reusable, writeNamed, writeTree } from './output/write-tree.js';
 import { acquireLock, LockHeld } from './output/lock.js';
 import { tidy } from './output/live-tree.js';
 import { asEnvironmentError, EnvironmentError, EXIT } from './exit.js';
@@ -49,6 +52,8 @@ export interface BuildOptions {
   /** Start a new ledger when there is no previous tree (otherwise that is an error). */
   init?: boolean;
   jobs?: number;
+  /** The base URL clients call, the served document's `servers` (default `/`, the origin it is served from). */
+  publicUrl?: string;
 }
 
 /** A reading this build could not read and carried forward from the previous tree (--keep-going). */
@@ -206,7 +211,7 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
   // Nothing read differs from what produced the previous tree: a build is idempotent, so that tree is the
   // answer. Its files are re-linked (each checked against its manifest) and only the manifest is rewritten.
   const prevManifest = previous?.manifest;
-  const inputs = errors.length || vanished.length ? null : inputFingerprint(opts.catalog ?? defaultCatalogPath(), site.cache);
+  const inputs = errors.length || vanished.length ? null : inputFingerprint(opts.catalog ?? defaultCatalogPath(), site.cache, opts.publicUrl);
   if (inputs && prevManifest && previous.localTree && prevCache?.last_build?.inputs === inputs) {
     const reused = await reuseTree(previous.localTree, prevManifest, opts.out, prevCache.last_build.tree, at);
     if (reused) {
@@ -293,8 +298,9 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
     universes[u] = members.map((a) => a.symbol);
     objects.set(TREE.summary(u), universeSummary(u, members.map((a) => risks.get(a.symbol)!), contexts[u]));
   }
-  objects.set(TREE.health, health(renderVersion()));
-  objects.set(TREE.openapi, openApiDocument());
+  objects.set(TREE.health, health(renderVersion(), at, newest([...risks.values()].map((r) => r.as_of))));
+  const contractDoc = openApiDocument();
+  objects.set(TREE.openapi, servedDocument({ servers: opts.publicUrl, examples: operationExamples(objects, contractDoc.info) }));
   objects.set(TREE.catalog, {
     schema: 1, universes, free_tier: freeTier,
     index: Object.fromEntries(catalog.map((a) => [a.symbol.toUpperCase(), a.symbol])),
@@ -304,23 +310,27 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
   lap('assemble');
   const texts = new Map<string, string>();
   for (const [path, doc] of [...objects.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) texts.set(path, toJson(doc));
-  const tree = manifest(texts, at, pagesRead);
+  const tree = manifest(texts, at, pagesRead, sha256(toJson(contractDoc)));
   // Files byte-identical to the previous tree (under the same contract) need neither a schema pass nor a write.
   const unchanged = new Set<string>();
-  if (prevManifest && prevManifest.files[TREE.openapi]?.sha256 === tree.files[TREE.openapi]!.sha256) {
-    for (const [path, entry] of Object.entries(tree.files)) if (prevManifest.files[path]?.sha256 === entry.sha256) unchanged.add(path);
+  if (prevManifest?.contract === tree.contract) {
+    for (const [path, entry] of Object.entries(tree.files)) if (prevManifest!.files[path]?.sha256 === entry.sha256) unchanged.add(path);
   }
+  const plan = await planFiles(tree, texts, unchanged, previous?.localTree ? { tree: previous.localTree, manifest: prevManifest! } : undefined);
   lap('serialize');
-  const problems = validateTree(objects, unchanged);
+  // Compression runs on zlib's threads while this one validates.
+  const problems = validateTree(objects, contractDoc, unchanged);
   lap('validate');
+  const compressed = await Promise.allSettled(plan.compress);
   if (problems.length) throw new BuildError(`the tree breaks the contract in ${problems.length} place(s); the previous tree is untouched`, reportSoFar, problems);
+  for (const c of compressed) if (c.status === 'rejected') throw c.reason;
+  lap('compress');
 
-  texts.set(TREE.manifest, toJson(tree));
-  const sizes = new Map(Object.entries(prevManifest?.files ?? {}).map(([p, e]) => [p, e.size]));
-  const { linked } = await writeTree(opts.out, texts, at, previous?.localTree ? { tree: previous.localTree, paths: unchanged, sizes } : undefined);
+  plan.write.set(TREE.manifest, toJson(tree));
+  const { linked } = await writeTree(opts.out, plan.write, at, previous?.localTree ? { tree: previous.localTree, paths: plan.lend } : undefined);
   await writeCache(opts.out, { ...site.cache, last_build: inputs ? { inputs, tree: treeHash(tree) } : undefined, sector_sources: sectorSources }, warnings);
   lap('write');
-  return { ...reportSoFar, files_written: texts.size, files_linked: linked, sector_sources: sectorSources, timings };
+  return { ...reportSoFar, files_written: plan.write.size + plan.lend.size, files_linked: linked, sector_sources: sectorSources, timings };
 }
 
 /** Pages whose readings came from the parse cache carry no weekly archive: read them again for a new ledger. */
@@ -348,9 +358,41 @@ function generatorCode(): string {
 }
 
 /** Everything a build reads besides the previous tree: page bytes, the catalogue, the code that reads them. */
-function inputFingerprint(catalogFile: string, cache: ParseCache): string {
+function inputFingerprint(catalogFile: string, cache: ParseCache, publicUrl = '/'): string {
   const pages = Object.entries(cache.pages).map(([f, e]) => `${f}:${e.hash}`).sort().join('\n');
-  return sha256([generatorCode(), PARSER_VERSION, sha256(readFileSync(catalogFile)), pages].join('\n'));
+  return sha256([generatorCode(), PARSER_VERSION, sha256(readFileSync(catalogFile)), publicUrl, pages].join('\n'));
+}
+
+/**
+ * What each file of the new tree costs: lent from the previous tree (unchanged, still intact there, its
+ * variants too) or written, with its compressed variants made now. Fills in the manifest's `encodings`.
+ */
+async function planFiles(tree: Manifest, texts: Map<string, string>, unchanged: Set<string>, prev?: { tree: string; manifest: Manifest }) {
+  const variantPath = (path: string, e: Encoding) => path + ENCODING_SUFFIX[e];
+  const candidates = new Map<string, number>();
+  if (prev) {
+    const sizes = manifestSizes(prev.manifest);
+    for (const path of unchanged) for (const p of [path, ...ENCODINGS.map((e) => variantPath(path, e))]) if (sizes.has(p)) candidates.set(p, sizes.get(p)!);
+  }
+  const lend = prev ? await reusable(prev.tree, candidates) : new Set<string>();
+  const write = new Map<string, string | Uint8Array>();
+  const compress: Promise<void>[] = [];
+  for (const [path, entry] of Object.entries(tree.files)) {
+    if (!lend.has(path)) write.set(path, texts.get(path)!);
+    if (!hasVariants(path, entry.size)) continue;
+    const before = prev?.manifest.files[path]?.encodings;
+    // Variants of an unchanged file are its previous ones, even where the file itself is written again.
+    if (unchanged.has(path) && before && ENCODINGS.every((e) => before[e] && lend.has(variantPath(path, e)))) {
+      entry.encodings = Object.fromEntries(ENCODINGS.map((e) => [e, before[e]!])) as Record<Encoding, Digest>;
+      continue;
+    }
+    for (const e of ENCODINGS) lend.delete(variantPath(path, e));
+    compress.push(variants(path, texts.get(path)!).then((v) => {
+      entry.encodings = Object.fromEntries(ENCODINGS.map((e) => [e, v[e].digest])) as Record<Encoding, Digest>;
+      for (const e of ENCODINGS) write.set(v[e].path, v[e].bytes);
+    }));
+  }
+  return { write, lend, compress };
 }
 
 /** A tree's identity: the hashes of all its files but the manifest (whose build time differs). */
@@ -358,12 +400,11 @@ const treeHash = (m: Manifest) => sha256(JSON.stringify(m.files));
 
 async function reuseTree(previousTree: string, prev: Manifest, out: string, expectedTree: string, at: string): Promise<{ files: number; linked: number; tree: string } | null> {
   if (treeHash(prev) !== expectedTree) return null;
-  const paths = new Set(Object.keys(prev.files));
-  const sizes = new Map(Object.entries(prev.files).map(([p, e]) => [p, e.size]));
-  const texts = new Map<string, string>([[TREE.manifest, toJson({ ...prev, built_at: at })]]);
-  for (const p of paths) texts.set(p, '');
-  const { linked } = await writeTree(out, texts, at, { tree: previousTree, paths, sizes, strict: true });
-  return linked === paths.size ? { files: texts.size, linked, tree: expectedTree } : null;
+  const sizes = manifestSizes(prev);
+  const paths = await reusable(previousTree, sizes);
+  if (paths.size !== sizes.size) return null;
+  const { linked } = await writeTree(out, new Map([[TREE.manifest, toJson({ ...prev, built_at: at })]]), at, { tree: previousTree, paths });
+  return { files: paths.size + 1, linked, tree: expectedTree };
 }
 
 const prevSectorSources = (cache: ParseCache) => (cache as ParseCache & { sector_sources?: Record<string, string | null> }).sector_sources ?? {};

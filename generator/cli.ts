@@ -3,8 +3,9 @@
  * adds 3 (the environment) and 4 (published carrying readings forward), decision 27 (see exit.ts).
  */
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { build, BuildError, type BuildReport } from './build.js';
+import { build, BuildError, renderVersion, type BuildReport } from './build.js';
 import { EXIT } from './exit.js';
 import { loadCatalog } from './catalog/catalog.js';
 import { checkTree } from './check.js';
@@ -15,6 +16,63 @@ const positiveInt = (name: string) => (v: string) => {
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${name} takes a whole number from 1, not "${v}"`);
   return n;
 };
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** A calendar date YYYY-MM-DD that exists. */
+const calendarDate = (name: string) => (v: string) => {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(v);
+  const d = m && new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!));
+  if (!d || d.toISOString().slice(0, 10) !== v) throw new InvalidArgumentError(`${name} takes a date YYYY-MM-DD, not "${v}"`);
+  return v;
+};
+
+/** An ISO 8601 instant. */
+const instant = (name: string) => (v: string) => {
+  if (!/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/.test(v) || !Number.isFinite(Date.parse(v))) {
+    throw new InvalidArgumentError(`${name} takes an ISO 8601 time such as 2026-10-14T00:30:00Z, not "${v}"`);
+  }
+  return v;
+};
+
+/** A duration: a number with a unit s, m, h or d (hours when bare), in milliseconds. */
+const duration = (name: string) => (v: string) => {
+  const m = /^(\d+(?:\.\d+)?)([smhd]?)$/.exec(v.trim());
+  const ms = m ? Number(m[1]) * { s: 1e3, m: 6e4, h: 3.6e6, d: 8.64e7, '': 3.6e6 }[m[2] as 's' | 'm' | 'h' | 'd' | ''] : NaN;
+  if (!(ms > 0)) throw new InvalidArgumentError(`${name} takes a duration such as 36h, 90m or 2d, not "${v}"`);
+  return ms;
+};
+
+const httpUrl = (name: string) => (v: string) => {
+  if (v === '/' ) return v;
+  try {
+    if (/^https?:$/.test(new URL(v).protocol)) return v;
+  } catch {
+    // reported below
+  }
+  throw new InvalidArgumentError(`${name} takes an http(s) URL such as https://api.example.com, or /, not "${v}"`);
+};
+
+/** A secret given on the command line is visible to every user of the machine (`ps`): say so, and how else. */
+function warnSecretOnCommandLine(option: string, env: string, file?: string): void {
+  process.stderr.write(`warning: ${option} on the command line is visible to other users in the process list; set ${env}${file ? ` or pass ${file}` : ''} instead\n`);
+}
+
+function readSecretFile(option: string, file: string): string {
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch (e) {
+    throw new Error(`${option} ${file}: cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+}
+
+/** The tree folder option shared by check, serve and preview; `--out` is the older spelling on check. */
+function treeFolder(command: string, o: { public?: string; out?: string }): string {
+  if (o.out !== undefined) process.stderr.write(`warning: ${command} --out is deprecated; use --public (the folder holding v1/)\n`);
+  const dir = o.public ?? o.out;
+  if (dir === undefined) throw new Error(`${command}: --public <dir> is required (the folder holding v1/)`);
+  return resolve(dir);
+}
 
 function printReport(r: Partial<BuildReport>, out: NodeJS.WriteStream) {
   if (r.assets !== undefined) out.write(`assets ${r.assets ?? '?'} · pages ${r.pages_read ?? '?'} (parsed ${r.pages_parsed ?? 0}, unchanged ${r.pages_reused ?? 0}) · files ${r.files_written ?? 0} (linked ${r.files_linked ?? 0}) · warnings ${r.warnings?.length ?? 0} · errors ${r.errors?.length ?? 0} · carried ${r.carried?.length ?? 0}\n`);
@@ -46,6 +104,7 @@ async function keysCommand<T>(fn: () => Promise<T>): Promise<T | undefined> {
 export function program(): Command {
   const cli = new Command('risk-readings')
     .description('Builds the Risk Readings API as static JSON from the published model pages.')
+    .version(renderVersion().replace(/^risk-readings /, ''), '-V, --version', 'print the version')
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
 
@@ -56,7 +115,8 @@ export function program(): Command {
     .option('--previous <dir|url>', 'the previous tree holding the history ledger: a folder holding v1/, or the URL of a deployed tree (default: --out); a bearer token for the URL from RISK_READINGS_PREVIOUS_TOKEN')
     .option('--init', 'start a new ledger when there is no previous tree (otherwise exit 1)')
     .option('--catalog <file>', 'the asset catalogue (default: the committed one)')
-    .option('--now <iso>', 'the build time recorded in the manifest (default: the clock)')
+    .option('--now <iso>', 'the build time recorded in the manifest (default: the clock)', instant('--now'))
+    .option('--public-url <url>', 'the base URL clients call, written as the served OpenAPI document\'s servers (default /, the origin serving it)', httpUrl('--public-url'))
     .option('--keep-going', 'carry forward the previous reading of a page that is unreadable or missing, list it, and exit 4')
     .option('--json', 'print the build report as one JSON object on stdout (progress and summary go to stderr)')
     .option('--jobs <n>', 'parser threads (default: one per core but one; 1 parses in-process)', positiveInt('--jobs'))
@@ -66,7 +126,7 @@ export function program(): Command {
       try {
         const report = await build({
           pages: resolve(o.pages), out, previous, previousToken: process.env.RISK_READINGS_PREVIOUS_TOKEN,
-          catalog: o.catalog && resolve(o.catalog), now: o.now, keepGoing: !!o.keepGoing, init: !!o.init, jobs: o.jobs,
+          catalog: o.catalog && resolve(o.catalog), now: o.now, keepGoing: !!o.keepGoing, init: !!o.init, jobs: o.jobs, publicUrl: o.publicUrl,
         });
         const code = report.carried.length ? EXIT.carried : EXIT.published;
         printReport(report, process.stderr);
@@ -102,10 +162,11 @@ export function program(): Command {
     });
 
   cli.command('check')
-    .description('validate an existing tree against its OpenAPI document, the invariants and its manifest')
-    .requiredOption('--out <dir>', 'the folder holding v1/')
+    .description('validate an existing tree against the contract, the invariants and its manifest (compressed variants included)')
+    .option('--public <dir>', 'the folder holding v1/')
+    .option('--out <dir>', 'deprecated spelling of --public')
     .action(async (o) => {
-      const problems = await checkTree(resolve(o.out));
+      const problems = await checkTree(treeFolder('check', o));
       for (const p of problems) process.stderr.write(`problem: ${p}\n`);
       process.stdout.write(problems.length ? `${problems.length} problem(s)\n` : 'ok\n');
       if (problems.length) process.exitCode = 1;
@@ -135,34 +196,46 @@ export function program(): Command {
 
   cli.command('serve')
     .description('run the auth shim over a built tree')
-    .requiredOption('--public <dir>', 'the folder holding v1/')
+    .option('--public <dir>', 'the folder holding v1/')
     .option('--keys <file>', 'the credential store (without it data endpoints answer 503); reloaded within 2 s of a change')
-    .option('--quotas <file|redis://host:port|memory>', 'where quota counts live: a file (default <public>/.risk-readings-quotas.json, kept across restarts), Redis shared by a fleet, or this process only')
+    .option('--quotas <file|redis://host:port|memory>', 'where quota counts live: a file (default <public>/.risk-readings-quotas.json, kept across restarts), Redis shared by a fleet, or this process only; also RISK_READINGS_QUOTAS (a Redis URL with a password belongs there)')
     .option('--port <p>', 'port', positiveInt('--port'), 8787)
     .option('--host <h>', 'address to listen on', '127.0.0.1')
     .option('--marketplace-host <h>', 'the listing host the x-marketplace-host header must carry')
-    .option('--marketplace-secret <s>', 'the marketplace proxy secret (or RISK_READINGS_MARKETPLACE_SECRET)')
+    .option('--marketplace-secret-file <file>', 'a file holding the marketplace proxy secret (or RISK_READINGS_MARKETPLACE_SECRET)')
+    .option('--marketplace-secret <s>', 'the marketplace proxy secret; visible in the process list, prefer the file or the environment')
     .option('--marketplace-name <n>', 'the marketplace\'s name in its header names, x-<name>-key (besides the neutral x-marketplace-*)', 'rapidapi')
+    .option('--stale-after <duration>', 'health reads "stale" once the newest reading is older than this (36h, 90m, 2d; bare numbers are hours)', duration('--stale-after'), 36 * 3_600_000)
+    .option('--metrics-port <p>', 'serve Prometheus metrics at http://HOST:P/metrics', positiveInt('--metrics-port'))
+    .option('--log-level <level>', `access and operations log on stdout, one JSON line each: ${LOG_LEVELS.join(', ')}`, (v: string) => {
+      if (!(LOG_LEVELS as readonly string[]).includes(v)) throw new InvalidArgumentError(`--log-level is one of ${LOG_LEVELS.join(', ')}, not "${v}"`);
+      return v;
+    }, 'info')
     .action(async (o) => {
       const { startServer } = await import('../auth-shim/node/server.js');
       const { openQuotaStore } = await import('../auth-shim/node/quota-stores.js');
-      const publicDir = resolve(o.public);
-      const log = (m: string) => process.stderr.write(m + '\n');
-      const quotaSpec = o.quotas ?? join(publicDir, '.risk-readings-quotas.json');
-      const quotas = openQuotaStore(quotaSpec, log);
-      const { server, url } = await startServer({
-        publicDir, keysFile: o.keys && resolve(o.keys), port: o.port, host: o.host, quotas,
-        marketplaceHost: o.marketplaceHost, marketplaceSecret: o.marketplaceSecret ?? process.env.RISK_READINGS_MARKETPLACE_SECRET, marketplaceName: o.marketplaceName,
+      const { createLogger } = await import('../auth-shim/node/observe.js');
+      const publicDir = treeFolder('serve', o);
+      const logger = createLogger(o.logLevel);
+      if (o.marketplaceSecret !== undefined) warnSecretOnCommandLine('--marketplace-secret', 'RISK_READINGS_MARKETPLACE_SECRET', '--marketplace-secret-file');
+      if (o.quotas && /^rediss?:\/\/[^/]*:[^/@]*@/.test(o.quotas)) warnSecretOnCommandLine('a password in --quotas', 'RISK_READINGS_QUOTAS');
+      const secret = o.marketplaceSecretFile ? readSecretFile('--marketplace-secret-file', resolve(o.marketplaceSecretFile)) : o.marketplaceSecret ?? process.env.RISK_READINGS_MARKETPLACE_SECRET;
+      const quotaSpec = o.quotas ?? process.env.RISK_READINGS_QUOTAS ?? join(publicDir, '.risk-readings-quotas.json');
+      const quotas = openQuotaStore(quotaSpec, (m) => logger.warn(m));
+      const { server, url, metricsUrl } = await startServer({
+        publicDir, keysFile: o.keys && resolve(o.keys), port: o.port, host: o.host, quotas, logger, staleAfterMs: o.staleAfter, metricsPort: o.metricsPort,
+        marketplaceHost: o.marketplaceHost, marketplaceSecret: secret || undefined, marketplaceName: o.marketplaceName,
       });
       // Counts reach their store before the process goes: a deploy or restart loses none of them.
       const stop = async () => {
         server.close();
         await quotas.close?.();
+        logger.flush();
         process.exit(0);
       };
       process.once('SIGTERM', stop);
       process.once('SIGINT', stop);
-      process.stdout.write(`serving ${publicDir}/v1 at ${url}/v1/ (${o.keys ? 'keys from ' + resolve(o.keys) : 'no key store: data endpoints answer 503'}; quotas in ${quotaSpec.replace(/\/\/[^@/]*@/, '//***@')})\n`);
+      process.stderr.write(`serving ${publicDir}/v1 at ${url}/v1/, docs at ${url}/docs (${o.keys ? 'keys from ' + resolve(o.keys) : 'no key store: data endpoints answer 503'}; quotas in ${quotaSpec.replace(/\/\/[^@/]*@/, '//***@')}${metricsUrl ? `; metrics at ${metricsUrl}` : ''})\n`);
     });
 
   const keys = cli.command('keys').description('manage direct keys');
@@ -209,14 +282,15 @@ export function program(): Command {
 
   cli.command('preview')
     .description('browse a built tree as plain files, no auth')
-    .requiredOption('--public <dir>', 'the folder holding v1/')
+    .option('--public <dir>', 'the folder holding v1/')
     .option('--port <p>', 'port', positiveInt('--port'), 8788)
     .option('--host <h>', 'address to listen on', '127.0.0.1')
     .action(async (o) => {
       const { preview } = await import('./preview.js');
-      const server = await preview(resolve(o.public), o.port, o.host);
+      const dir = treeFolder('preview', o);
+      const server = await preview(dir, o.port, o.host);
       const a = server.address() as { port: number };
-      process.stdout.write(`previewing ${resolve(o.public)} at http://${o.host}:${a.port}/v1/ (plain files, no auth; Ctrl-C stops)\n`);
+      process.stdout.write(`previewing ${dir} at http://${o.host}:${a.port}/v1/ (plain files, no auth; Ctrl-C stops)\n`);
     });
 
   cli.command('fixtures')
@@ -226,7 +300,7 @@ export function program(): Command {
     .option('--assets <n>', 'only the first N assets (coverage-first order)', positiveInt('--assets'))
     .option('--seed <s>', 'random seed', 'risk-readings')
     .option('--symbols <list>', 'exactly these assets, comma-separated')
-    .option('--history-start <date>', 'cut every series to start on this date (small sites)')
+    .option('--history-start <date>', 'cut every series to start on this date (small sites)', calendarDate('--history-start'))
     .option('--catalog <file>', 'the asset catalogue (default: the committed one)')
     .action(async (o) => {
       const { writeSite } = await import('../fixtures/synth/site.js');

@@ -35,6 +35,14 @@ export async function inspect(files: string[], catalog: Asset[]): Promise<{ item
   let failed = 0;
   for (const path of files) {
     const file = basename(path);
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (e) {
+      items.push({ file: path, kind: null, symbol: null, error: `cannot read: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}` });
+      failed++;
+      continue;
+    }
     // The build's own discovery says what a file is, so inspect and build never disagree.
     const what = classify([file], catalog).pages[0];
     if (!what) {
@@ -43,7 +51,7 @@ export async function inspect(files: string[], catalog: Asset[]): Promise<{ item
       continue;
     }
     try {
-      const result = PARSERS[what.kind](await readFile(path, 'utf8'), file);
+      const result = PARSERS[what.kind](text, file);
       items.push({ file, kind: what.kind, symbol: what.symbol, ...presentable(result) });
     } catch (e) {
       failed++;

@@ -6,15 +6,15 @@
 import { readFileSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { TREE } from '../../generator/contract/index.js';
+import { ENCODING_SUFFIX, isLedger, TREE, type Encoding } from '../../generator/contract/index.js';
 import { liveTree } from '../../generator/output/live-tree.js';
 import { OriginError, type Origin, type OriginFile } from '../origin.js';
 
 /** History ledgers are read on demand (only unusual page cuts need them); everything else is kept in memory. */
-const COLD = /^assets\/[^/]+\/history\/full\.json$/;
 const COLD_LIMIT = 64;
 
-interface Manifest { built_at: string; files: Record<string, { size: number; sha256: string }> }
+interface Digest { size: number; sha256: string }
+interface Manifest { built_at: string; files: Record<string, Digest & { encodings?: Partial<Record<Encoding, Digest>> }> }
 
 export class FileOrigin implements Origin {
   private hot = new Map<string, OriginFile>();
@@ -25,6 +25,8 @@ export class FileOrigin implements Origin {
 
   /** The resolved folder of the tree in memory. */
   private dir = '';
+  /** Called after a rebuilt tree replaced the one in memory. */
+  onReload: () => void = () => {};
 
   private constructor(readonly publicDir: string) {}
 
@@ -57,10 +59,13 @@ export class FileOrigin implements Origin {
     }
     const hot = new Map<string, OriginFile>();
     const etags = new Map<string, string>();
+    const read = (file: string) => new Uint8Array(readFileSync(join(dir, file)));
     for (const [file, entry] of Object.entries(manifest.files)) {
       const etag = `"${entry.sha256}"`;
       etags.set(file, etag);
-      if (!COLD.test(file)) hot.set(file, { bytes: new Uint8Array(readFileSync(join(dir, file))), etag });
+      if (isLedger(file)) continue;
+      const encoded = Object.entries(entry.encodings ?? {}).map(([e, d]) => [e, { bytes: read(file + ENCODING_SUFFIX[e as Encoding]), etag: `"${d!.sha256}"` }]);
+      hot.set(file, { bytes: read(file), etag, ...(encoded.length ? { encoded: Object.fromEntries(encoded) } : {}) });
     }
     [this.dir, this.manifestMtime, this.manifest, this.hot, this.etags, this.cold] = [dir, mtime, manifest, hot, etags, new Map()];
   }
@@ -68,7 +73,10 @@ export class FileOrigin implements Origin {
   reloadIfChanged(): void {
     try {
       const dir = liveTree(this.publicDir);
-      if (dir && (dir !== this.dir || statSync(join(dir, TREE.manifest)).mtimeMs !== this.manifestMtime)) this.load();
+      if (dir && (dir !== this.dir || statSync(join(dir, TREE.manifest)).mtimeMs !== this.manifestMtime)) {
+        this.load();
+        this.onReload();
+      }
     } catch {
       // mid-swap or gone: keep serving what is in memory
     }

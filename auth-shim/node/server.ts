@@ -1,11 +1,18 @@
 /** The Node entry: the shim on an HTTP server, through @hono/node-server's fetch bridge. */
 import { readFileSync, statSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
+import type { Logger } from 'pino';
+import { errorBody, TREE, type ErrorCode } from '../../generator/contract/index.js';
+import { compress } from '../../generator/output/compress.js';
 import { keyStoreFromJson, type KeyStore } from '../credentials.js';
 import { createHandler, type KeySource } from '../handler.js';
 import type { QuotaStore } from '../quota.js';
+import type { Compressor } from '../representation.js';
+import { packageDocsFiles } from './docs-files.js';
 import { FileOrigin } from './file-origin.js';
+import { createLogger, createMetrics, logAccess, startMetricsServer } from './observe.js';
 
 export interface ServeOptions {
   publicDir: string;
@@ -18,6 +25,12 @@ export interface ServeOptions {
   quotas?: QuotaStore;
   now?: () => number;
   watchMs?: number;
+  /** Health reads `stale` past this age of the newest reading (default 36 hours). */
+  staleAfterMs?: number;
+  /** The access log and operational messages (default: none; `serve` logs JSON lines on stdout). */
+  logger?: Logger;
+  /** Serve Prometheus metrics on this port (same host); none without it. */
+  metricsPort?: number;
 }
 
 export function loadKeys(file: string): KeyStore {
@@ -35,7 +48,7 @@ export function loadKeys(file: string): KeyStore {
  * (or by hand) is in force within 2 s, with no restart and no count reset. A file that no longer parses leaves the
  * previous store in force, and the log says why.
  */
-export function liveKeys(file: string, log: (m: string) => void, pollMs = 1_000): KeySource & { close(): void } {
+export function liveKeys(file: string, log: (m: string) => void, pollMs = 1_000, onReload: () => void = () => {}): KeySource & { close(): void } {
   // The file's identity is taken with the store it was read into, so a change made at any moment, even before
   // the first poll, is seen at the next one.
   const stamp = () => {
@@ -54,6 +67,7 @@ export function liveKeys(file: string, log: (m: string) => void, pollMs = 1_000)
     seen = now;
     try {
       store = loadKeys(file);
+      onReload();
       log(`keys: reloaded ${file} (${store.size} keys)`);
     } catch (e) {
       log(`keys: ${(e as Error).message}; keeping the previous ${store.size} keys`);
@@ -63,10 +77,36 @@ export function liveKeys(file: string, log: (m: string) => void, pollMs = 1_000)
   return { current: () => store, close: () => clearInterval(timer) };
 }
 
-export async function startServer(o: ServeOptions): Promise<{ server: Server; origin: FileOrigin; url: string }> {
+/** Brotli and gzip through zlib for composed bodies (history cuts, bulk). */
+const zlibCompressor: Compressor = { encodings: ['br', 'gzip'], compress: async (bytes, e) => new Uint8Array(await compress(bytes, e)) };
+
+/**
+ * A JSON error written straight to a socket: for requests Node's parser refuses before any handler runs. Headers
+ * too large keep HTTP's own 431; anything else unparsable is 400.
+ */
+function rawError(socket: Duplex, status: 400 | 431, code: ErrorCode, message: string): void {
+  const body = JSON.stringify(errorBody(code, message));
+  if (!socket.writable) return void socket.destroy();
+  socket.end(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`);
+}
+
+export async function startServer(o: ServeOptions): Promise<{ server: Server; origin: FileOrigin; url: string; metricsUrl?: string }> {
   const origin = FileOrigin.open(o.publicDir, o.watchMs);
-  const log = (m: string) => process.stderr.write(m + '\n');
-  const keys = o.keysFile ? liveKeys(o.keysFile, log) : null;
+  const logger = o.logger ?? createLogger('silent');
+  const log = (m: string) => logger.warn(m);
+  const newestReading = () => {
+    try {
+      return (JSON.parse(new TextDecoder().decode(origin.peek(TREE.health)?.bytes)) as { newest_reading?: string | null }).newest_reading ?? null;
+    } catch {
+      return null;
+    }
+  };
+  const metrics = o.metricsPort !== undefined ? createMetrics(() => origin.builtAt, newestReading) : undefined;
+  origin.onReload = () => {
+    metrics?.treeReloaded();
+    logger.info({ built_at: origin.builtAt }, 'tree reloaded');
+  };
+  const keys = o.keysFile ? liveKeys(o.keysFile, log, 1_000, () => metrics?.keysReloaded()) : null;
   const handler = createHandler({
     origin,
     keys,
@@ -74,16 +114,42 @@ export async function startServer(o: ServeOptions): Promise<{ server: Server; or
     quotas: o.quotas,
     now: o.now,
     log,
+    compressor: zlibCompressor,
+    docs: packageDocsFiles(),
+    staleAfterMs: o.staleAfterMs,
+    onResponse: (e) => {
+      logAccess(logger, e);
+      metrics?.onResponse(e);
+    },
   });
-  const server = createServer({ maxHeaderSize: 16_384 }, getRequestListener(handler));
+  const listener = getRequestListener(handler);
+  const listen = { port: o.port ?? 8787, host: o.host ?? '127.0.0.1' };
+  // Requests Node would refuse with an empty 400, answered by the shim instead: an HTTP/1.0 probe without a
+  // Host gets one; a backslash, which the URL parser would read as a slash, reaches the router escaped, as sent.
+  const server = createServer({ maxHeaderSize: 16_384, requireHostHeader: false }, (req: IncomingMessage, res: ServerResponse) => {
+    req.headers.host ??= `${listen.host.includes(':') ? `[${listen.host}]` : listen.host}:${listen.port}`;
+    if (req.url?.includes('\\')) req.url = req.url.replaceAll('\\', '%5C');
+    void listener(req, res);
+  });
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+    if (err.code === 'HPE_HEADER_OVERFLOW') rawError(socket, 431, 'bad_parameter', 'The request headers are larger than 16 KB');
+    else rawError(socket, 400, 'bad_parameter', 'The request is not valid HTTP/1.1');
+  });
+  const metricsServer = metrics && (await startMetricsServer(metrics.registry, o.metricsPort!, listen.host));
   server.on('close', () => {
     origin.close();
     keys?.close();
+    metricsServer?.close();
+    logger.flush();
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(o.port ?? 8787, o.host ?? '127.0.0.1', () => resolve());
+    server.listen(listen.port, listen.host, () => resolve());
   });
   const a = server.address() as { address: string; port: number };
-  return { server, origin, url: `http://${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}` };
+  listen.port = a.port;
+  const host = a.address.includes(':') ? `[${a.address}]` : a.address;
+  const m = metricsServer?.address() as { port: number } | undefined;
+  return { server, origin, url: `http://${host}:${a.port}`, ...(m ? { metricsUrl: `http://${host}:${m.port}/metrics` } : {}) };
 }

@@ -1,8 +1,8 @@
-/** `GET /v1/health`: not wrapped in the envelope. */
+/** `GET /v1/health`: not wrapped in the envelope. The shim restates `status` at request time (decision 26). */
 import { API_VERSION, DISCLAIMER } from './envelope.js';
 
 export const SCHEMA_VERSION = 1;
 
-export function health(renderVersion: string) {
-  return { status: 'ok', api_version: API_VERSION, render_version: renderVersion, schema: SCHEMA_VERSION, disclaimer: DISCLAIMER };
+export function health(renderVersion: string, builtAt: string, newestReading: string | null) {
+  return { status: 'ok', api_version: API_VERSION, render_version: renderVersion, schema: SCHEMA_VERSION, disclaimer: DISCLAIMER, built_at: builtAt, newest_reading: newestReading };
 }

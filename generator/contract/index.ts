@@ -6,3 +6,5 @@ export * from './plans.js';
 export * from './tree.js';
 export * from './json.js';
 export * from './time.js';
+export * from './encodings.js';
+export * from './bulk.js';

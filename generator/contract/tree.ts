@@ -14,11 +14,15 @@ export const TREE = {
   summary: (universe: string) => `market/${universe}/summary.json`,
 } as const;
 
+const LEDGER = /^assets\/[^/]+\/history\/full\.json$/;
+/** A history ledger: read whole by the build and cut by the shim, never sent as it is. */
+export const isLedger = (path: string): boolean => LEDGER.test(path);
+
 /** Which schema each file of the tree answers to. */
 export const SCHEMA_OF: [RegExp, string][] = [
   [/^assets\/[^/]+\/risk\.json$/, 'AssetRiskResponse'],
   [/^assets\/[^/]+\/history\/page-\d+\.json$/, 'HistoryResponse'],
-  [/^assets\/[^/]+\/history\/full\.json$/, 'x-internal-HistoryLedger'],
+  [LEDGER, 'x-internal-HistoryLedger'],
   [/^assets\/index\.(basic|pro|ultra)\.json$/, 'AssetListResponse'],
   [/^signals\/dca\/[^/]+\.json$/, 'DcaSignalResponse'],
   [/^market\/[^/]+\/summary\.json$/, 'SummaryResponse'],

@@ -141,7 +141,10 @@ export async function compareTrees(oldTree: Loader, newTree: Loader, only?: stri
       const [a, b] = await both(p);
       changes.push(...catalogueChanges(a, b).filter((c) => !only || c.subject === only));
     } else if (p === TREE.openapi && !only) {
-      changes.push({ group: 'contract', subject: 'openapi.json', field: 'document', old: ma.files[p]?.sha256.slice(0, 12) ?? null, new: mb.files[p]?.sha256.slice(0, 12) ?? null, level: 'contract' });
+      // The served document also carries each build's examples: only its schemas are the contract.
+      if (ma.contract && ma.contract === mb.contract) continue;
+      const id = (m: Manifest) => (m.contract ?? m.files[p]?.sha256)?.slice(0, 12) ?? null;
+      changes.push({ group: 'contract', subject: 'openapi.json', field: 'document', old: id(ma), new: id(mb), level: 'contract' });
     } else if (p === TREE.health && !only) {
       const [a, b] = await both(p);
       changes.push(...scalar('contract', 'health.json', 'api_version', a?.api_version, b?.api_version, 'contract'));

@@ -1,7 +1,8 @@
 /**
- * The API's own OpenAPI 3.1 document (version 1.0.0), written by hand: it is the contract, and every file the
- * build writes is validated against its schemas. Objects are closed (additionalProperties: false) so that the
- * build cannot publish a field the contract does not describe.
+ * The API's own OpenAPI 3.1 document (version 1.0.0), written by hand: it is the contract. Two forms
+ * (decision 25): closed (additionalProperties: false), which the build validates every file against so that it
+ * cannot publish a field the contract does not describe; and served, open, so that a client generated from it
+ * does not break when v1 adds a field, with `servers` and one example response per operation from the build.
  */
 import { DISCLAIMER } from '../api/envelope.js';
 import { BULK_MAX_SYMBOLS, FREE_TIER_RULE, HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT, PLAN_LIMITS } from '../contract/plans.js';
@@ -136,7 +137,12 @@ const schemas = {
     }),
     multiplier: { type: 'null' }, multiplier_note: { type: 'string' }, model: { type: 'string', const: 'dca_regression@1' }, source_page: { type: 'string' },
   }),
-  Health: closed({ status: { type: 'string' }, api_version: { type: 'string', const: '1.0.0' }, render_version: { type: 'string' }, schema: { type: 'integer' }, disclaimer: ref('Disclaimer') }),
+  Health: closed({
+    status: { type: 'string', enum: ['ok', 'stale'], description: 'Decision 26: stale once newest_reading is older than the gateway\'s limit (36 hours unless configured); the status code stays 200.' },
+    api_version: { type: 'string', const: '1.0.0' }, render_version: { type: 'string' }, schema: { type: 'integer' }, disclaimer: ref('Disclaimer'),
+    built_at: { type: 'string', format: 'date-time', description: 'When the served tree was built.' },
+    newest_reading: nullable('string', { pattern: AS_OF_PATTERN, description: 'The newest as_of in the served tree.' }),
+  }),
   Error: closed({
     error: closed({
       code: { type: 'string', enum: ['method_not_allowed', 'not_found', 'unauthorized', 'gateway_not_configured', 'bad_symbol', 'bad_universe', 'bad_parameter', 'too_many_symbols', 'unknown_asset', 'unknown_universe', 'no_signal', 'plan_required', 'upstream_error', 'rate_limited', 'quota_exceeded'] },
@@ -164,9 +170,10 @@ const rateHeaders = {
 };
 const okHeaders = {
   ...rateHeaders,
-  ETag: { schema: { type: 'string' }, description: 'Strong tag from the build manifest (decision 18).' },
+  ETag: { schema: { type: 'string' }, description: 'Strong tag from the build manifest (decision 18), one per content coding; If-None-Match matches any of them.' },
   'Cache-Control': { schema: { type: 'string', const: 'private, max-age=60' } },
-  Vary: { schema: { type: 'string', const: 'x-api-key, x-marketplace-key' } },
+  Vary: { schema: { type: 'string' }, description: 'Every credential header the gateway reads, and Accept-Encoding for bodies over 1 KB.' },
+  'Content-Encoding': { schema: { type: 'string', enum: ['br', 'gzip'] }, description: 'Decision 23: bodies over 1 KB as the request\'s Accept-Encoding allows, br preferred.' },
 };
 const common = {
   '304': { description: 'Not modified: If-None-Match matched the ETag (decision 18).' },
@@ -182,8 +189,18 @@ const symbolParam = { name: 'symbol', in: 'path', required: true, description: '
 const date = { type: 'string', format: 'date' };
 const get = (operationId: string, summary: string, extra: object) => ({ get: { operationId, summary, tags: ['risk'], ...extra } });
 
-export function openApiDocument() {
-  return {
+/** One example response per operation, by operationId, taken from a build. */
+export type Examples = Record<string, { summary: string; value: unknown }>;
+
+export interface DocumentOptions {
+  /** The base URL clients call (`build --public-url`); `/` is the origin the document is served from. */
+  servers?: string;
+  examples?: Examples;
+}
+
+/** The closed document, against which the build validates every file. */
+export function openApiDocument(o: DocumentOptions = {}) {
+  const doc = {
     openapi: '3.1.0',
     info: {
       title: 'Risk Readings API',
@@ -191,7 +208,7 @@ export function openApiDocument() {
       summary: 'Read-only quantitative risk readings for crypto and equity assets, read from published model pages.',
       description: 'Nothing is computed when a request arrives: each number is read from a published model page, so the API and the website agree. Descriptive statistics on past prices for educational use; not advice. v1 is additive-only.',
     },
-    servers: [{ url: '{base_url}', variables: { base_url: { default: 'http://localhost:8787' } } }],
+    servers: [{ url: o.servers ?? '/' }],
     security: [{ ApiKey: [] }, { MarketplaceKey: [], MarketplaceHost: [] }],
     paths: {
       '/v1/assets': get('listAssets', 'Assets the caller\'s plan may read', { responses: { ...ok('AssetListResponse', 'The asset list for the caller\'s plan'), ...common } }),
@@ -241,6 +258,24 @@ export function openApiDocument() {
     'x-plans': Object.fromEntries(Object.entries(PLAN_LIMITS).map(([plan, l]) => [plan, { requests_per_month: l.perMonth, requests_per_minute: l.perMinute, history_rows_per_page: l.historyCap, bulk: l.bulk ? BULK_MAX_SYMBOLS : 0 }])),
     'x-decisions': DECISIONS,
   };
+  if (o.examples) {
+    for (const item of Object.values(doc.paths) as unknown as { get: { operationId: string; responses: Record<string, { content?: Record<string, Record<string, unknown>> }> } }[]) {
+      const example = o.examples[item.get.operationId];
+      const media = item.get.responses['200']?.content?.['application/json'];
+      if (example && media) media.examples = { [item.get.operationId]: example };
+    }
+  }
+  return doc;
+}
+
+/** The served document (decision 25): the closed one with every `additionalProperties: false` lifted. */
+export function servedDocument(o: DocumentOptions = {}) {
+  const open = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(open);
+    if (!v || typeof v !== 'object') return v;
+    return Object.fromEntries(Object.entries(v).filter(([k, x]) => !(k === 'additionalProperties' && x === false)).map(([k, x]) => [k, k === 'examples' || k === 'example' ? x : open(x)]));
+  };
+  return open(openApiDocument(o)) as ReturnType<typeof openApiDocument>;
 }
 
 /** The project's answers to what the spec leaves open (spec/decisions.md), carried in the contract itself. */
@@ -262,6 +297,6 @@ const DECISIONS = [
   'Free-plan asset list: free-tier assets only, asset_count their number, total_asset_count the catalogue.',
   'model_version: one entry per model producing a reading, name without version to version string; null only with no reading.',
   'stale_models lists AssetRisk keys (gravity, twap, sma_composite, phase, dca), sorted.',
-  'Data responses: Cache-Control private, max-age=60; Vary x-api-key, x-marketplace-key; strong ETag from the manifest; If-None-Match answers 304. Health and this document are public.',
+  'Data responses: Cache-Control private, max-age=60; Vary every credential header; strong ETag from the manifest; If-None-Match answers 304. Health and this document are public.',
   'Every number is finite; an unprinted value is null; page precision is kept; derived x100 scales are rounded to 2 decimals.',
 ].map((decision, i) => ({ number: i + 1, decision }));

@@ -1,5 +1,7 @@
 /** Schemas of the tree's internal files (not API responses): the history ledger, the shim's catalogue, the manifest. */
 const ref = (name: string) => ({ $ref: `openapi.json#/components/schemas/${name}` });
+const DIGEST = { size: { type: 'integer', minimum: 0 }, sha256: { type: 'string', pattern: '^[0-9a-f]{64}$' } };
+const digestSchema = { type: 'object', additionalProperties: false, required: ['size', 'sha256'], properties: DIGEST };
 
 export const INTERNAL_SCHEMAS: Record<string, object> = {
   HistoryLedger: {
@@ -39,7 +41,17 @@ export const INTERNAL_SCHEMAS: Record<string, object> = {
     properties: {
       schema: { const: 1 }, built_at: { type: 'string', format: 'date-time' },
       pages: { type: 'array', items: { type: 'string' }, description: 'The source pages this tree answers for.' },
-      files: { type: 'object', additionalProperties: { type: 'object', additionalProperties: false, required: ['size', 'sha256'], properties: { size: { type: 'integer' }, sha256: { type: 'string', pattern: '^[0-9a-f]{64}$' } } } },
+      contract: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'SHA-256 of the closed schemas the files were validated against.' },
+      files: {
+        type: 'object',
+        additionalProperties: {
+          type: 'object', additionalProperties: false, required: ['size', 'sha256'],
+          properties: {
+            ...DIGEST,
+            encodings: { type: 'object', additionalProperties: false, properties: { br: digestSchema, gzip: digestSchema }, description: 'Compressed variants beside the file (name + .br, .gz).' },
+          },
+        },
+      },
     },
   },
   OpenApi: { type: 'object', required: ['openapi', 'info', 'paths', 'components'], properties: { openapi: { const: '3.1.0' }, info: { type: 'object', required: ['version'], properties: { version: { const: '1.0.0' } } } } },

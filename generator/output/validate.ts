@@ -1,5 +1,5 @@
 /**
- * Validation of a whole tree: every file against its schema in the tree's own openapi.json (ajv, JSON Schema
+ * Validation of a whole tree: every file against its schema in the closed contract document (ajv, JSON Schema
  * 2020-12), then the spec's invariants across files. Returns problems, each naming the file and the field.
  */
 import { isDeepStrictEqual } from 'node:util';
@@ -38,11 +38,10 @@ export function compileSchemas(openapi: object): (name: string) => ValidateFunct
  * `unchanged` names files byte-identical to a previous tree validated against the same openapi.json: their
  * schema check is skipped (it passed when they were written); the cross-file invariants always run on all.
  */
-export function validateTree(files: Map<string, unknown>, unchanged: ReadonlySet<string> = new Set()): string[] {
+export function validateTree(files: Map<string, unknown>, contract: object, unchanged: ReadonlySet<string> = new Set()): string[] {
   const problems: string[] = [];
-  const openapi = files.get(TREE.openapi);
-  if (!openapi) return [`${TREE.openapi}: absent`];
-  const schema = compileSchemas(openapi as object);
+  if (!files.get(TREE.openapi)) return [`${TREE.openapi}: absent`];
+  const schema = compileSchemas(contract);
   for (const [path, doc] of files) {
     const entry = SCHEMA_OF.find(([re]) => re.test(path));
     if (!entry) {

@@ -3,7 +3,7 @@
  * the manifest first, then every ledger it lists (a few at a time), each checked against the manifest by
  * `openTree`. A bearer token, if the origin wants one, comes from RISK_READINGS_PREVIOUS_TOKEN.
  */
-import { TREE } from '../contract/tree.js';
+import { isLedger, TREE } from '../contract/tree.js';
 import { EnvironmentError } from '../exit.js';
 import { openTree, type PreviousTree, type ReadBytes } from './previous-tree.js';
 
@@ -42,7 +42,7 @@ export async function fetchTree(url: string, token?: string): Promise<PreviousTr
   // Every ledger is needed by the build: fetch them up front, a few at a time, and serve them from memory.
   const fetched = new Map<string, Uint8Array | undefined>([[TREE.manifest, manifest]]);
   const tree = await openTree(base, async (path) => (fetched.has(path) ? fetched.get(path) : read(path)), null);
-  const ledgers = Object.keys(tree.manifest.files).filter((p) => /^assets\/[^/]+\/history\/full\.json$/.test(p));
+  const ledgers = Object.keys(tree.manifest.files).filter(isLedger);
   let next = 0;
   await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
     while (next < ledgers.length) {

@@ -54,13 +54,37 @@ afterAll(async () => {
 const call = (path: string, headers: Record<string, string> = {}, method = 'GET') => mf.dispatchFetch(`http://edge.test${path}`, { method, headers });
 
 describe('edge entry under workerd', () => {
-  it('answers health keyless and a risk file byte for byte with its manifest ETag', async () => {
+  // A Workers runtime hands the worker `Accept-Encoding: gzip, br` whatever the client sent, and re-encodes the
+  // response for the client itself: the worker sends the build's br variant, the client gets what it accepts.
+  const tags = (path: string) => {
+    const e = treeJson(out, '_manifest.json').files[path];
+    return { identity: `"${e.sha256}"`, br: `"${e.encodings.br.sha256}"`, gzip: `"${e.encodings.gzip.sha256}"` };
+  };
+
+  it('answers health keyless and a risk file byte for byte with a manifest ETag', async () => {
     expect((await call('/v1/health')).status).toBe(200);
-    const res = await call('/v1/assets/btc/risk', { 'X-API-Key': KEY.ultra });
+    const res = await call('/v1/assets/btc/risk', { 'X-API-Key': KEY.ultra, 'Accept-Encoding': 'identity' });
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual(treeJson(out, 'assets/BTC/risk.json'));
-    expect(res.headers.get('etag')).toBe(`"${treeJson(out, '_manifest.json').files['assets/BTC/risk.json'].sha256}"`);
+    expect(Buffer.from(await res.arrayBuffer()).equals(readFileSync(join(out, 'v1', 'assets/BTC/risk.json')))).toBe(true);
+    expect(Object.values(tags('assets/BTC/risk.json'))).toContain(res.headers.get('etag'));
     expect((await call('/v1/assets/BTC/risk', { 'X-API-Key': KEY.ultra, 'If-None-Match': res.headers.get('etag')! })).status).toBe(304);
+  });
+
+  it('sends the build\'s br variant, read from the origin beside its file, with that variant\'s ETag', async () => {
+    const res = await call('/v1/assets', { 'X-API-Key': KEY.ultra, 'Accept-Encoding': 'br' });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('etag')).toBe(tags('assets/index.ultra.json').br);
+    // The client side decodes the body it was sent: it must be the file itself, not compressed twice.
+    expect(Buffer.from(await res.arrayBuffer()).equals(readFileSync(join(out, 'v1', 'assets/index.ultra.json')))).toBe(true);
+  });
+
+  it('serves the docs page and its Swagger UI files from the bundle, keyless', async () => {
+    const page = await call('/docs');
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('/docs/swagger-ui-bundle.js');
+    const js = await call('/docs/swagger-ui-bundle.js');
+    expect(js.status).toBe(200);
+    expect((await js.text()).length).toBeGreaterThan(500_000);
   });
 
   it('applies credentials, plans and the error vocabulary', async () => {

@@ -2,6 +2,7 @@
 import { renameSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSmall, smallSite, tempDir } from '../helpers.js';
@@ -21,7 +22,24 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-const call: Call = (path, init = {}) => fetch(base + path, { method: init.method ?? 'GET', headers: init.headers });
+/** The response exactly as sent (fetch would decode it and add an Accept-Encoding of its own). */
+const call: Call = (path, init = {}) => {
+  const url = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: url.hostname, port: url.port, path, method: init.method ?? 'GET', headers: init.headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const headers = new Headers();
+        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+        const status = res.statusCode!;
+        resolve(new Response([204, 304].includes(status) || init.method === 'HEAD' ? null : Buffer.concat(chunks), { status, headers }));
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+};
 
 shimSuite('Node server', () => ({ call, out }));
 
@@ -39,6 +57,18 @@ function raw(path: string, headers: Record<string, string> = {}): Promise<{ stat
   });
 }
 
+/** Bytes written straight to the server's socket, and everything it answers until it closes. */
+function socketRequest(text: string): Promise<string> {
+  const url = new URL(base);
+  return new Promise((resolve, reject) => {
+    let got = '';
+    const socket = connect(Number(url.port), url.hostname, () => socket.write(text));
+    socket.on('data', (d) => (got += String(d)));
+    socket.on('end', () => resolve(got));
+    socket.on('error', reject);
+  });
+}
+
 describe('Node server: raw HTTP', () => {
   it('keeps dot segments away from the tree', async () => {
     for (const p of ['/v1/assets/../../package.json', '/v1/../_catalog.json', '/v1/assets/BTC/../../_manifest.json']) {
@@ -49,9 +79,22 @@ describe('Node server: raw HTTP', () => {
     }
   });
 
-  it('refuses overlong headers with a 4xx, never a 5xx', async () => {
+  it('refuses overlong headers with 431 and the JSON error body, never a 5xx', async () => {
     const r = await raw('/v1/assets/BTC/risk', { 'X-API-Key': KEY.pro, 'X-Padding': 'p'.repeat(40_000) });
     expect(r.status).toBe(431);
+    expect(JSON.parse(r.body)).toMatchObject({ error: { code: 'bad_parameter' } });
+  });
+
+  it('answers what Node would refuse before the handler: an HTTP/1.0 probe without Host, a backslash, bad HTTP', async () => {
+    const probe = await socketRequest('GET /v1/health HTTP/1.0\r\n\r\n');
+    expect(probe).toMatch(/^HTTP\/1\.[01] 200/);
+    expect(probe).toContain('"status":"ok"');
+    const backslash = await socketRequest('GET /v1\\assets HTTP/1.1\r\nHost: x\r\nX-API-Key: k\r\nConnection: close\r\n\r\n');
+    expect(backslash).toMatch(/^HTTP\/1\.1 404/);
+    expect(backslash).toContain('"code":"not_found"');
+    const garbage = await socketRequest('BLAH\r\n\r\n');
+    expect(garbage).toMatch(/^HTTP\/1\.1 400/);
+    expect(garbage).toContain('"code":"bad_parameter"');
   });
 
   it('answers 502 upstream_error when a file the manifest lists has vanished from disk', async () => {

@@ -148,16 +148,26 @@ describe('the disk store (the default of serve)', () => {
     const serve = async () => {
       const port = await freePort();
       const child = spawn(process.execPath, [BIN, 'serve', '--public', out, '--keys', KEYS_FILE, '--quotas', quotas, '--port', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      child.stdout.on('data', (d) => (stdout += String(d)));
       await new Promise<void>((resolve, reject) => {
-        child.stdout.on('data', (d) => String(d).includes('serving') && resolve());
+        child.stderr.on('data', (d) => String(d).includes('serving') && resolve());
         child.on('exit', (code) => reject(new Error(`serve exited ${code}`)));
       });
-      return { child, get: (path: string) => fetch(`http://127.0.0.1:${port}${path}`, { headers: { 'X-API-Key': KEY.basic } }) };
+      return { child, log: () => stdout, get: (path: string) => fetch(`http://127.0.0.1:${port}${path}`, { headers: { 'X-API-Key': KEY.basic } }) };
     };
     const first = await serve();
     for (let i = 0; i < 3; i++) expect((await first.get('/v1/assets/BTC/risk')).status).toBe(200);
     first.child.kill('SIGTERM');
     await new Promise((r) => first.child.on('exit', r));
+    // The access log: one JSON line per request, with a short credential id and never the key.
+    const lines = first.log().trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.msg === 'request');
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatchObject({ method: 'GET', path: '/v1/assets/BTC/risk', route: 'risk', status: 200, plan: 'basic', credential: expect.stringMatching(/^key:[0-9a-f]{8}$/), code: null });
+    expect(lines[0].bytes).toBeGreaterThan(1000);
+    expect(typeof lines[0].ms).toBe('number');
+    expect(Number.isFinite(Date.parse(lines[0].time))).toBe(true);
+    expect(first.log()).not.toContain(KEY.basic);
     const second = await serve();
     try {
       expect((await second.get('/v1/assets/BTC/risk')).status).toBe(200);

@@ -8,9 +8,19 @@ export function minuteClock(): () => number {
  * The shim's behaviour, stated once and run against every way it is deployed (the fetch handler itself, the
  * Node server over real HTTP). `call` sends a GET (or `method`) for a path with headers.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { DISCLAIMER } from '../../generator/contract/index.js';
 import { KEY, treeJson } from './tree.js';
+
+/** A body as sent, decoded per its Content-Encoding. */
+export async function decoded(res: Response): Promise<Buffer> {
+  const bytes = Buffer.from(await res.arrayBuffer());
+  const coding = res.headers.get('content-encoding');
+  return coding === 'br' ? brotliDecompressSync(bytes) : coding === 'gzip' ? gunzipSync(bytes) : bytes;
+}
 
 export type Call = (path: string, init?: { headers?: Record<string, string>; method?: string }) => Promise<Response>;
 
@@ -44,8 +54,9 @@ export function shimSuite(name: string, setup: () => { call: Call; out: string }
       expect(await res.json()).toEqual(treeJson(out, 'assets/BTC/risk.json'));
       expect(res.headers.get('etag')).toBe(`"${treeJson(out, '_manifest.json').files['assets/BTC/risk.json'].sha256}"`);
       expect(res.headers.get('cache-control')).toBe('private, max-age=60');
-      // Decision 20: Vary lists every header a credential can arrive in, neutral and the marketplace's own names.
-      expect(res.headers.get('vary')).toBe('x-api-key, x-marketplace-key, x-marketplace-host, x-marketplace-proxy-secret, x-marketplace-subscription, x-rapidapi-key, x-rapidapi-host, x-rapidapi-proxy-secret, x-rapidapi-subscription');
+      // Decision 20: Vary lists every header a credential can arrive in, neutral and the marketplace's own names;
+      // decision 23 adds Accept-Encoding to a body that has compressed variants.
+      expect(res.headers.get('vary')).toBe('x-api-key, x-marketplace-key, x-marketplace-host, x-marketplace-proxy-secret, x-marketplace-subscription, x-rapidapi-key, x-rapidapi-host, x-rapidapi-proxy-secret, x-rapidapi-subscription, Accept-Encoding');
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     });
 
@@ -110,6 +121,76 @@ export function shimSuite(name: string, setup: () => { call: Call; out: string }
           if (method !== 'HEAD') expect((await res.json()).error.code).toBe('method_not_allowed');
         }
       }
+    });
+  });
+
+  describe(`${name}: compression (decision 23)`, () => {
+    const file = (out: string, path: string) => readFileSync(join(out, 'v1', path));
+    const manifestEntry = (out: string, path: string) => treeJson(out, '_manifest.json').files[path];
+
+    it('sends a file over 1 KB as br when allowed (preferred), gzip when only that is, identity otherwise; each with its own ETag', async () => {
+      const { call, out } = setup();
+      const path = 'assets/index.ultra.json';
+      const entry = manifestEntry(out, path);
+      const seen = new Map<string | null, string>();
+      for (const [accept, coding] of [['br, gzip', 'br'], ['gzip, deflate', 'gzip'], ['gzip;q=1, br;q=0.5', 'gzip'], ['br;q=0, gzip;q=0', null], ['identity', null], ['*', 'br'], ['', null]] as const) {
+        const res = await call('/v1/assets', { headers: { ...ultra, 'Accept-Encoding': accept } });
+        expect(res.status, accept).toBe(200);
+        expect(res.headers.get('content-encoding'), accept).toBe(coding);
+        expect(res.headers.get('vary'), accept).toMatch(/, Accept-Encoding$/);
+        expect((await decoded(res)).equals(file(out, path)), accept).toBe(true);
+        seen.set(coding, res.headers.get('etag')!);
+      }
+      expect(seen.get(null)).toBe(`"${entry.sha256}"`);
+      expect(seen.get('br')).toBe(`"${entry.encodings.br.sha256}"`);
+      expect(seen.get('gzip')).toBe(`"${entry.encodings.gzip.sha256}"`);
+      expect(new Set(seen.values()).size).toBe(3);
+    });
+
+    it('If-None-Match matches the tag of any coding, and the 304 carries the tag of the coding asked for', async () => {
+      const { call } = setup();
+      const br = (await call('/v1/assets', { headers: { ...ultra, 'Accept-Encoding': 'br' } })).headers.get('etag')!;
+      const gzip = await call('/v1/assets', { headers: { ...ultra, 'Accept-Encoding': 'gzip', 'If-None-Match': br } });
+      expect(gzip.status).toBe(304);
+      expect(gzip.headers.get('etag')).not.toBe(br);
+      expect(gzip.headers.get('vary')).toMatch(/Accept-Encoding/);
+    });
+
+    it('leaves a body of 1 KB or less alone, and compresses composed bodies (history cuts, bulk) on the fly', async () => {
+      const { call, out } = setup();
+      const small = await call('/v1/health', { headers: { 'Accept-Encoding': 'br, gzip' } });
+      expect(small.headers.get('content-encoding')).toBeNull();
+      expect(small.headers.get('vary')).toBeNull();
+      const cut = await call('/v1/assets/ETH/history?limit=40&from=2026-01-01', { headers: { ...pro, 'Accept-Encoding': 'gzip' } });
+      expect(cut.headers.get('content-encoding')).toBe('gzip');
+      const rows = treeJson(out, 'assets/ETH/history/full.json').data.rows.filter((r: { date: string }) => r.date >= '2026-01-01').slice(0, 40);
+      expect(JSON.parse((await decoded(cut)).toString('utf8')).data.rows).toEqual(rows);
+      const plain = await call('/v1/assets/ETH/history?limit=40&from=2026-01-01', { headers: pro });
+      expect(plain.headers.get('content-encoding')).toBeNull();
+      expect(plain.headers.get('etag')).not.toBe(cut.headers.get('etag'));
+      expect((await call('/v1/assets/ETH/history?limit=40&from=2026-01-01', { headers: { ...pro, 'Accept-Encoding': 'gzip', 'If-None-Match': plain.headers.get('etag')! } })).status).toBe(304);
+      const bulk = await call('/v1/bulk/risk?symbols=BTC,ETH', { headers: { ...pro, 'Accept-Encoding': 'gzip' } });
+      expect(bulk.headers.get('content-encoding')).toBe('gzip');
+      expect(JSON.parse((await decoded(bulk)).toString('utf8')).data.count).toBe(2);
+    });
+  });
+
+  describe(`${name}: health and public documents (decisions 24, 26)`, () => {
+    it('health carries built_at and newest_reading; it and the document may be read from any origin', async () => {
+      const { call, out } = setup();
+      const h = await call('/v1/health');
+      const body = await h.json();
+      expect(body).toMatchObject({ status: 'ok', built_at: treeJson(out, '_manifest.json').built_at, newest_reading: expect.stringMatching(/^2026-10-\d\dT/) });
+      expect(h.headers.get('access-control-allow-origin')).toBe('*');
+      expect((await call('/v1/openapi.json')).headers.get('access-control-allow-origin')).toBe('*');
+      expect((await call('/v1/assets', { headers: pro })).headers.get('access-control-allow-origin')).toBeNull();
+    });
+
+    it('a symbol that does not decode is 400 bad_symbol, not 404', async () => {
+      const { call } = setup();
+      await expectError(await call('/v1/signals/dca/%%%', { headers: pro }), 400, 'bad_symbol');
+      await expectError(await call('/v1/assets/%E0%A4%A/risk', { headers: pro }), 400, 'bad_symbol');
+      await expectError(await call('/v1/%%%', { headers: pro }), 404, 'not_found');
     });
   });
 

@@ -135,11 +135,21 @@ describe('every kind of change', () => {
     expect(exitStatus(r)).toBe(3);
   });
 
-  it('a contract change: model_version, the OpenAPI document, api_version', async () => {
+  it('the served document\'s examples follow the readings: under the same contract hash, no contract change', async () => {
+    cpSync(dir('B'), dir('H'), { recursive: true, verbatimSymlinks: true });
+    rewrite('H', 'openapi.json', (doc) => (doc.servers = [{ url: 'https://api.example.com' }]));
+    const r = await diff('B', 'H');
+    expect(r.changes.filter((c) => c.group === 'contract')).toEqual([]);
+  });
+
+  it('a contract change: model_version, the OpenAPI document\'s schemas, api_version', async () => {
     cpSync(dir('B'), dir('G'), { recursive: true, verbatimSymlinks: true });
     rewrite('G', 'assets/SPY/risk.json', (doc) => (doc.model_version.twap_gravity_equity = '2'));
     rewrite('G', 'openapi.json', (doc) => (doc.info.description += ' Now with more.'));
     rewrite('G', 'health.json', (doc) => (doc.api_version = '1.1.0'));
+    // What a build under changed schemas records: another contract hash.
+    const mfile = join(dir('G'), 'v1', '_manifest.json');
+    writeFileSync(mfile, JSON.stringify({ ...JSON.parse(readFileSync(mfile, 'utf8')), contract: '0'.repeat(64) }));
     const r = await diff('B', 'G');
     const contract = r.changes.filter((c) => c.group === 'contract');
     expect(contract.map((c) => [c.subject, c.field])).toEqual(expect.arrayContaining([['risk.json', 'model_version.twap_gravity_equity'], ['openapi.json', 'document'], ['health.json', 'api_version']]));

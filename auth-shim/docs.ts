@@ -1,0 +1,65 @@
+/**
+ * `GET /docs` (decision 24): Swagger UI, from the `swagger-ui-dist` package, rendering this origin's
+ * `/v1/openapi.json`, with "Try it out" sending requests to the same origin. The page, its script and its
+ * styles are all served here; the Content-Security-Policy lets the page reach no other host. Runtime-neutral:
+ * each runtime hands in the package's files (`DocsFiles`).
+ */
+import type { OriginFile } from './origin.js';
+import { fileResponse } from './representation.js';
+
+/** The package files the page needs, by name in `swagger-ui-dist`. */
+export const DOCS_FILES = {
+  'swagger-ui.css': 'text/css; charset=utf-8',
+  'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
+  'favicon-32x32.png': 'image/png',
+} as const;
+export type DocsFileName = keyof typeof DOCS_FILES;
+
+/** A package file with its tag, and compressed variants where the runtime made them. */
+export type DocsFiles = (name: DocsFileName) => OriginFile | Promise<OriginFile>;
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Risk Readings API</title>
+<link rel="stylesheet" href="/docs/swagger-ui.css">
+<link rel="icon" type="image/png" href="/docs/favicon-32x32.png">
+</head>
+<body>
+<div id="docs"></div>
+<script src="/docs/swagger-ui-bundle.js"></script>
+<script src="/docs/init.js"></script>
+</body>
+</html>
+`;
+
+// validatorUrl null: Swagger UI would otherwise send the document to validator.swagger.io.
+const INIT = `window.ui = SwaggerUIBundle({
+  url: '/v1/openapi.json',
+  dom_id: '#docs',
+  deepLinking: true,
+  validatorUrl: null,
+  tryItOutEnabled: true,
+  displayRequestDuration: true,
+});
+`;
+
+const CSP = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'";
+const HEADERS = { 'Cache-Control': 'public, max-age=300', 'X-Content-Type-Options': 'nosniff' };
+
+const encoder = new TextEncoder();
+const text = (body: string, headers: Record<string, string>) => {
+  const bytes = encoder.encode(body);
+  return new Response(bytes, { status: 200, headers: { ...headers, 'Content-Length': String(bytes.byteLength), ...HEADERS } });
+};
+
+/** The docs response for a path under /docs, or null when the path is not one of the page's. */
+export async function docsResponse(request: Request, pathname: string, files: DocsFiles): Promise<Response | null> {
+  if (pathname === '/docs' || pathname === '/docs/') return text(PAGE, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': CSP });
+  if (pathname === '/docs/init.js') return text(INIT, { 'Content-Type': 'text/javascript; charset=utf-8' });
+  const name = pathname.slice('/docs/'.length);
+  if (!pathname.startsWith('/docs/') || !Object.hasOwn(DOCS_FILES, name)) return null;
+  return fileResponse(request, await files(name as DocsFileName), { 'Content-Type': DOCS_FILES[name as DocsFileName], ...HEADERS });
+}

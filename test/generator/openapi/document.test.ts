@@ -1,0 +1,75 @@
+/**
+ * The served OpenAPI document (decision 25): valid OpenAPI 3.1 by an independent validator, open response
+ * objects, one example per operation taken from the build, `servers` from `--public-url`; the build still
+ * validates against the closed form.
+ */
+import { join } from 'node:path';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { compileSchemas } from '../../../generator/output/validate.js';
+import { openApiDocument } from '../../../generator/openapi/document.js';
+import { buildSmall, readJson, smallSite, tempDir } from '../../helpers.js';
+
+const root = tempDir('rr-openapi-');
+type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+let served: Doc;
+
+const closedCount = (v: unknown): number => {
+  if (Array.isArray(v)) return v.reduce((n: number, x) => n + closedCount(x), 0);
+  if (!v || typeof v !== 'object') return 0;
+  return Object.entries(v).reduce((n, [k, x]) => n + (k === 'additionalProperties' && x === false ? 1 : closedCount(x)), 0);
+};
+
+beforeAll(async () => {
+  const pages = join(root, 'site');
+  await smallSite(pages, 1);
+  await buildSmall(pages, join(root, 'public'));
+  served = readJson(join(root, 'public', 'v1', 'openapi.json'));
+});
+
+describe('the served OpenAPI document', () => {
+  it('is valid OpenAPI 3.1 to an independent validator', async () => {
+    const result = await new Validator().validate(structuredClone(served));
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
+  it('forbids no additional property anywhere, while the build validates against the closed form', () => {
+    expect(closedCount(served)).toBe(0);
+    expect(closedCount(openApiDocument())).toBeGreaterThan(30);
+    // The same schemas otherwise: lifting the closures is the only difference.
+    const lift = (v: unknown): unknown => JSON.parse(JSON.stringify(v, (k, x) => (k === 'additionalProperties' && x === false ? undefined : x)));
+    expect(served.components).toEqual(lift(openApiDocument().components));
+  });
+
+  it('a response with a field v1 may add still matches the served schema, and fails the closed one', () => {
+    const example = served.paths['/v1/assets/{symbol}/risk'].get.responses['200'].content['application/json'].examples.getAssetRisk.value;
+    const added = { ...example, data: { ...example.data, added_in_v1_1: 1 } };
+    expect(compileSchemas(served)('AssetRiskResponse')(added)).toBe(true);
+    expect(compileSchemas(openApiDocument())('AssetRiskResponse')(added)).toBe(false);
+  });
+
+  it('every operation carries an example response from the build, valid against the closed schema', () => {
+    const closed = compileSchemas(openApiDocument());
+    const operations = Object.entries(served.paths as Record<string, { get: Doc }>);
+    expect(operations).toHaveLength(8);
+    for (const [path, { get }] of operations) {
+      const media = get.responses['200'].content['application/json'];
+      const examples = Object.values(media.examples ?? {}) as { value: unknown }[];
+      expect(examples, path).toHaveLength(1);
+      const ref = media.schema.$ref as string | undefined;
+      if (ref) expect(closed(ref.split('/').pop()!)(examples[0]!.value), path).toBe(true);
+    }
+    const risk = served.paths['/v1/assets/{symbol}/risk'].get.responses['200'].content['application/json'].examples.getAssetRisk.value;
+    expect(risk).toEqual(readJson(join(root, 'public', 'v1', 'assets', 'BTC', 'risk.json')));
+    const bulk = served.paths['/v1/bulk/risk'].get.responses['200'].content['application/json'].examples.getBulkRisk.value;
+    expect(bulk.data.missing).toEqual(['NOTSERVED']);
+  });
+
+  it('servers is / by default, and build --public-url otherwise', async () => {
+    expect(served.servers).toEqual([{ url: '/' }]);
+    const out = join(root, 'public-url');
+    await buildSmall(join(root, 'site'), out, { publicUrl: 'https://api.example.com' });
+    expect(readJson(join(out, 'v1', 'openapi.json')).servers).toEqual([{ url: 'https://api.example.com' }]);
+  });
+});
