@@ -66,10 +66,10 @@ describe.skipIf(!present)(`/docs in headless Chromium (${CHROMIUM})`, () => {
     await op.locator('.opblock-summary').click();
     await op.locator('input[placeholder="symbol"]').fill('BTC');
     await op.locator('button.execute').click();
-    const status = op.locator('.live-responses-table .response-col_status').first();
+    const status = op.locator('.live-responses-table tr.response .response-col_status').first();
     await status.waitFor();
     expect((await status.textContent())?.trim()).toBe('200');
-    const body = await op.locator('.live-responses-table .response-col_description pre').first().textContent();
+    const body = await op.locator('.live-responses-table tr.response .response-col_description pre').first().textContent();
     expect(JSON.parse(body!).data.symbol).toBe('BTC');
 
     mkdirSync(join(ROOT, 'test-results'), { recursive: true });

@@ -10,7 +10,7 @@ const run = (...args: string[]) => spawnSync(process.execPath, [BIN, ...args], {
 const root = tempDir('rr-cli-');
 const cases = join(ROOT, 'fixtures', 'cases');
 
-describe.runIf(existsSync(join(ROOT, 'dist', 'generator', 'cli.js')))('risk-readings (compiled)', () => {
+describe('risk-readings (compiled)', () => {
   it('inspect --json prints one object per file with the readings under the API\'s names', () => {
     const site = join(cases, 'price-ends-before-projection');
     const r = run('inspect', '--json', '--catalog', join(site, 'catalog.json'), join(site, 'BTC_Price_TWAP_Gravity_Analysis.html'), join(site, 'BTC_Price_TWAP_Risk_Analysis.html'), join(site, 'spy_lin_reg_price_with_risk.html'), join(site, 'widget_markets_indicators.html'));

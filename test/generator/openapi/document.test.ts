@@ -61,7 +61,7 @@ describe('the served OpenAPI document', () => {
       if (ref) expect(closed(ref.split('/').pop()!)(examples[0]!.value), path).toBe(true);
     }
     const risk = served.paths['/v1/assets/{symbol}/risk'].get.responses['200'].content['application/json'].examples.getAssetRisk.value;
-    expect(risk).toEqual(readJson(join(root, 'public', 'v1', 'assets', 'BTC', 'risk.json')));
+    expect(risk).toEqual(readJson(join(root, 'public', 'v1', 'assets', risk.data.symbol, 'risk.json')));
     const bulk = served.paths['/v1/bulk/risk'].get.responses['200'].content['application/json'].examples.getBulkRisk.value;
     expect(bulk.data.missing).toEqual(['NOTSERVED']);
   });
