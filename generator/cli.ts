@@ -222,9 +222,13 @@ export function program(): Command {
       const secret = o.marketplaceSecretFile ? readSecretFile('--marketplace-secret-file', resolve(o.marketplaceSecretFile)) : o.marketplaceSecret ?? process.env.RISK_READINGS_MARKETPLACE_SECRET;
       const quotaSpec = o.quotas ?? process.env.RISK_READINGS_QUOTAS ?? join(publicDir, '.risk-readings-quotas.json');
       const quotas = openQuotaStore(quotaSpec, (m) => logger.warn(m));
+      // A server that cannot start lets go of its quota store (a Redis client would keep the process alive).
       const { server, url, metricsUrl } = await startServer({
         publicDir, keysFile: o.keys && resolve(o.keys), port: o.port, host: o.host, quotas, logger, staleAfterMs: o.staleAfter, metricsPort: o.metricsPort,
         marketplaceHost: o.marketplaceHost, marketplaceSecret: secret || undefined, marketplaceName: o.marketplaceName,
+      }).catch(async (e) => {
+        await quotas.close?.();
+        throw e;
       });
       // Counts reach their store before the process goes: a deploy or restart loses none of them.
       const stop = async () => {

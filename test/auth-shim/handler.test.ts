@@ -115,3 +115,21 @@ describe('fetch handler: configuration and origin failures', () => {
   });
 });
 
+
+describe('fetch handler: health at request time (decision 26)', () => {
+  const health = async (now: number, staleAfterMs?: number) => {
+    const res = await client({ now: () => now, staleAfterMs })('/v1/health');
+    return { status: res.status, etag: res.headers.get('etag'), body: await res.json() };
+  };
+
+  it('ok while the newest reading is younger than the limit, stale after it; always 200, each with its own ETag', async () => {
+    const fresh = await health(Date.UTC(2026, 9, 16, 12));
+    const newest = Date.parse(fresh.body.newest_reading);
+    expect(fresh).toMatchObject({ status: 200, body: { status: 'ok' } });
+    expect((await health(newest + 36 * 3_600_000)).body.status).toBe('ok');
+    const stale = await health(newest + 36 * 3_600_000 + 1);
+    expect(stale).toMatchObject({ status: 200, body: { ...fresh.body, status: 'stale' } });
+    expect(stale.etag).not.toBe(fresh.etag);
+    expect((await health(newest + 2 * 3_600_000, 3_600_000)).body.status).toBe('stale');
+  });
+});

@@ -141,3 +141,26 @@ describe('Node server: a rebuild underneath', () => {
   });
 });
 
+
+describe('Node server: metrics (prom-client on --metrics-port)', () => {
+  it('counts requests by route and status, quota refusals, and reports the tree\'s age', async () => {
+    let t = Date.UTC(2026, 9, 16, 12);
+    const s = await startServer({ publicDir: out, keysFile: KEYS_FILE, port: 0, watchMs: 0, metricsPort: 0, now: () => t });
+    try {
+      for (let i = 0; i < 6; i++) await (await fetch(`${s.url}/v1/assets/BTC/risk`, { headers: { 'X-API-Key': KEY.basic } })).arrayBuffer();
+      await (await fetch(`${s.url}/v1/nope`)).arrayBuffer();
+      t += 1;
+      const text = await (await fetch(s.metricsUrl!)).text();
+      expect(text).toContain('risk_readings_requests_total{route="risk",status="200"} 5');
+      expect(text).toContain('risk_readings_requests_total{route="risk",status="429"} 1');
+      expect(text).toContain('risk_readings_requests_total{route="none",status="404"} 1');
+      expect(text).toContain('risk_readings_quota_refusals_total{plan="basic",code="rate_limited"} 1');
+      expect(text).toMatch(/risk_readings_request_duration_seconds_count\{route="risk"\} 6/);
+      expect(Number(/^risk_readings_tree_age_seconds (\S+)$/m.exec(text)![1])).toBeGreaterThan(0);
+      expect(text).toMatch(/risk_readings_reloads_total/);
+      expect((await fetch(s.metricsUrl!.replace('/metrics', '/other'))).status).toBe(404);
+    } finally {
+      await new Promise<void>((r) => s.server.close(() => r()));
+    }
+  });
+});

@@ -1,6 +1,7 @@
 /** The build end to end on a small synthetic site: three days of history, determinism, and the failure guarantees. */
 import { cpSync, existsSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildSmall, readJson, smallSite, tempDir, treeHashes } from '../helpers.js';
 import { BuildError } from '../../generator/build.js';
@@ -131,6 +132,32 @@ describe('failures leave the previous tree as it was', () => {
     writeFileSync(file, text.replace('"EQUITY"', '"EQUITY" '));
     expect(await checkTree(t)).toContain('assets/SPY/risk.json: size or sha256 differs from _manifest.json');
     writeFileSync(file, text);
+    expect(await checkTree(t)).toEqual([]);
+  });
+
+  it('writes br and gzip variants of every served file over 1 KB, in the manifest; check verifies each', async () => {
+    const t = join(root, 'guard');
+    const m = readJson(join(t, 'v1', '_manifest.json'));
+    const entry = m.files['assets/SPY/risk.json'];
+    expect(entry.size).toBeGreaterThan(1024);
+    expect(Object.keys(entry.encodings)).toEqual(['br', 'gzip']);
+    const br = readFileSync(join(t, 'v1/assets/SPY/risk.json.br'));
+    expect(brotliDecompressSync(br).toString('utf8')).toBe(readFileSync(join(t, 'v1/assets/SPY/risk.json'), 'utf8'));
+    expect(gunzipSync(readFileSync(join(t, 'v1/assets/SPY/risk.json.gz'))).toString('utf8')).toBe(readFileSync(join(t, 'v1/assets/SPY/risk.json'), 'utf8'));
+    // Never for files the shim does not send whole, nor for small ones.
+    for (const [path, e] of Object.entries(m.files) as [string, { size: number; encodings?: object }][]) {
+      const internal = path.startsWith('_') || path.endsWith('/history/full.json');
+      expect(!!e.encodings, path).toBe(e.size > 1024 && !internal);
+    }
+    const variant = join(t, 'v1/assets/SPY/risk.json.br');
+    writeFileSync(variant, Buffer.concat([br.subarray(0, 10), Buffer.from([br[10]! ^ 1]), br.subarray(11)]));
+    expect(await checkTree(t)).toContain('assets/SPY/risk.json.br: size or sha256 differs from _manifest.json (encodings.br)');
+    rmSync(variant);
+    expect(await checkTree(t)).toContain('assets/SPY/risk.json.br: listed in _manifest.json (encodings.br) but absent');
+    writeFileSync(variant, br);
+    writeFileSync(join(t, 'v1/assets/SPY/stray.txt'), 'x');
+    expect(await checkTree(t)).toEqual(['assets/SPY/stray.txt: not listed in _manifest.json']);
+    rmSync(join(t, 'v1/assets/SPY/stray.txt'));
     expect(await checkTree(t)).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 /** The command line as scripts and operators use it: compiled, through bin/, with its exit statuses. */
 import { spawnSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT, tempDir } from '../helpers.js';
@@ -123,5 +123,56 @@ describe('risk-readings (compiled)', () => {
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^wrote \d+ pages for 2 assets \(day 1\)/);
     expect(existsSync(join(root, 'site', 'BTC_Price_TWAP_Gravity_Analysis.html'))).toBe(true);
+  });
+
+  it('--version prints the package version', () => {
+    const r = run('--version');
+    expect(r.status).toBe(0);
+    expect(r.stdout.trim()).toBe(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version);
+  });
+
+  it('bad values name the option and what was expected, exit 2, never a TypeError', () => {
+    const cases: [string[], RegExp][] = [
+      [['fixtures', '--out', join(root, 'x'), '--history-start', '2026-99-01'], /--history-start takes a date YYYY-MM-DD, not "2026-99-01"/],
+      [['build', '--pages', root, '--out', join(root, 'x'), '--now', 'yesterday'], /--now takes an ISO 8601 time/],
+      [['build', '--pages', root, '--out', join(root, 'x'), '--public-url', 'ftp://x'], /--public-url takes an http\(s\) URL/],
+      [['serve', '--public', root, '--stale-after', 'soon'], /--stale-after takes a duration such as 36h/],
+      [['serve', '--public', root, '--log-level', 'loud'], /--log-level is one of fatal, error, warn, info, debug, trace, silent/],
+      [['check'], /check: --public <dir> is required/],
+    ];
+    for (const [args, message] of cases) {
+      const r = run(...args);
+      expect(r.status, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toMatch(message);
+      expect(r.stderr).not.toMatch(/TypeError|Cannot read properties|\n\s+at /);
+    }
+  });
+
+  it('inspect of a file that does not exist says so', () => {
+    const r = run('inspect', '--json', join(root, 'no-such-page.html'));
+    expect(r.status).toBe(1);
+    expect(JSON.parse(r.stdout)[0]).toMatchObject({ file: join(root, 'no-such-page.html'), error: 'cannot read: no such file' });
+  });
+
+  it('check takes --public like serve and preview; --out still works, with a deprecation note', () => {
+    const empty = join(root, 'empty-tree');
+    for (const [flag, note] of [['--public', false], ['--out', true]] as const) {
+      const r = run('check', flag, empty);
+      expect(r.status).toBe(1);
+      expect(r.stderr.includes('check --out is deprecated; use --public')).toBe(note);
+    }
+  });
+
+  it('a secret on the command line is warned about; from a file or the environment it is not', () => {
+    const empty = join(root, 'no-tree');
+    const onLine = run('serve', '--public', empty, '--marketplace-secret', 'shh-not-here');
+    expect(onLine.stderr).toContain('warning: --marketplace-secret on the command line is visible to other users in the process list; set RISK_READINGS_MARKETPLACE_SECRET or pass --marketplace-secret-file instead');
+    const secretFile = join(root, 'secret');
+    writeFileSync(secretFile, 'shh\n');
+    expect(run('serve', '--public', empty, '--marketplace-secret-file', secretFile).stderr).not.toContain('warning');
+    const missing = run('serve', '--public', empty, '--marketplace-secret-file', join(root, 'absent'));
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toContain(`--marketplace-secret-file ${join(root, 'absent')}: cannot read it (ENOENT)`);
+    expect(run('serve', '--public', empty, '--quotas', 'redis://:pw@127.0.0.1:1').stderr).toContain('warning: a password in --quotas on the command line');
   });
 });
