@@ -1,6 +1,6 @@
 /**
  * Load from a second process: autocannon against one URL for a bounded time (or, as `n<count>`, a bounded number
- * of requests); prints {rps, p50, p99, non2xx}.
+ * of requests); prints {rps, p50, p99, non2xx, bytes_per_response (headers and body as received)}.
  * With a rotation file (`{"header": "...", "values": [...]}`) each request carries the next value in that header,
  * so a load can spread over thousands of keys the way real traffic does.
  */
@@ -18,4 +18,5 @@ const result = await autocannon({
 process.stdout.write(JSON.stringify({
   rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99,
   requests: result.requests.total, non2xx: result.non2xx, errors: result.errors, timeouts: result.timeouts,
+  bytes_per_response: result.requests.total ? Math.round(result.throughput.total / result.requests.total) : 0,
 }) + '\n');

@@ -71,7 +71,7 @@ try {
   const full365 = JSON.parse(readFileSync(join(out, 'v1/assets/BTC/history/full.json'), 'utf8')).data.rows as { date: string }[];
   const from = full365[Math.floor(full365.length / 2)]!.date;
   const bulk = catalog.filter((a) => written.assets.some((w) => w.symbol === a.symbol)).slice(0, 25).map((a) => a.symbol).join(',');
-  type Load = { rps: number; p50: number; p99: number; requests: number; non2xx: number; errors: number };
+  type Load = { rps: number; p50: number; p99: number; requests: number; non2xx: number; errors: number; bytes_per_response: number };
   const load = (target: string, headers: Record<string, string> = {}) => child<Load>('load.js', target, JSON.stringify(headers), seconds, connections);
   // Warm both servers' JIT, then two alternating rounds of the pair that makes the ratio; the better of each.
   child<Load>('load.js', `${url('shim')}/v1/assets/BTC/risk`, JSON.stringify(AUTH), '1', connections);
@@ -88,6 +88,15 @@ try {
     shim_history_cut: load(`${url('shim')}/v1/assets/BTC/history?limit=50&from=${from}`, AUTH),
     shim_bulk_25: load(`${url('shim')}/v1/bulk/risk?symbols=${bulk}`, AUTH),
   };
+
+  // Compression (decision 23): the same requests plain and with `Accept-Encoding: br, gzip`, one after the other.
+  const BR = { ...AUTH, 'Accept-Encoding': 'br, gzip' };
+  const compressed: Record<string, { plain: Load; br_gzip: Load; bytes_saved: number; rps_ratio: number }> = {};
+  for (const [name, path] of [['asset_list_ultra', '/v1/assets'], ['risk', '/v1/assets/BTC/risk'], ['history_page_365', '/v1/assets/BTC/history?limit=365'], ['history_cut_on_the_fly', `/v1/assets/BTC/history?limit=50&from=${from}`]] as const) {
+    const plain = load(`${url('shim')}${path}`, AUTH);
+    const br = load(`${url('shim')}${path}`, BR);
+    compressed[name] = { plain, br_gzip: br, bytes_saved: 1 - br.bytes_per_response / plain.bytes_per_response, rps_ratio: br.rps / plain.rps };
+  }
 
   // Paying callers' paths on the real clock: 20,000 direct keys in rotation, each request counted in the store
   // (no key meets its limit), and the marketplace's proxy-secret path with 1,000 subscriber keys in rotation.
@@ -155,6 +164,7 @@ try {
       ...loads,
       ratio_shim_to_bare: loads.shim_risk.rps / loads.bare_node_same_bytes.rps,
       goal_ratio: 0.8,
+      compression: compressed,
     },
     paid: {
       direct_keys: direct.length,
@@ -186,6 +196,9 @@ try {
     `shim (${seconds} s each, ${connections} connections)   req/s     p50 ms  p99 ms  non-2xx`,
     ...Object.entries(loads).map(([k, l]) => `${k.padEnd(34)} ${f(l.rps, 0).padStart(7)}  ${String(l.p50).padStart(6)}  ${String(l.p99).padStart(6)}  ${l.non2xx}`),
     `  shim / bare                      ${f(results.shim.ratio_shim_to_bare)}      >= ${results.shim.goal_ratio}  ${results.shim.ratio_shim_to_bare >= results.shim.goal_ratio ? 'met' : 'MISSED'}`,
+    '',
+    'compression: plain vs br, gzip    bytes/response        bytes saved   req/s plain → br   ratio',
+    ...Object.entries(compressed).map(([k, c]) => `${k.padEnd(32)} ${String(c.plain.bytes_per_response).padStart(7)} → ${String(c.br_gzip.bytes_per_response).padEnd(7)}  ${(100 * c.bytes_saved).toFixed(0).padStart(5)} %     ${f(c.plain.rps, 0).padStart(6)} → ${f(c.br_gzip.rps, 0).padEnd(6)}   ${f(c.rps_ratio)}`),
     '',
     `paid paths, real counting (${direct.length} keys)   req/s   ratio to bare`,
     ...Object.entries(paidLoads).map(([k, l]) => {

@@ -8,8 +8,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { AccessEvent } from '../handler.js';
 
 /** JSON lines on stdout, time as ISO 8601; written asynchronously, so logging does not block a request. */
-export function createLogger(level: string = 'info'): Logger {
-  return pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ dest: 1, sync: false }));
+export function createLogger(level: string = 'info', dest: number | string = 1): Logger {
+  return pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ dest, sync: false }));
 }
 
 export interface Metrics {

@@ -17,6 +17,13 @@ describe('bench', () => {
       expect(res.shim[k].non2xx, k).toBe(0);
     }
     expect(typeof res.shim.ratio_shim_to_bare).toBe('number');
+    // Compression measured on the same requests plain and with Accept-Encoding: br, gzip.
+    for (const k of ['asset_list_ultra', 'risk', 'history_page_365', 'history_cut_on_the_fly']) {
+      expect(res.shim.compression[k].br_gzip.non2xx, k).toBe(0);
+      expect(res.shim.compression[k].br_gzip.requests, k).toBeGreaterThan(0);
+    }
+    expect(res.shim.compression.history_page_365.bytes_saved).toBeGreaterThan(0.5);
+    expect(res.shim.compression.history_cut_on_the_fly.bytes_saved).toBeGreaterThan(0.5);
     // The paying callers' paths, counted for real on every store this machine has (Redis here and in CI).
     for (const k of ['direct_key_memory', 'marketplace_memory', 'direct_key_disk', 'marketplace_disk', 'direct_key_redis', 'marketplace_redis']) {
       expect(res.paid[k].requests, k).toBeGreaterThan(0);
