@@ -319,11 +319,12 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
   const plan = await planFiles(tree, texts, unchanged, previous?.localTree ? { tree: previous.localTree, manifest: prevManifest! } : undefined);
   lap('serialize');
   // Compression runs on zlib's threads while this one validates.
+  const compressing = plan.compress().then(() => null, (e: unknown) => ({ error: e }));
   const problems = validateTree(objects, contractDoc, unchanged);
   lap('validate');
-  const compressed = await Promise.allSettled(plan.compress);
+  const compressed = await compressing;
   if (problems.length) throw new BuildError(`the tree breaks the contract in ${problems.length} place(s); the previous tree is untouched`, reportSoFar, problems);
-  for (const c of compressed) if (c.status === 'rejected') throw c.reason;
+  if (compressed) throw compressed.error;
   lap('compress');
 
   plan.write.set(TREE.manifest, toJson(tree));
@@ -376,7 +377,7 @@ async function planFiles(tree: Manifest, texts: Map<string, string>, unchanged: 
   }
   const lend = prev ? await reusable(prev.tree, candidates) : new Set<string>();
   const write = new Map<string, string | Uint8Array>();
-  const compress: Promise<void>[] = [];
+  const toCompress: string[] = [];
   for (const [path, entry] of Object.entries(tree.files)) {
     if (!lend.has(path)) write.set(path, texts.get(path)!);
     if (!hasVariants(path, entry.size)) continue;
@@ -387,12 +388,27 @@ async function planFiles(tree: Manifest, texts: Map<string, string>, unchanged: 
       continue;
     }
     for (const e of ENCODINGS) lend.delete(variantPath(path, e));
-    compress.push(variants(path, texts.get(path)!).then((v) => {
-      entry.encodings = Object.fromEntries(ENCODINGS.map((e) => [e, v[e].digest])) as Record<Encoding, Digest>;
-      for (const e of ENCODINGS) write.set(v[e].path, v[e].bytes);
-    }));
+    toCompress.push(path);
   }
+  // A few files at a time: each compression holds its encoder's state and its output until written, and all of
+  // them at once took the build's peak memory from 230 MB to 860 MB for no gain on two cores.
+  const compress = () => inBatches(toCompress, COMPRESS_CONCURRENCY, async (path) => {
+    const v = await variants(path, texts.get(path)!);
+    tree.files[path]!.encodings = Object.fromEntries(ENCODINGS.map((e) => [e, v[e].digest])) as Record<Encoding, Digest>;
+    for (const e of ENCODINGS) write.set(v[e].path, v[e].bytes);
+  });
   return { write, lend, compress };
+}
+
+const COMPRESS_CONCURRENCY = 4;
+
+/** `fn` over `items`, at most `n` running at once. */
+async function inBatches<T>(items: T[], n: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(n, items.length) }, worker));
 }
 
 /** A tree's identity: the hashes of all its files but the manifest (whose build time differs). */
