@@ -5,7 +5,7 @@
  * each runtime hands in the package's files (`DocsFiles`).
  */
 import type { OriginFile } from './origin.js';
-import { fileResponse } from './representation.js';
+import { fileResponse, sized } from './representation.js';
 
 /** The package files the page needs, by name in `swagger-ui-dist`. */
 export const DOCS_FILES = {
@@ -52,7 +52,7 @@ const HEADERS = { 'Cache-Control': 'public, max-age=300', 'X-Content-Type-Option
 const encoder = new TextEncoder();
 const text = (body: string, headers: Record<string, string>) => {
   const bytes = encoder.encode(body);
-  return new Response(bytes, { status: 200, headers: { ...headers, 'Content-Length': String(bytes.byteLength), ...HEADERS } });
+  return sized(new Response(bytes, { status: 200, headers: { ...headers, 'Content-Length': String(bytes.byteLength), ...HEADERS } }), bytes.byteLength);
 };
 
 /** The docs response for a path under /docs, or null when the path is not one of the page's. */

@@ -13,7 +13,7 @@ import { Health } from './health.js';
 import { JsonCache, OriginError, type Origin } from './origin.js';
 import { bulkSymbols, historyQuery, isParamError } from './params.js';
 import { charge, MemoryQuotaStore, type QuotaStore } from './quota.js';
-import { composedResponse, fileResponse, JSON_TYPE, webCompressor, type Compressor } from './representation.js';
+import { bodyBytes, composedResponse, fileResponse, JSON_TYPE, sized, webCompressor, type Compressor } from './representation.js';
 import { route, type Route } from './routes.js';
 
 /** A key store that may change while the shim runs (a reloaded key file): read at every request. */
@@ -80,7 +80,7 @@ export function errorResponse(code: ErrorCode, message: string, headers: Record<
     headers: { 'Content-Type': JSON_TYPE, 'Content-Length': String(bytes.byteLength), 'Cache-Control': 'no-store', ...headers },
   });
   CODES.set(res, code);
-  return res;
+  return sized(res, bytes.byteLength);
 }
 
 /** A request string looks up only an object's own keys, never its prototype's (`constructor`, `__proto__`). */
@@ -266,7 +266,7 @@ export function createHandler(options: ShimOptions): (request: Request) => Promi
     if (onResponse) {
       onResponse({
         method: request.method, path: url.pathname, route: seen.route, status: res.status, plan: seen.caller?.plan ?? null,
-        credential: seen.caller?.id ?? null, code: CODES.get(res) ?? null, bytes: Number(res.headers.get('content-length') ?? 0),
+        credential: seen.caller?.id ?? null, code: CODES.get(res) ?? null, bytes: bodyBytes(res),
         ms: performance.now() - start,
       });
     }

@@ -21,6 +21,7 @@ import { openApiDocument, servedDocument } from './openapi/document.js';
 import { operationExamples } from './openapi/examples.js';
 import { hasVariants, ENCODING_SUFFIX, ENCODINGS, type Encoding } from './contract/encodings.js';
 import { variants } from './output/compress.js';
+import { forEachLimited } from './limited.js';
 import { toJson } from './contract/json.js';
 import { manifest, sha256, type Digest, type Manifest } from './output/manifest.js';
 import { TREE } from './contract/tree.js';
@@ -392,7 +393,7 @@ async function planFiles(tree: Manifest, texts: Map<string, string>, unchanged: 
   }
   // A few files at a time: each compression holds its encoder's state and its output until written, and all of
   // them at once took the build's peak memory from 230 MB to 860 MB for no gain on two cores.
-  const compress = () => inBatches(toCompress, COMPRESS_CONCURRENCY, async (path) => {
+  const compress = () => forEachLimited(toCompress, COMPRESS_CONCURRENCY, async (path) => {
     const v = await variants(path, texts.get(path)!);
     tree.files[path]!.encodings = Object.fromEntries(ENCODINGS.map((e) => [e, v[e].digest])) as Record<Encoding, Digest>;
     for (const e of ENCODINGS) write.set(v[e].path, v[e].bytes);
@@ -402,14 +403,6 @@ async function planFiles(tree: Manifest, texts: Map<string, string>, unchanged: 
 
 const COMPRESS_CONCURRENCY = 4;
 
-/** `fn` over `items`, at most `n` running at once. */
-async function inBatches<T>(items: T[], n: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await fn(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(n, items.length) }, worker));
-}
 
 /** A tree's identity: the hashes of all its files but the manifest (whose build time differs). */
 const treeHash = (m: Manifest) => sha256(JSON.stringify(m.files));

@@ -7,6 +7,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { forEachLimited } from '../limited.js';
 import { parsePage, type ParseJob, type ParseOutcome } from './parse-page.js';
 import type { PageRef } from './discover.js';
 import type { PageResult } from './readings.js';
@@ -106,12 +107,4 @@ export async function readSite(dir: string, pages: PageRef[], previous: ParseCac
     await workers?.close();
   }
   return { results, errors, cache, parsed, reused };
-}
-
-async function forEachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lane = async () => {
-    while (next < items.length) await fn(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
 }
