@@ -61,8 +61,8 @@ try {
   if (rebuild.parsed !== 0) throw new Error('the rebuild parsed pages: the site changed between builds');
   const mb = floor.bytes / 1e6;
 
-  // Shim: three servers, loaded one at a time from a separate autocannon process.
-  const servers = await Promise.all(['shim', 'bare', 'static'].map((kind) => new Promise<{ kind: string; url: string; kill: () => void }>((resolve, reject) => {
+  // Shim: four servers, loaded one at a time from a separate autocannon process.
+  const servers = await Promise.all(['shim', 'shim-quiet', 'bare', 'static'].map((kind) => new Promise<{ kind: string; url: string; kill: () => void }>((resolve, reject) => {
     const p = spawn(process.execPath, [join(here, 'server.js'), kind, out, KEYS], { stdio: ['ignore', 'pipe', 'inherit'] });
     p.stdout.once('data', (d: Buffer) => resolve({ kind, url: d.toString().trim(), kill: () => p.kill() }));
     p.once('error', reject);
@@ -84,6 +84,7 @@ try {
   const loads = {
     shim_risk: shimRisk,
     bare_node_same_bytes: bare,
+    shim_risk_log_silent: load(`${url('shim-quiet')}/v1/assets/BTC/risk`, AUTH),
     serve_handler_same_file: load(`${url('static')}/v1/assets/BTC/risk.json`),
     shim_history_cut: load(`${url('shim')}/v1/assets/BTC/history?limit=50&from=${from}`, AUTH),
     shim_bulk_25: load(`${url('shim')}/v1/bulk/risk?symbols=${bulk}`, AUTH),

@@ -1,4 +1,7 @@
-/** One server under load, in its own process: `shim`, `bare` (node:http sending the same bytes) or `static` (serve-handler). Prints its URL. */
+/**
+ * One server under load, in its own process: `shim` (its access log on, as `serve` runs by default), `shim-quiet`
+ * (`--log-level silent`), `bare` (node:http sending the same bytes) or `static` (serve-handler). Prints its URL.
+ */
 import { credentialHeaders } from '../auth-shim/credentials.js';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -16,7 +19,7 @@ const listen = (server: ReturnType<typeof createServer>) =>
   new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as { port: number }).port}`)));
 
 let url: string;
-if (kind === 'shim') {
+if (kind === 'shim' || kind === 'shim-quiet') {
   // Every request is counted for real; the clock moves a minute per 50 requests so the load never meets the
   // ultra plan's 60 per minute (a load test from one key would otherwise measure 429s).
   let t = Date.UTC(2026, 9, 14);
@@ -28,7 +31,7 @@ if (kind === 'shim') {
     if (n % 50 === 0) t += 61_000;
     return t;
   };
-  url = (await startServer({ publicDir, keysFile, port: 0, watchMs: 0, now: clock, logger })).url;
+  url = (await startServer({ publicDir, keysFile, port: 0, watchMs: 0, now: clock, logger: kind === 'shim' ? logger : createLogger('silent') })).url;
 } else if (kind === 'bare') {
   const body = readFileSync(join(publicDir, 'v1/assets/BTC/risk.json'));
   const manifest = JSON.parse(readFileSync(join(publicDir, 'v1/_manifest.json'), 'utf8'));

