@@ -36,7 +36,6 @@ import { discover, KIND_MODEL, MARKET_PAGES, type Discovery } from './site/disco
 import { marketReadings } from './market-readings.js';
 import { MODELS } from './site/models.js';
 import { PARSER_VERSION, readSite, type ParseCache } from './site/read-site.js';
-import { parsePage } from './site/parse-page.js';
 import { pageGuard } from './site/guards.js';
 import type { PageKind, PageResult } from './site/readings.js';
 
@@ -105,6 +104,24 @@ function builtAt(now?: string): string {
   const t = now ? Date.parse(now) : Date.now();
   if (!Number.isFinite(t)) throw new BuildError(`--now: expected an ISO 8601 time, found "${now}"`, {}, []);
   return new Date(t).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** Kinds whose pages carry a weekly archive: mined only for an asset whose ledger starts. */
+const ARCHIVE_KINDS = new Set<PageKind>(['crypto_gravity', 'crypto_twap_risk', 'crypto_sma_20w', 'dca_regression', 'equity_twap', 'equity_sma_composite']);
+
+/** Every asset's previous ledger, read and checked once, a few at a time. */
+async function previousLedgers(previous: PreviousTree | null, symbols: string[], report: Partial<BuildReport>): Promise<Map<string, Ledger | undefined>> {
+  const out = new Map<string, Ledger | undefined>();
+  if (!previous) return out;
+  await forEachLimited(symbols, 8, async (symbol) => {
+    try {
+      out.set(symbol, await previous.ledger(symbol));
+    } catch (e) {
+      if (e instanceof PreviousTreeError) throw new BuildError(e.message, report, [`${symbol}: ${e.message}`]);
+      throw e;
+    }
+  });
+  return out;
 }
 
 const READING_KEYS: Partial<Record<PageKind, (keyof Carried)[]>> = {
@@ -176,7 +193,11 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
   const cacheDir = previous?.localTree ? previousSource : opts.out;
   const prevCache = await readJson<ParseCache>(join(cacheDir, CACHE_FILE));
   lap('discover');
-  const site = await readSite(opts.pages, found.pages, prevCache, opts.jobs);
+  // The plan before parsing: the previous ledgers, read once, say which assets start a ledger now and so
+  // which pages must also yield their weekly archive.
+  const ledgers = await previousLedgers(previous, catalog.map((a) => a.symbol), { ...baseReport, assets: catalog.length });
+  const startsLedger = (symbol: string) => !ledgers.get(symbol)?.data.rows.length;
+  const site = await readSite(opts.pages, found.pages, prevCache, (ref) => !!ref.symbol && ARCHIVE_KINDS.has(ref.kind) && startsLedger(ref.symbol), opts.jobs);
   const guard = pageGuard(catalog, at);
   for (const ref of found.pages) {
     const result = site.results.get(ref.file);
@@ -263,15 +284,8 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
     const signal = dcaSignal(risk);
     if (signal) objects.set(TREE.dcaSignal(asset.symbol), signal);
 
-    let prevLedger: Ledger | undefined;
-    try {
-      prevLedger = await previous?.ledger(asset.symbol);
-    } catch (e) {
-      if (e instanceof PreviousTreeError) throw new BuildError(e.message, reportSoFar, [`${asset.symbol}: ${e.message}`]);
-      throw e;
-    }
+    const prevLedger = ledgers.get(asset.symbol);
     const today = publishedRow(risk);
-    if (!prevLedger?.data.rows.length) await restoreArchives(opts.pages, pages);
     const archives = Object.values(pages).map((p) => (p as PageResult).archive).filter((a) => !!a);
     let merged;
     try {
@@ -333,16 +347,6 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
   await writeCache(opts.out, { ...site.cache, last_build: inputs ? { inputs, tree: treeHash(tree) } : undefined, sector_sources: sectorSources }, warnings);
   lap('write');
   return { ...reportSoFar, files_written: plan.write.size + plan.lend.size, files_linked: linked, sector_sources: sectorSources, timings };
-}
-
-/** Pages whose readings came from the parse cache carry no weekly archive: read them again for a new ledger. */
-const ARCHIVE_KINDS = new Set<PageKind>(['crypto_gravity', 'crypto_twap_risk', 'crypto_sma_20w', 'dca_regression', 'equity_twap', 'equity_sma_composite']);
-async function restoreArchives(dir: string, pages: AssetPages): Promise<void> {
-  for (const [kind, page] of Object.entries(pages) as [PageKind, PageResult][]) {
-    if (page.archive || !ARCHIVE_KINDS.has(kind)) continue;
-    const outcome = await parsePage({ dir, file: page.file, kind });
-    if ('result' in outcome) pages[kind] = { ...page, archive: outcome.result.archive };
-  }
 }
 
 /**

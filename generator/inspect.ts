@@ -51,7 +51,7 @@ export async function inspect(files: string[], catalog: Asset[]): Promise<{ item
       continue;
     }
     try {
-      const result = PARSERS[what.kind](text, file);
+      const result = PARSERS[what.kind](text, file, { archive: false });
       items.push({ file, kind: what.kind, symbol: what.symbol, ...presentable(result) });
     } catch (e) {
       failed++;

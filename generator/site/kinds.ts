@@ -9,7 +9,14 @@ import { parseCryptoFearGreed, parseCryptoPeakValley, parseRanking, parseSectorF
 import { parseCryptoPhase, parseEquityValuation } from './pages/phase.js';
 import type { PageKind, PageResult } from './readings.js';
 
-export const PARSERS: Record<PageKind, (text: string, file: string) => PageResult> = {
+/**
+ * `archive`: mine the page's whole series for weekly history rows. Only an asset whose ledger starts needs
+ * them; without it a parser reads the readings and leaves the series' past alone.
+ */
+export interface ParseOptions { archive: boolean }
+export type Parser = (text: string, file: string, options?: ParseOptions) => PageResult;
+
+export const PARSERS: Record<PageKind, Parser> = {
   crypto_gravity: parseCryptoGravity,
   crypto_twap_risk: parseCryptoTwapRisk,
   crypto_sma_20w: parseCryptoSma,

@@ -6,7 +6,8 @@ import { PageError } from './errors.js';
 import { PARSERS } from './kinds.js';
 import type { PageKind, PageResult } from './readings.js';
 
-export interface ParseJob { dir: string; file: string; kind: PageKind; knownHash?: string }
+/** `archive`: mine the weekly history too (only for an asset whose ledger starts; see ParseOptions). */
+export interface ParseJob { dir: string; file: string; kind: PageKind; knownHash?: string; archive: boolean }
 export type ParseOutcome =
   | { file: string; hash: string; result: PageResult }
   | { file: string; hash: string; unchanged: true }
@@ -21,7 +22,7 @@ export async function parsePage(job: ParseJob): Promise<ParseOutcome> {
   const hash = createHash('sha1').update(bytes).digest('hex');
   if (job.knownHash === hash) return { file: job.file, hash, unchanged: true };
   try {
-    return { file: job.file, hash, result: PARSERS[job.kind](bytes.toString('utf8'), job.file) };
+    return { file: job.file, hash, result: PARSERS[job.kind](bytes.toString('utf8'), job.file, { archive: job.archive }) };
   } catch (e) {
     if (e instanceof PageError) return { file: job.file, hash, error: { field: e.field, found: e.found, message: e.message } };
     return { file: job.file, hash, error: { field: '(page)', found: String((e as Error).message), message: `${job.file}: ${(e as Error).message}` } };

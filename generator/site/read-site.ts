@@ -17,7 +17,7 @@ export const PARSER_VERSION = 3;
 
 /**
  * The cache keeps readings without their weekly archive: the archive is only read when an asset's ledger
- * starts, and keeping it would make the cache 25 times larger. The build re-reads a page when it needs one.
+ * starts, and keeping it would make the cache 25 times larger. A page whose archive is wanted is parsed whole.
  */
 const withoutArchive = ({ archive: _archive, ...rest }: PageResult): PageResult => rest;
 
@@ -67,7 +67,12 @@ function pool(size: number) {
  */
 export const defaultJobs = (): number => Math.max(1, availableParallelism() - 1);
 
-export async function readSite(dir: string, pages: PageRef[], previous: ParseCache | undefined, jobs = defaultJobs()): Promise<SiteRead> {
+/**
+ * `wantsArchive` says, before anything is parsed, which pages must also yield their weekly archive (those of an
+ * asset whose ledger starts with this build): those are parsed whole, never taken from the cache, and no page is
+ * parsed twice.
+ */
+export async function readSite(dir: string, pages: PageRef[], previous: ParseCache | undefined, wantsArchive: (ref: PageRef) => boolean, jobs = defaultJobs()): Promise<SiteRead> {
   const old = previous?.parser_version === PARSER_VERSION ? previous.pages : {};
   const cache: ParseCache = { parser_version: PARSER_VERSION, pages: {} };
   const results = new Map<string, PageResult>();
@@ -78,7 +83,7 @@ export async function readSite(dir: string, pages: PageRef[], previous: ParseCac
   for (const ref of pages) {
     const st = await stat(join(dir, ref.file));
     const hit = old[ref.file];
-    if (hit && hit.size === st.size && hit.mtimeMs === st.mtimeMs && hit.result.kind === ref.kind) {
+    if (hit && hit.size === st.size && hit.mtimeMs === st.mtimeMs && hit.result.kind === ref.kind && !wantsArchive(ref)) {
       cache.pages[ref.file] = hit;
       results.set(ref.file, { ...hit.result, symbol: ref.symbol });
       reused++;
@@ -92,7 +97,8 @@ export async function readSite(dir: string, pages: PageRef[], previous: ParseCac
     // A few pages in flight at a time: enough to keep every worker busy, never the whole site in memory.
     await forEachLimited(todo, workers ? Math.min(jobs, 8) * 2 : 2, async ({ ref, size, mtimeMs }) => {
       const hit = old[ref.file];
-      const outcome = await run({ dir, file: ref.file, kind: ref.kind, knownHash: hit?.result.kind === ref.kind ? hit.hash : undefined });
+      const archive = wantsArchive(ref);
+      const outcome = await run({ dir, file: ref.file, kind: ref.kind, archive, knownHash: hit?.result.kind === ref.kind && !archive ? hit.hash : undefined });
       if ('error' in outcome) {
         errors.set(ref.file, outcome.error);
         return;

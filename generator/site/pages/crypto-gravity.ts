@@ -7,8 +7,9 @@ import { bandHolding, lastPoint, readFigure, series, traceNamed } from '../plotl
 import { GravityReading, PriceReading, TwapReading, validated, type PageResult } from '../readings.js';
 import { parseStamp } from '../stamps.js';
 import { lastOfWeek } from '../weekly.js';
+import type { ParseOptions } from '../kinds.js';
 
-export function parseCryptoGravity(html: string, file: string): PageResult {
+export function parseCryptoGravity(html: string, file: string, { archive = true }: Partial<ParseOptions> = {}): PageResult {
   const fig = readFigure(html, file);
   const page = loadChrome(html, [fig], file);
   const price = series(traceNamed(fig.traces, 'Price Trend', file), file);
@@ -23,7 +24,6 @@ export function parseCryptoGravity(html: string, file: string): PageResult {
   if (level === undefined) throw new PageError(file, 'card "Gravity Risk (0-100)" colour', `no level colour and no "Risk Level k" trace holds ${end.date}`);
 
   const common = { as_of, as_of_basis: 'page_stamp' as const, model: MODELS.gravityCrypto, source_page: file };
-  const weeks = lastOfWeek(price.x, (i) => Number.isFinite(price.values[i]!));
   return {
     file, kind: 'crypto_gravity', symbol: null,
     gravity: validated(GravityReading, { score, risk_level: level, verdict: verdict(score, 'CRYPTO'), ...common }, file, 'gravity'),
@@ -33,7 +33,7 @@ export function parseCryptoGravity(html: string, file: string): PageResult {
       ...common,
     }, file, 'twap'),
     price: validated(PriceReading, { value: sig8(end.value), currency: 'USD', source_page: file, date: end.date }, file, 'price'),
-    archive: Object.fromEntries([...weeks].map(([week, i]) => [week, { price: sig8(price.values[i]!) }])),
+    archive: archive ? Object.fromEntries([...lastOfWeek(price.x, (i) => Number.isFinite(price.values[i]!))].map(([week, i]) => [week, { price: sig8(price.values[i]!) }])) : undefined,
     identity: page.identity(),
   };
 }

@@ -7,10 +7,11 @@ import { bandHolding, customRow, lastPoint, readFigure, series, traceNamed } fro
 import { SmaReading, validated, type Archive, type PageResult } from '../readings.js';
 import { parseStamp } from '../stamps.js';
 import { weeklyBandPoints } from '../weekly.js';
+import type { ParseOptions } from '../kinds.js';
 
 const BAND = /^Risk Level (\d\.\d-\d\.\d)$/;
 
-export function parseCryptoSma(html: string, file: string): PageResult {
+export function parseCryptoSma(html: string, file: string, { archive: mine = true }: Partial<ParseOptions> = {}): PageResult {
   const fig = readFigure(html, file);
   const page = loadChrome(html, [fig], file);
   const risk = page.find(/\|\s*Risk:\s*(\S+)/, 'header "Risk:"');
@@ -24,8 +25,8 @@ export function parseCryptoSma(html: string, file: string): PageResult {
   const band = bandHolding(fig.traces, BAND, end.date, file);
   if (!band) throw new PageError(file, 'trace "Risk Level a-b"', `no band trace holds the last price date ${end.date}`);
 
-  const archive: Archive = {};
-  for (const { week, hit } of weeklyBandPoints(price, fig.traces, BAND, file)) {
+  const archive: Archive | undefined = mine ? {} : undefined;
+  if (archive) for (const { week, hit } of weeklyBandPoints(price, fig.traces, BAND, file)) {
     if (hit) archive[week] = { sma_composite: round2OrNull(customRow(hit.trace, hit.index, file)[0]! * 100) };
   }
   return {

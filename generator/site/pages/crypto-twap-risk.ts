@@ -7,8 +7,9 @@ import { customRow, lastPoint, readFigure, series, traceNamed } from '../plotly.
 import { TwapRiskReading, validated, type Archive, type PageResult } from '../readings.js';
 import { parseStamp } from '../stamps.js';
 import { weeklyBandPoints } from '../weekly.js';
+import type { ParseOptions } from '../kinds.js';
 
-export function parseCryptoTwapRisk(html: string, file: string): PageResult {
+export function parseCryptoTwapRisk(html: string, file: string, { archive: mine = true }: Partial<ParseOptions> = {}): PageResult {
   const fig = readFigure(html, file);
   const page = loadChrome(html, [fig], file);
   const as_of = parseStamp(page.stamp('UPDATED'), file, 'stamp "UPDATED"');
@@ -22,8 +23,8 @@ export function parseCryptoTwapRisk(html: string, file: string): PageResult {
 
   const price = series(traceNamed(fig.traces, 'Price Trend', file), file);
   lastPoint(price, file, 'trace "Price Trend"');
-  const archive: Archive = {};
-  for (const { week, hit } of weeklyBandPoints(price, fig.traces, /^Risk Level (\d+)$/, file)) {
+  const archive: Archive | undefined = mine ? {} : undefined;
+  if (archive) for (const { week, hit } of weeklyBandPoints(price, fig.traces, /^Risk Level (\d+)$/, file)) {
     if (hit) archive[week] = { twap_risk_level: Number(hit.match[1]), twap_premium_pct: round2OrNull(customRow(hit.trace, hit.index, file)[0]) };
   }
   return {

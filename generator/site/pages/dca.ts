@@ -9,6 +9,7 @@ import { parsePrinted, round2, round2OrNull, sig8 } from '../numbers.js';
 import { bandHolding, dateAt, lastPoint, readFigure, series, valueAt, type Series, type Trace } from '../plotly.js';
 import { DcaReading, validated, type Archive, type PageResult } from '../readings.js';
 import { weeklyBandPoints } from '../weekly.js';
+import type { ParseOptions } from '../kinds.js';
 
 const BAND = /^Risk Level (\d\.\d-\d\.\d)$/;
 const LINES = {
@@ -28,7 +29,7 @@ const at = (s: Series | null, date: string): number | null => {
   return Number.isFinite(v) ? sig8(v) : null;
 };
 
-export function parseDca(html: string, file: string): PageResult {
+export function parseDca(html: string, file: string, { archive: mine = true }: Partial<ParseOptions> = {}): PageResult {
   const fig = readFigure(html, file);
   const page = loadChrome(html, [fig], file);
   // The price series is the page's one unnamed line; the projections are named `Future *`.
@@ -56,8 +57,8 @@ export function parseDca(html: string, file: string): PageResult {
     premium_source = 'unavailable';
   }
 
-  const archive: Archive = {};
-  for (const { week, index: i, hit } of weeklyBandPoints(price, fig.traces, BAND, file, (k) => Number.isFinite(price.values[k]!))) {
+  const archive: Archive | undefined = mine ? {} : undefined;
+  if (archive) for (const { week, index: i, hit } of weeklyBandPoints(price, fig.traces, BAND, file, (k) => Number.isFinite(price.values[k]!))) {
     const f = fair ? valueAt(fair, dateAt(price, i), i) : NaN;
     archive[week] = {
       dca_band: hit ? hit.match[1]! : null,

@@ -3,14 +3,15 @@ import { MODELS, tenthBand } from '../models.js';
 import { round2, sig8 } from '../numbers.js';
 import { dateAt, lastPoint, readFigure, series, traceNamed } from '../plotly.js';
 import { SmaReading, validated, type Archive, type PageResult } from '../readings.js';
+import type { ParseOptions } from '../kinds.js';
 
-export function parseEquityComposite(html: string, file: string): PageResult {
+export function parseEquityComposite(html: string, file: string, { archive: mine = true }: Partial<ParseOptions> = {}): PageResult {
   const fig = readFigure(html, file);
   const composite = series(traceNamed(fig.traces, 'Normalized Composite Risk', file), file);
   const end = lastPoint(composite, file, 'trace "Normalized Composite Risk"');
   const page_value = sig8(end.value);
-  const archive: Archive = {};
-  composite.values.forEach((v, i) => {
+  const archive: Archive | undefined = mine ? {} : undefined;
+  if (archive) composite.values.forEach((v, i) => {
     // Weekly bars are already labelled by their closing Sunday.
     if (Number.isFinite(v)) archive[dateAt(composite, i)] = { sma_composite: round2(v * 100) };
   });

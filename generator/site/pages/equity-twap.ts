@@ -6,10 +6,11 @@ import { parsePrinted, round2OrNull, sig8 } from '../numbers.js';
 import { bandHolding, customRow, lastPoint, readFigure, series, traceNamed } from '../plotly.js';
 import { GravityReading, PriceReading, TwapReading, validated, type Archive, type PageResult } from '../readings.js';
 import { weeklyBandPoints } from '../weekly.js';
+import type { ParseOptions } from '../kinds.js';
 
 const LEVEL = /^Gravity Level (\d+)$/;
 
-export function parseEquityTwap(html: string, file: string): PageResult {
+export function parseEquityTwap(html: string, file: string, { archive: mine = true }: Partial<ParseOptions> = {}): PageResult {
   const fig = readFigure(html, file);
   const page = loadChrome(html, [fig], file);
   const price = series(traceNamed(fig.traces, 'Daily Spot', file), file);
@@ -21,8 +22,8 @@ export function parseEquityTwap(html: string, file: string): PageResult {
   const level = band ? Number(band.match[1]) : Math.min(10, Math.floor(score / 10) + 1);
   const common = { as_of: end.date, as_of_basis: 'trace_end' as const, model: MODELS.gravityEquity, source_page: file };
 
-  const archive: Archive = {};
-  for (const { week, index: i, hit } of weeklyBandPoints(price, fig.traces, LEVEL, file, (k) => Number.isFinite(price.values[k]!))) {
+  const archive: Archive | undefined = mine ? {} : undefined;
+  if (archive) for (const { week, index: i, hit } of weeklyBandPoints(price, fig.traces, LEVEL, file, (k) => Number.isFinite(price.values[k]!))) {
     const row = hit ? customRow(hit.trace, hit.index, file) : undefined;
     archive[week] = { price: sig8(price.values[i]!), twap_premium_pct: round2OrNull(row?.[0]), gravity: round2OrNull(row?.[2]) };
   }
