@@ -26,7 +26,7 @@ import { toJson } from './contract/json.js';
 import { manifest, sha256, type Digest, type Manifest } from './output/manifest.js';
 import { TREE } from './contract/tree.js';
 import { validateTree } from './output/validate.js';
-import { manifestSizes, reusable, writeNamed, writeTree } from './output/write-tree.js';
+import { manifestSizes, reusable, StagedTree, writeNamed, writeTree } from './output/write-tree.js';
 import { acquireLock, LockHeld } from './output/lock.js';
 import { tidy } from './output/live-tree.js';
 import { asEnvironmentError, EnvironmentError, EXIT } from './exit.js';
@@ -333,20 +333,27 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
   }
   const plan = await planFiles(tree, texts, unchanged, previous?.localTree ? { tree: previous.localTree, manifest: prevManifest! } : undefined);
   lap('serialize');
-  // Compression runs on zlib's threads while this one validates.
-  const compressing = plan.compress().then(() => null, (e: unknown) => ({ error: e }));
-  const problems = validateTree(objects, contractDoc, unchanged);
+  // Files go to a staging folder while this thread validates and zlib's threads compress; a tree that fails
+  // validation is discarded with its staging folder, so nothing of it is ever seen.
+  const staged = await StagedTree.open(opts.out);
+  staged.write(plan.write);
+  const compressing = forEachLimited(plan.compress, COMPRESS_CONCURRENCY, async (path) => {
+    const v = await variants(path, texts.get(path)!);
+    tree.files[path]!.encodings = Object.fromEntries(ENCODINGS.map((e) => [e, v[e].digest])) as Record<Encoding, Digest>;
+    staged.write(ENCODINGS.map((e) => [v[e].path, v[e].bytes]));
+  }).then(() => null, (e: unknown) => ({ error: e }));
+  const problems = await validateTree(objects, contractDoc, unchanged);
   lap('validate');
   const compressed = await compressing;
+  if (problems.length || compressed) await staged.discard();
   if (problems.length) throw new BuildError(`the tree breaks the contract in ${problems.length} place(s); the previous tree is untouched`, reportSoFar, problems);
   if (compressed) throw compressed.error;
   lap('compress');
 
-  plan.write.set(TREE.manifest, toJson(tree));
-  const { linked } = await writeTree(opts.out, plan.write, at, previous?.localTree ? { tree: previous.localTree, paths: plan.lend } : undefined);
+  const { linked } = await staged.publish(toJson(tree), at, previous?.localTree ? { tree: previous.localTree, paths: plan.lend } : undefined);
   await writeCache(opts.out, { ...site.cache, last_build: inputs ? { inputs, tree: treeHash(tree) } : undefined, sector_sources: sectorSources }, warnings);
   lap('write');
-  return { ...reportSoFar, files_written: plan.write.size + plan.lend.size, files_linked: linked, sector_sources: sectorSources, timings };
+  return { ...reportSoFar, files_written: plan.write.size + 2 * plan.compress.length + plan.lend.size + 1, files_linked: linked, sector_sources: sectorSources, timings };
 }
 
 /**
@@ -370,8 +377,8 @@ function inputFingerprint(catalogFile: string, cache: ParseCache, publicUrl = '/
 }
 
 /**
- * What each file of the new tree costs: lent from the previous tree (unchanged, still intact there, its
- * variants too) or written, with its compressed variants made now. Fills in the manifest's `encodings`.
+ * What each file of the new tree costs: lent from the previous tree (unchanged and still intact there, its
+ * variants too, whose digests go into the manifest now), or written; and which files need their variants made.
  */
 async function planFiles(tree: Manifest, texts: Map<string, string>, unchanged: Set<string>, prev?: { tree: string; manifest: Manifest }) {
   const variantPath = (path: string, e: Encoding) => path + ENCODING_SUFFIX[e];
@@ -395,16 +402,13 @@ async function planFiles(tree: Manifest, texts: Map<string, string>, unchanged: 
     for (const e of ENCODINGS) lend.delete(variantPath(path, e));
     toCompress.push(path);
   }
-  // A few files at a time: each compression holds its encoder's state and its output until written, and all of
-  // them at once took the build's peak memory from 230 MB to 860 MB for no gain on two cores.
-  const compress = () => forEachLimited(toCompress, COMPRESS_CONCURRENCY, async (path) => {
-    const v = await variants(path, texts.get(path)!);
-    tree.files[path]!.encodings = Object.fromEntries(ENCODINGS.map((e) => [e, v[e].digest])) as Record<Encoding, Digest>;
-    for (const e of ENCODINGS) write.set(v[e].path, v[e].bytes);
-  });
-  return { write, lend, compress };
+  return { write, lend, compress: toCompress };
 }
 
+/**
+ * Files compressed at once: each holds its encoder's state and its output until written, and all of them at once
+ * took the build's peak memory from 230 MB to 860 MB for no gain on two cores.
+ */
 const COMPRESS_CONCURRENCY = 4;
 
 

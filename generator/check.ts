@@ -62,5 +62,5 @@ export async function checkTree(dir: string): Promise<string[]> {
   }
   for (const path of bytes.keys()) if (!listed.has(path)) problems.push(`${path}: not listed in ${TREE.manifest}`);
   docs.set(TREE.manifest, manifest);
-  return [...problems, ...validateTree(docs, openApiDocument())];
+  return [...problems, ...(await validateTree(docs, openApiDocument()))];
 }

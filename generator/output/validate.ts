@@ -38,11 +38,14 @@ export function compileSchemas(openapi: object): (name: string) => ValidateFunct
  * `unchanged` names files byte-identical to a previous tree validated against the same openapi.json: their
  * schema check is skipped (it passed when they were written); the cross-file invariants always run on all.
  */
-export function validateTree(files: Map<string, unknown>, contract: object, unchanged: ReadonlySet<string> = new Set()): string[] {
+export async function validateTree(files: Map<string, unknown>, contract: object, unchanged: ReadonlySet<string> = new Set()): Promise<string[]> {
   const problems: string[] = [];
   if (!files.get(TREE.openapi)) return [`${TREE.openapi}: absent`];
   const schema = compileSchemas(contract);
+  let n = 0;
   for (const [path, doc] of files) {
+    // Now and then the event loop runs: the build writes and compresses while this thread validates.
+    if (++n % 16 === 0) await new Promise((r) => setImmediate(r));
     const entry = SCHEMA_OF.find(([re]) => re.test(path));
     if (!entry) {
       problems.push(`${path}: not a file the tree should hold`);

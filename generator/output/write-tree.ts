@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import fg from 'fast-glob';
 import { ENCODING_SUFFIX, type Encoding } from '../contract/encodings.js';
 import { TREE } from '../contract/tree.js';
+import { forEachLimited } from '../limited.js';
 import { discardStaging, liveTree, newStaging, publish } from './live-tree.js';
 import type { Manifest } from './manifest.js';
 
@@ -73,29 +74,69 @@ async function lend(from: string, to: string): Promise<boolean> {
 }
 
 /**
- * Writes `files` and takes `reuse.paths` from the previous tree into a staging folder, then publishes it.
- * The manifest goes last: a file newer than its manifest is one edited by hand, never reused (see `reusable`),
- * and a staging folder with a manifest is a finished one.
+ * A tree being written: files go into a staging folder as soon as they are ready (the build writes while it
+ * validates and compresses), then `publish` lends the previous tree's files, writes the manifest last and swaps
+ * the tree in. A file newer than its manifest is one edited by hand, never reused (see `reusable`), and a staging
+ * folder with a manifest is a finished one. Until `publish`, `discard` leaves no trace.
  */
-export async function writeTree(outDir: string, files: Map<string, string | Uint8Array>, builtAt: string, reuse?: Reuse): Promise<{ linked: number }> {
-  const staging = await newStaging(outDir);
-  const manifestText = files.get(TREE.manifest);
-  const jobs: (() => Promise<unknown>)[] = [];
-  let linked = 0;
-  for (const [path, data] of files) if (path !== TREE.manifest) jobs.push(() => writeNamed(join(staging, path), data));
-  for (const path of reuse?.paths ?? []) if (!files.has(path)) jobs.push(async () => (await lend(join(reuse!.tree, path), join(staging, path))) && linked++);
-  try {
-    const dirs = [...new Set([...files.keys(), ...(reuse?.paths ?? [])].map((f) => dirname(join(staging, f))))];
-    for (let i = 0; i < dirs.length; i += 64) await Promise.all(dirs.slice(i, i + 64).map((d) => mkdir(d, { recursive: true })));
-    // Bounded parallel writes: fast on a thousand small files without exhausting descriptors.
-    for (let i = 0; i < jobs.length; i += 64) await Promise.all(jobs.slice(i, i + 64).map((job) => job()));
-    if (manifestText !== undefined) await writeNamed(join(staging, TREE.manifest), manifestText);
-    await publish(outDir, staging, builtAt);
-  } catch (e) {
-    await discardStaging(staging);
-    throw e;
+export class StagedTree {
+  /** Each folder made once; writes into it wait for it. */
+  private dirs = new Map<string, Promise<unknown>>();
+  private pending: Promise<void>[] = [];
+  private failed: unknown;
+
+  private constructor(readonly out: string, readonly dir: string) {}
+
+  static async open(out: string): Promise<StagedTree> {
+    return new StagedTree(out, await newStaging(out));
   }
-  return { linked };
+
+  /** Writes these files, 64 at a time; a failure surfaces at `publish`. */
+  write(files: Iterable<[string, string | Uint8Array]>): void {
+    const batch = [...files];
+    this.pending.push(forEachLimited(batch, 64, async ([path, data]) => {
+      const file = join(this.dir, path);
+      await this.folder(dirname(file));
+      await writeNamed(file, data);
+    }).catch((e) => void (this.failed ??= e)));
+  }
+
+  async publish(manifestText: string, builtAt: string, reuse?: Reuse): Promise<{ linked: number }> {
+    let linked = 0;
+    try {
+      await Promise.all(this.pending);
+      if (this.failed) throw this.failed;
+      const lent = [...(reuse?.paths ?? [])];
+      await forEachLimited(lent, 64, async (path) => {
+        await this.folder(dirname(join(this.dir, path)));
+        if (await lend(join(reuse!.tree, path), join(this.dir, path))) linked++;
+      });
+      await writeNamed(join(this.dir, TREE.manifest), manifestText);
+      await publish(this.out, this.dir, builtAt);
+    } catch (e) {
+      await this.discard();
+      throw e;
+    }
+    return { linked };
+  }
+
+  private folder(dir: string): Promise<unknown> {
+    let made = this.dirs.get(dir);
+    if (!made) this.dirs.set(dir, (made = mkdir(dir, { recursive: true })));
+    return made;
+  }
+
+  async discard(): Promise<void> {
+    await Promise.allSettled(this.pending);
+    await discardStaging(this.dir);
+  }
+}
+
+/** A whole tree at once: `files` (the manifest among them) written, `reuse.paths` lent, then published. */
+export async function writeTree(outDir: string, files: Map<string, string | Uint8Array>, builtAt: string, reuse?: Reuse): Promise<{ linked: number }> {
+  const staged = await StagedTree.open(outDir);
+  staged.write([...files].filter(([p]) => p !== TREE.manifest));
+  return staged.publish(String(files.get(TREE.manifest) ?? ''), builtAt, reuse);
 }
 
 /** Every JSON file of the live tree of `dir` as text, by its path inside v1 (compressed variants left out). */
