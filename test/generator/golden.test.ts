@@ -1,0 +1,26 @@
+/**
+ * The bytes a build writes, pinned: a small site built on day 1 (a new ledger) and continued on day 2, every
+ * file of the tree (compressed variants included) by SHA-256, against `fixtures/golden/small-site.json`. Work on
+ * the build's speed must leave this unchanged; a change of output on purpose updates it with `vitest -u`.
+ */
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildSmall, smallSite, tempDir, treeHashes } from '../helpers.js';
+
+const root = tempDir('rr-golden-');
+const out = join(root, 'public');
+
+beforeAll(async () => {
+  for (const day of [1, 2]) {
+    const pages = join(root, `day${day}`);
+    await smallSite(pages, day);
+    await buildSmall(pages, out, { now: `2026-10-${13 + day}T00:30:00Z`, init: day === 1 });
+  }
+});
+
+describe('golden tree', () => {
+  it('a day-1 then day-2 build of the small site writes exactly the pinned bytes', async () => {
+    const hashes = Object.fromEntries(treeHashes(out));
+    await expect(JSON.stringify(hashes, null, 2) + '\n').toMatchFileSnapshot(join('..', '..', 'fixtures', 'golden', 'small-site.json'));
+  });
+});
