@@ -1,8 +1,8 @@
-/** One build in its own process: prints {ms, timings, maxRssMb, report}. */
+/** One build in its own process: prints {ms, timings, maxRssMb, report}. Args: pages, out, catalog[, now]. */
 import { build } from '../generator/build.js';
 
-const [pages, out, catalog] = process.argv.slice(2);
+const [pages, out, catalog, now] = process.argv.slice(2);
 const start = performance.now();
-const report = await build({ pages: pages!, out: out!, catalog: catalog || undefined, now: '2026-10-14T00:30:00Z', init: true });
+const report = await build({ pages: pages!, out: out!, catalog: catalog || undefined, now: now ?? '2026-10-14T00:30:00Z', init: true });
 const ms = performance.now() - start;
 process.stdout.write(JSON.stringify({ ms, timings: report.timings, maxRssMb: process.resourceUsage().maxRSS / 1024, pages: report.pages_read, parsed: report.pages_parsed, files: report.files_written }) + '\n');

@@ -11,7 +11,7 @@ describe('bench', () => {
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/ratio to floor/);
     const res = readJson(out);
-    for (const k of ['floor_s', 'full_s', 'ratio_full_to_floor', 'peak_rss_mb', 'rebuild_unchanged_s', 'ratio_rebuild_to_full']) expect(typeof res.build[k], k).toBe('number');
+    for (const k of ['floor_s', 'full_s', 'ratio_full_to_floor', 'peak_rss_mb', 'rebuild_unchanged_s', 'ratio_rebuild_to_full', 'day2_s', 'ratio_day2_to_floor']) expect(typeof res.build[k], k).toBe('number');
     for (const k of ['shim_risk', 'shim_risk_log_silent', 'bare_node_same_bytes', 'serve_handler_same_file', 'shim_history_cut', 'shim_bulk_25']) {
       expect(res.shim[k].requests, k).toBeGreaterThan(0);
       expect(res.shim[k].non2xx, k).toBe(0);
