@@ -1,5 +1,6 @@
 /** `GET /v1/market/{universe}/summary`: medians, Gravity bands (decision 7) and the barometer (decision 8). */
 import type { Universe } from '../catalog/catalog.js';
+import { GRAVITY_BANDS, gravityBandIndex, type GravityBand } from '../contract/constants.js';
 import type { AssetRisk } from './asset-risk.js';
 import { envelope } from './envelope.js';
 import type { MarketContext } from './market-context.js';
@@ -15,10 +16,8 @@ function median(xs: number[]): number | null {
 
 const mean = (xs: number[]): number | null => (xs.length ? round(xs.reduce((a, b) => a + b, 0) / xs.length, 2) : null);
 
-/** Decision 7: accumulation < 25 <= mid_cycle < 50 <= late_cycle < 75 <= cycle_top. */
-export function gravityBand(s: number): 'accumulation' | 'mid_cycle' | 'late_cycle' | 'cycle_top' {
-  return s < 25 ? 'accumulation' : s < 50 ? 'mid_cycle' : s < 75 ? 'late_cycle' : 'cycle_top';
-}
+/** Decision 7, the band edges defined once in the contract. */
+export const gravityBand = (s: number): GravityBand => GRAVITY_BANDS[gravityBandIndex(s)]!;
 
 export function universeSummary(universe: Universe, members: AssetRisk[], context: MarketContext) {
   const scored = members.filter((r) => r.gravity).map((r) => ({ symbol: r.symbol, score: r.gravity!.score }));

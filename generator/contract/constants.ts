@@ -11,3 +11,10 @@ export const UNIVERSE_PATTERN = /^[A-Za-z0-9_\-]{1,40}$/;
 export const DISCLAIMER =
   'Educational use only. These are descriptive statistics on past prices, read from published model pages; they are not investment advice, a recommendation, or a solicitation to buy or sell any asset.';
 export const API_VERSION = '1.0.0';
+
+/** Gravity's four bands by score, lowest first: accumulation < 25 <= mid_cycle < 50 <= late_cycle < 75 <= cycle_top. */
+export const GRAVITY_BANDS = ['accumulation', 'mid_cycle', 'late_cycle', 'cycle_top'] as const;
+export type GravityBand = (typeof GRAVITY_BANDS)[number];
+const GRAVITY_EDGES = [25, 50, 75];
+/** The index of a score's band in GRAVITY_BANDS (0 to 3): the site's verdicts and the summaries' counts share it. */
+export const gravityBandIndex = (score: number): number => GRAVITY_EDGES.filter((edge) => score >= edge).length;

@@ -1,4 +1,6 @@
 /** Model names (`name@version`) and the site's published wordings that the parsers attach to readings. */
+import { gravityBandIndex } from '../contract/constants.js';
+
 export const MODELS = {
   gravityCrypto: 'twap_gravity_crypto@1',
   gravityEquity: 'twap_gravity_equity@1',
@@ -28,10 +30,9 @@ const VERDICTS = {
   ],
 } as const;
 
-/** Gravity verdict by score (site-format 8.4): < 25, 25-50, 50-75, >= 75. */
+/** Gravity verdict by score: one per band of the contract's GRAVITY_BANDS. */
 export function verdict(score: number, assetClass: 'CRYPTO' | 'EQUITY'): string {
-  const i = score < 25 ? 0 : score < 50 ? 1 : score < 75 ? 2 : 3;
-  return VERDICTS[assetClass][i];
+  return VERDICTS[assetClass][gravityBandIndex(score) as 0 | 1 | 2 | 3];
 }
 
 /** Tenth band `a-b` of a 0-1 value, as the pages name their band traces. */

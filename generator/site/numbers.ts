@@ -2,6 +2,8 @@ import { PageError, describe } from './errors.js';
 
 /** What the pages print where they have no value (decision 19: these become null, never 0). */
 const NOT_PRINTED = new Set(['', 'N/A', 'NA', 'n/a', '—', '–', '-', '--', 'nan', 'NaN', 'None', 'null']);
+/** Whether a card prints no value: the one rule every parser applies. */
+export const notPrinted = (text: string): boolean => NOT_PRINTED.has(text.replace(/\s+/g, ' ').trim());
 
 /**
  * A printed money, percentage or plain number: `$82,907.05`, `+177.81%`, `-48.25%`, `11.4/100`, `Level 7`.

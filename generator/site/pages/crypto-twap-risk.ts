@@ -2,7 +2,7 @@
 import { PageError } from '../errors.js';
 import { loadChrome } from '../html.js';
 import { MODELS } from '../models.js';
-import { round2OrNull } from '../numbers.js';
+import { notPrinted, round2OrNull } from '../numbers.js';
 import { customRow, lastPoint, readFigure, series, traceNamed } from '../plotly.js';
 import { TwapRiskReading, validated, type Archive, type PageResult } from '../readings.js';
 import { parseStamp } from '../stamps.js';
@@ -15,7 +15,7 @@ export function parseCryptoTwapRisk(html: string, file: string, { archive: mine 
   const as_of = parseStamp(page.stamp('UPDATED'), file, 'stamp "UPDATED"');
   const card = page.requireCard('TWAP Risk Level (1-10)');
   let risk_level: number | null = null;
-  if (!/^(N\/A|—|-|)$/.test(card.value)) {
+  if (!notPrinted(card.value)) {
     const m = /^Level (\d+)$/.exec(card.value);
     if (!m) throw new PageError(file, 'card "TWAP Risk Level (1-10)"', `expected "Level k", found "${card.value}"`);
     risk_level = Number(m[1]);

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { parsePrinted, round2, sig8 } from '../../../generator/site/numbers.js';
+import { notPrinted, parsePrinted, round2, sig8 } from '../../../generator/site/numbers.js';
+import { verdict } from '../../../generator/site/models.js';
+import { gravityBand } from '../../../generator/api/summary.js';
 import { parseDate, parseStamp } from '../../../generator/site/stamps.js';
 import { PageError } from '../../../generator/site/errors.js';
 
@@ -55,3 +57,25 @@ describe('printed numbers follow the page\'s own format', () => {
     expect(parsePrinted(t, 'X.html', 'card "C"')).toBe(n);
   });
 });
+
+describe('one "not printed" rule for every card', () => {
+  it.each(['N/A', 'n/a', '—', '–', '-', '--', 'NaN', '', '  N/A  '])('"%s" is no value, for parsePrinted and for the TWAP risk card alike', (t) => {
+    expect(notPrinted(t)).toBe(true);
+    expect(parsePrinted(t, 'X.html', 'card "C"')).toBeNull();
+  });
+  it('a value is a value', () => {
+    expect(notPrinted('Level 7')).toBe(false);
+    expect(notPrinted('0')).toBe(false);
+  });
+});
+
+describe('Gravity bands, defined once', () => {
+  it('the edges 25, 50 and 75 open the next band, for the verdicts and the summaries alike', () => {
+    const scores = [0, 24.99, 25, 49.99, 50, 74.99, 75, 100];
+    expect(scores.map(gravityBand)).toEqual(['accumulation', 'accumulation', 'mid_cycle', 'mid_cycle', 'late_cycle', 'late_cycle', 'cycle_top', 'cycle_top']);
+    expect(scores.map((s) => verdict(s, 'CRYPTO'))).toEqual(scores.map((s) => verdict(GRAVITY_EDGE_SCORE[gravityBand(s)], 'CRYPTO')));
+  });
+});
+
+/** A score inside each band, to compare verdicts band by band. */
+const GRAVITY_EDGE_SCORE = { accumulation: 10, mid_cycle: 30, late_cycle: 60, cycle_top: 90 } as const;
