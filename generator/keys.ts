@@ -6,7 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
-import { keyStoreFromJson, type KeyRecord } from '../auth-shim/credentials.js';
+import { keyStoreFromJson, type KeyRecord } from './contract/keys.js';
 import type { Plan } from './contract/plans.js';
 
 type KeyFile = { keys: KeyRecord[] };

@@ -8,3 +8,4 @@ export * from './json.js';
 export * from './time.js';
 export * from './encodings.js';
 export * from './bulk.js';
+export * from './keys.js';
