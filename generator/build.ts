@@ -411,7 +411,6 @@ async function planFiles(tree: Manifest, texts: Map<string, string>, unchanged: 
  */
 const COMPRESS_CONCURRENCY = 4;
 
-
 /** A tree's identity: the hashes of all its files but the manifest (whose build time differs). */
 const treeHash = (m: Manifest) => sha256(JSON.stringify(m.files));
 
