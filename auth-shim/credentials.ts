@@ -52,11 +52,7 @@ export function credentialHeaders(m: MarketplaceConfig): string[] {
 }
 
 // A Map, not an object literal: a header value such as `constructor` or `__proto__` must find nothing.
-const SUBSCRIPTIONS: ReadonlyMap<string, Plan> = new Map([
-  ['BASIC', 'basic'],
-  ['PRO', 'pro'],
-  ['ULTRA', 'ultra'],
-]);
+const SUBSCRIPTIONS: ReadonlyMap<string, Plan> = new Map([['BASIC', 'basic'], ['PRO', 'pro'], ['ULTRA', 'ultra']]);
 /** Keys longer than this are no key of ours: refused before any hashing. */
 const MAX_KEY_LENGTH = 256;
 

@@ -10,22 +10,14 @@ export interface DurableObjectStorageLike {
   get<T>(key: string): Promise<T | undefined>;
   put<T>(key: string, value: T): Promise<void>;
 }
-export interface DurableObjectStateLike {
-  storage: DurableObjectStorageLike;
-}
-export interface DurableObjectStubLike {
-  fetch(url: string, init: RequestInit): Promise<Response>;
-}
+export interface DurableObjectStateLike { storage: DurableObjectStorageLike }
+export interface DurableObjectStubLike { fetch(url: string, init: RequestInit): Promise<Response> }
 export interface DurableObjectNamespaceLike {
   idFromName(name: string): unknown;
   get(id: unknown): DurableObjectStubLike;
 }
 
-interface TakeRequest {
-  limits: Limits;
-  now: number;
-  month: MonthWindow;
-}
+interface TakeRequest { limits: Limits; now: number; month: MonthWindow }
 
 /** The Durable Object class (bind it as `QUOTAS`, class name `QuotaCounter`). */
 export class QuotaCounter {

@@ -14,12 +14,10 @@ const isError = (v: unknown): v is ParamError => typeof v === 'object' && v !== 
 function date(name: string, v: string | undefined): string | undefined | ParamError {
   if (v === undefined) return undefined;
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(v);
-  const ok =
-    m &&
-    (() => {
-      const d = new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!));
-      return d.getUTCFullYear() === +m[1]! && d.getUTCMonth() === +m[2]! - 1 && d.getUTCDate() === +m[3]!;
-    })();
+  const ok = m && (() => {
+    const d = new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!));
+    return d.getUTCFullYear() === +m[1]! && d.getUTCMonth() === +m[2]! - 1 && d.getUTCDate() === +m[3]!;
+  })();
   return ok ? v : { code: 'bad_parameter', message: `${name} must be a date YYYY-MM-DD` };
 }
 
@@ -52,10 +50,7 @@ export function historyQuery(params: URLSearchParams, plan: Plan): PageQuery | P
 export function bulkSymbols(params: URLSearchParams): string[] | ParamError {
   const raw = once(params, 'symbols');
   if (isError(raw)) return raw;
-  const list = (raw ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
+  const list = (raw ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
   if (list.length === 0) return { code: 'bad_parameter', message: 'symbols is required: a comma-separated list of 1 to 25 symbols' };
   if (list.length > BULK_MAX_SYMBOLS) return { code: 'too_many_symbols', message: `${list.length} symbols requested; at most ${BULK_MAX_SYMBOLS} per call` };
   const bad = list.find((s) => !SYMBOL_PATTERN.test(s));

@@ -9,10 +9,7 @@ import type { OriginFile, Representation } from './origin.js';
 export type Compress = (bytes: Uint8Array<ArrayBuffer>, encoding: Encoding) => Promise<Uint8Array<ArrayBuffer>>;
 
 /** What a runtime can compress on the fly, best first. */
-export interface Compressor {
-  encodings: readonly Encoding[];
-  compress: Compress;
-}
+export interface Compressor { encodings: readonly Encoding[]; compress: Compress }
 
 /** The web platform's CompressionStream: gzip in every runtime the shim runs in (Node 20, workerd). */
 export const webCompressor: Compressor = {
@@ -62,13 +59,7 @@ export function fileResponse(request: Request, f: OriginFile, headers: Record<st
 }
 
 /** A body made for this request, tagged from `hash` (a digest of what it was made from), compressed if worth it. */
-export async function composedResponse(
-  request: Request,
-  bytes: Uint8Array<ArrayBuffer>,
-  hash: string,
-  compressor: Compressor,
-  headers: Record<string, string>,
-): Promise<Response> {
+export async function composedResponse(request: Request, bytes: Uint8Array<ArrayBuffer>, hash: string, compressor: Compressor, headers: Record<string, string>): Promise<Response> {
   const big = bytes.byteLength > COMPRESS_MIN_BYTES;
   const codings = big ? compressor.encodings : [];
   const tag = (e: Encoding | null) => (e ? `"${hash}-${e}"` : `"${hash}"`);

@@ -6,9 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const dir = process.argv[2]!;
-const files = readdirSync(dir)
-  .filter((f) => f.endsWith('.html'))
-  .sort();
+const files = readdirSync(dir).filter((f) => f.endsWith('.html')).sort();
 const start = performance.now();
 let bytes = 0;
 let figures = 0;
@@ -30,4 +28,4 @@ for (const f of files) {
     }
   }
 }
-process.stdout.write(`${JSON.stringify({ ms: performance.now() - start, pages: files.length, figures, bytes })}\n`);
+process.stdout.write(JSON.stringify({ ms: performance.now() - start, pages: files.length, figures, bytes }) + '\n');

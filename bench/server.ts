@@ -37,34 +37,18 @@ if (kind === 'shim' || kind === 'shim-quiet') {
   const manifest = JSON.parse(readFileSync(join(publicDir, 'v1/_manifest.json'), 'utf8'));
   // The same response as the shim's, headers included (the RateLimit values fixed): the same bytes on the wire.
   const headers = {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': String(body.length),
-    ETag: `"${manifest.files['assets/BTC/risk.json'].sha256}"`,
-    'Cache-Control': 'private, max-age=60',
-    Vary: `${credentialHeaders({}).join(', ')}, Accept-Encoding`,
-    'RateLimit-Limit': '60',
-    'RateLimit-Remaining': '59',
-    'RateLimit-Reset': '30',
+    'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(body.length), ETag: `"${manifest.files['assets/BTC/risk.json'].sha256}"`,
+    'Cache-Control': 'private, max-age=60', Vary: `${credentialHeaders({}).join(', ')}, Accept-Encoding`, 'RateLimit-Limit': '60', 'RateLimit-Remaining': '59', 'RateLimit-Reset': '30',
   };
-  url = await listen(
-    createServer((_req, res) => {
-      res.writeHead(200, headers);
-      res.end(body);
-    }),
-  );
+  url = await listen(createServer((_req, res) => { res.writeHead(200, headers); res.end(body); }));
 } else if (kind.startsWith('paid-')) {
   // The path paying callers take, on the real clock: direct keys counted in the named store, and the
   // marketplace's proxy-secret path (counted by the marketplace).
   const spec = kind.slice('paid-'.length);
-  const quotas = openQuotaStore(
-    spec === 'disk' ? join(publicDir, '.bench-quotas.json') : spec === 'redis' ? (process.env.REDIS_URL ?? 'redis://127.0.0.1:6379') : 'memory',
-    (m) => process.stderr.write(`${m}\n`),
-  );
-  url = (
-    await startServer({ publicDir, keysFile, port: 0, watchMs: 0, quotas, marketplaceHost: MARKETPLACE.host, marketplaceSecret: MARKETPLACE.secret, logger })
-  ).url;
+  const quotas = openQuotaStore(spec === 'disk' ? join(publicDir, '.bench-quotas.json') : spec === 'redis' ? (process.env.REDIS_URL ?? 'redis://127.0.0.1:6379') : 'memory', (m) => process.stderr.write(m + '\n'));
+  url = (await startServer({ publicDir, keysFile, port: 0, watchMs: 0, quotas, marketplaceHost: MARKETPLACE.host, marketplaceSecret: MARKETPLACE.secret, logger })).url;
 } else {
   url = await listen(createServer((req, res) => handler(req, res, { public: publicDir })));
 }
-process.stdout.write(`${url}\n`);
+process.stdout.write(url + '\n');
 process.on('SIGINT', () => process.exit(0));

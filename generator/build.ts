@@ -87,12 +87,7 @@ export interface BuildReport {
 }
 
 export class BuildError extends Error {
-  constructor(
-    message: string,
-    readonly report: Partial<BuildReport>,
-    readonly problems: string[],
-    readonly exitCode: number = EXIT.input,
-  ) {
+  constructor(message: string, readonly report: Partial<BuildReport>, readonly problems: string[], readonly exitCode: number = EXIT.input) {
     super(message);
   }
 }
@@ -130,13 +125,9 @@ async function previousLedgers(previous: PreviousTree | null, symbols: string[],
 }
 
 const READING_KEYS: Partial<Record<PageKind, (keyof Carried)[]>> = {
-  crypto_gravity: ['gravity', 'twap', 'price'],
-  equity_twap: ['gravity', 'twap', 'price'],
-  crypto_sma_20w: ['sma_composite'],
-  equity_sma_composite: ['sma_composite'],
-  crypto_phase: ['phase'],
-  equity_valuation: ['phase'],
-  dca_regression: ['dca'],
+  crypto_gravity: ['gravity', 'twap', 'price'], equity_twap: ['gravity', 'twap', 'price'],
+  crypto_sma_20w: ['sma_composite'], equity_sma_composite: ['sma_composite'],
+  crypto_phase: ['phase'], equity_valuation: ['phase'], dca_regression: ['dca'],
 };
 
 export async function build(opts: BuildOptions): Promise<BuildReport> {
@@ -162,12 +153,10 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
   }
 }
 
-const noPrevious = (source: string) =>
-  new BuildError(
-    `no previous tree at ${source}: its history ledger would start over. Pass --previous DIR|URL to continue the deployed ledger, or --init to start a new one on purpose`,
-    {},
-    [],
-  );
+const noPrevious = (source: string) => new BuildError(
+  `no previous tree at ${source}: its history ledger would start over. Pass --previous DIR|URL to continue the deployed ledger, or --init to start a new one on purpose`,
+  {}, [],
+);
 
 async function buildLocked(opts: BuildOptions, at: string, previousSource: string): Promise<BuildReport> {
   const timings: Record<string, number> = {};
@@ -185,8 +174,7 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
   const { recovered, removed } = await tidy(opts.out);
   const tidied = [...(recovered ? [`recovered ${recovered} as v1`] : []), ...removed.map((r) => `removed ${r}`)];
   const found = await discover(opts.pages, catalog);
-  if (found.pages.length === 0)
-    throw new BuildError(`${opts.pages}: no pages at all; nothing can be published`, { tidied }, [`${opts.pages}: holds no source page of the catalogue`]);
+  if (found.pages.length === 0) throw new BuildError(`${opts.pages}: no pages at all; nothing can be published`, { tidied }, [`${opts.pages}: holds no source page of the catalogue`]);
   const previous = await openPrevious(previousSource, opts.previousToken);
   if (!previous && !opts.init) throw noPrevious(previousSource);
   const baseReport = { previous: previous ? previous.source : null, tidied };
@@ -196,16 +184,10 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
   const missingFiles = new Set(vanished.map((v) => v.file));
   for (const m of found.missing) if (!missingFiles.has(m.file)) warnings.push(`${m.symbol}: ${m.file} is missing; ${KIND_MODEL[m.kind]} reads null`);
   if (vanished.length && !opts.keepGoing) {
-    const perKind = Object.entries(countBy(vanished.map((v) => v.kind)))
-      .sort()
-      .map(([k, n]) => `${k} ${n}`)
-      .join(', ');
+    const perKind = Object.entries(countBy(vanished.map((v) => v.kind))).sort().map(([k, n]) => `${k} ${n}`).join(', ');
     const named = vanished.map((v) => `${v.file}: missing (the previous build read it)`);
-    throw new BuildError(
-      `${vanished.length} page(s) the previous build read are missing (${perKind}); the previous tree is untouched`,
-      { ...baseReport, assets: catalog.length, pages_read: found.pages.length, warnings, errors: named },
-      named,
-    );
+    throw new BuildError(`${vanished.length} page(s) the previous build read are missing (${perKind}); the previous tree is untouched`,
+      { ...baseReport, assets: catalog.length, pages_read: found.pages.length, warnings, errors: named }, named);
   }
 
   const cacheDir = previous?.localTree ? previousSource : opts.out;
@@ -213,11 +195,7 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
   lap('discover');
   // The plan before parsing: the previous ledgers, read once, say which assets start a ledger now and so
   // which pages must also yield their weekly archive.
-  const ledgers = await previousLedgers(
-    previous,
-    catalog.map((a) => a.symbol),
-    { ...baseReport, assets: catalog.length },
-  );
+  const ledgers = await previousLedgers(previous, catalog.map((a) => a.symbol), { ...baseReport, assets: catalog.length });
   const startsLedger = (symbol: string) => !ledgers.get(symbol)?.data.rows.length;
   const site = await readSite(opts.pages, found.pages, prevCache, (ref) => !!ref.symbol && ARCHIVE_KINDS.has(ref.kind) && startsLedger(ref.symbol), opts.jobs);
   const guard = pageGuard(catalog, at);
@@ -246,17 +224,7 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
     fail(v.symbol, v.kind);
     carried.push({ ...v, reason: 'missing' });
   }
-  const reportSoFar = {
-    ...baseReport,
-    assets: catalog.length,
-    pages_read: found.pages.length,
-    pages_parsed: site.parsed,
-    pages_reused: site.reused,
-    warnings,
-    errors,
-    ignored: found.ignored,
-    carried,
-  };
+  const reportSoFar = { ...baseReport, assets: catalog.length, pages_read: found.pages.length, pages_parsed: site.parsed, pages_reused: site.reused, warnings, errors, ignored: found.ignored, carried };
   if (errors.length && !opts.keepGoing) throw new BuildError(`${errors.length} page(s) could not be read; the previous tree is untouched`, reportSoFar, errors);
   // The pages this tree answers for, recorded so the next build can tell one that went missing (carried ones too,
   // so the guard holds until the page is back or the catalogue drops it).
@@ -276,13 +244,7 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
   }
 
   const prevRisk = async (symbol: string) => previous?.risk(symbol);
-  const { contexts, sectorSources, ranks, freeTier } = await marketReadings(
-    [...site.results.values()],
-    failedKinds.get('(market)') ?? new Set(),
-    catalog,
-    prevRisk,
-    warnings,
-  );
+  const { contexts, sectorSources, ranks, freeTier } = await marketReadings([...site.results.values()], failedKinds.get('(market)') ?? new Set(), catalog, prevRisk, warnings);
   const freeSet = new Set(freeTier);
 
   // Per asset: readings, history, signal.
@@ -324,10 +286,8 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
 
     const prevLedger = ledgers.get(asset.symbol);
     const today = publishedRow(risk);
-    const archives = Object.values(pages)
-      .map((p) => (p as PageResult).archive)
-      .filter((a) => !!a);
-    let merged: ReturnType<typeof mergeRows>;
+    const archives = Object.values(pages).map((p) => (p as PageResult).archive).filter((a) => !!a);
+    let merged;
     try {
       merged = mergeRows(asset.symbol, prevLedger?.data.rows ?? null, today, () => archiveRows(archives, today!.date));
     } catch (e) {
@@ -343,10 +303,7 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
 
   // A published history must not vanish with its asset.
   for (const s of Object.keys(prevCatalog?.assets ?? {})) {
-    if (!risks.has(s))
-      throw new BuildError(`history would lose a published row: ${s} has published history but is not in the catalogue`, reportSoFar, [
-        `${s}: dropped from the catalogue`,
-      ]);
+    if (!risks.has(s)) throw new BuildError(`history would lose a published row: ${s} has published history but is not in the catalogue`, reportSoFar, [`${s}: dropped from the catalogue`]);
   }
 
   for (const plan of PLANS) objects.set(TREE.assetList(plan), assetList(plan, catalog, risks, pagesOf, freeTier));
@@ -354,22 +311,13 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
   for (const u of UNIVERSES) {
     const members = catalog.filter((a) => a.universes.includes(u));
     universes[u] = members.map((a) => a.symbol);
-    objects.set(
-      TREE.summary(u),
-      universeSummary(
-        u,
-        members.map((a) => risks.get(a.symbol)!),
-        contexts[u],
-      ),
-    );
+    objects.set(TREE.summary(u), universeSummary(u, members.map((a) => risks.get(a.symbol)!), contexts[u]));
   }
   objects.set(TREE.health, health(renderVersion(), at, newest([...risks.values()].map((r) => r.as_of))));
   const contractDoc = openApiDocument();
   objects.set(TREE.openapi, servedDocument({ servers: opts.publicUrl, examples: operationExamples(objects, contractDoc.info) }));
   objects.set(TREE.catalog, {
-    schema: 1,
-    universes,
-    free_tier: freeTier,
+    schema: 1, universes, free_tier: freeTier,
     index: Object.fromEntries(catalog.map((a) => [a.symbol.toUpperCase(), a.symbol])),
     assets: catalogAssets,
   });
@@ -393,29 +341,19 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
     const v = await variants(path, texts.get(path)!);
     tree.files[path]!.encodings = Object.fromEntries(ENCODINGS.map((e) => [e, v[e].digest])) as Record<Encoding, Digest>;
     staged.write(ENCODINGS.map((e) => [v[e].path, v[e].bytes]));
-  }).then(
-    () => null,
-    (e: unknown) => ({ error: e }),
-  );
+  }).then(() => null, (e: unknown) => ({ error: e }));
   const problems = await validateTree(objects, contractDoc, unchanged);
   lap('validate');
   const compressed = await compressing;
   if (problems.length || compressed) await staged.discard();
-  if (problems.length)
-    throw new BuildError(`the tree breaks the contract in ${problems.length} place(s); the previous tree is untouched`, reportSoFar, problems);
+  if (problems.length) throw new BuildError(`the tree breaks the contract in ${problems.length} place(s); the previous tree is untouched`, reportSoFar, problems);
   if (compressed) throw compressed.error;
   lap('compress');
 
   const { linked } = await staged.publish(toJson(tree), at, previous?.localTree ? { tree: previous.localTree, paths: plan.lend } : undefined);
   await writeCache(opts.out, { ...site.cache, last_build: inputs ? { inputs, tree: treeHash(tree) } : undefined, sector_sources: sectorSources }, warnings);
   lap('write');
-  return {
-    ...reportSoFar,
-    files_written: plan.write.size + 2 * plan.compress.length + plan.lend.size + 1,
-    files_linked: linked,
-    sector_sources: sectorSources,
-    timings,
-  };
+  return { ...reportSoFar, files_written: plan.write.size + 2 * plan.compress.length + plan.lend.size + 1, files_linked: linked, sector_sources: sectorSources, timings };
 }
 
 /**
@@ -434,10 +372,7 @@ function generatorCode(): string {
 
 /** Everything a build reads besides the previous tree: page bytes, the catalogue, the code that reads them. */
 function inputFingerprint(catalogFile: string, cache: ParseCache, publicUrl = '/'): string {
-  const pages = Object.entries(cache.pages)
-    .map(([f, e]) => `${f}:${e.hash}`)
-    .sort()
-    .join('\n');
+  const pages = Object.entries(cache.pages).map(([f, e]) => `${f}:${e.hash}`).sort().join('\n');
   return sha256([generatorCode(), PARSER_VERSION, sha256(readFileSync(catalogFile)), publicUrl, pages].join('\n'));
 }
 
@@ -479,13 +414,7 @@ const COMPRESS_CONCURRENCY = 4;
 /** A tree's identity: the hashes of all its files but the manifest (whose build time differs). */
 const treeHash = (m: Manifest) => sha256(JSON.stringify(m.files));
 
-async function reuseTree(
-  previousTree: string,
-  prev: Manifest,
-  out: string,
-  expectedTree: string,
-  at: string,
-): Promise<{ files: number; linked: number; tree: string } | null> {
+async function reuseTree(previousTree: string, prev: Manifest, out: string, expectedTree: string, at: string): Promise<{ files: number; linked: number; tree: string } | null> {
   if (treeHash(prev) !== expectedTree) return null;
   const sizes = manifestSizes(prev);
   const paths = await reusable(previousTree, sizes);
@@ -499,17 +428,8 @@ const prevSectorSources = (cache: ParseCache) => (cache as ParseCache & { sector
 function carriedTwapRisk(prev: AssetRisk): PageResult {
   const t = prev.twap!;
   return {
-    file: t.source_page,
-    kind: 'crypto_twap_risk',
-    symbol: prev.symbol,
-    twap_risk: {
-      risk_level: t.risk_level,
-      risk_level_model: t.risk_level_model ?? MODELS.twapRiskCrypto,
-      as_of: t.as_of,
-      as_of_basis: 'page_stamp',
-      model: MODELS.twapRiskCrypto,
-      source_page: t.source_page,
-    },
+    file: t.source_page, kind: 'crypto_twap_risk', symbol: prev.symbol,
+    twap_risk: { risk_level: t.risk_level, risk_level_model: t.risk_level_model ?? MODELS.twapRiskCrypto, as_of: t.as_of, as_of_basis: 'page_stamp', model: MODELS.twapRiskCrypto, source_page: t.source_page },
   };
 }
 
@@ -563,3 +483,4 @@ async function readJson<T>(file: string): Promise<T | undefined> {
     return undefined;
   }
 }
+

@@ -23,9 +23,7 @@ export async function checkTree(dir: string): Promise<string[]> {
   const bytes = new Map<string, Buffer>();
   for (let i = 0; i < paths.length; i += 64) {
     const chunk = paths.slice(i, i + 64);
-    (await Promise.all(chunk.map((p) => readFile(join(root, p))))).forEach((b, k) => {
-      bytes.set(chunk[k]!, b);
-    });
+    (await Promise.all(chunk.map((p) => readFile(join(root, p))))).forEach((b, k) => bytes.set(chunk[k]!, b));
   }
   const problems: string[] = [];
   const docs = new Map<string, unknown>();
@@ -37,10 +35,7 @@ export async function checkTree(dir: string): Promise<string[]> {
   }
   if (!manifest?.files) return [...problems, `${TREE.manifest}: absent or not a manifest`];
   const listed = new Set<string>([TREE.manifest]);
-  const same = (a: Uint8Array, d: { size: number; sha256: string }) => {
-    const x = digest(a);
-    return x.size === d.size && x.sha256 === d.sha256;
-  };
+  const same = (a: Uint8Array, d: { size: number; sha256: string }) => { const x = digest(a); return x.size === d.size && x.sha256 === d.sha256; };
   for (const [path, entry] of Object.entries(manifest.files)) {
     listed.add(path);
     const file = bytes.get(path);

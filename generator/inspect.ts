@@ -39,12 +39,7 @@ export async function inspect(files: string[], catalog: Asset[]): Promise<{ item
     try {
       text = await readFile(path, 'utf8');
     } catch (e) {
-      items.push({
-        file: path,
-        kind: null,
-        symbol: null,
-        error: `cannot read: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`,
-      });
+      items.push({ file: path, kind: null, symbol: null, error: `cannot read: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}` });
       failed++;
       continue;
     }
@@ -60,12 +55,7 @@ export async function inspect(files: string[], catalog: Asset[]): Promise<{ item
       items.push({ file, kind: what.kind, symbol: what.symbol, ...presentable(result) });
     } catch (e) {
       failed++;
-      items.push({
-        file,
-        kind: what.kind,
-        symbol: what.symbol,
-        error: e instanceof PageError ? { field: e.field, found: e.found, message: e.message } : String((e as Error).message),
-      });
+      items.push({ file, kind: what.kind, symbol: what.symbol, error: e instanceof PageError ? { field: e.field, found: e.found, message: e.message } : String((e as Error).message) });
     }
   }
   return { items, failed };
@@ -82,5 +72,5 @@ export function inspectText(items: Inspected[]): string {
     lines.push(`${file}  (${kind ?? 'unknown'}${symbol ? `, ${symbol}` : ''})`);
     walk('', rest);
   }
-  return `${lines.join('\n')}\n`;
+  return lines.join('\n') + '\n';
 }

@@ -26,7 +26,7 @@ function readKeys(file: string): KeyFile {
 
 async function writeKeys(file: string, doc: KeyFile): Promise<void> {
   const tmp = `${file}.${process.pid}.tmp`;
-  await writeFile(tmp, `${JSON.stringify(doc, null, 2)}\n`, { mode: 0o600 });
+  await writeFile(tmp, JSON.stringify(doc, null, 2) + '\n', { mode: 0o600 });
   await rename(tmp, file);
 }
 
@@ -38,12 +38,7 @@ export async function addKey(file: string, plan: Plan, label = '', now = new Dat
   return key;
 }
 
-export interface KeyListing {
-  label: string;
-  plan: Plan;
-  sha256_prefix: string;
-  created: string | null;
-}
+export interface KeyListing { label: string; plan: Plan; sha256_prefix: string; created: string | null }
 
 export function listKeys(file: string): KeyListing[] {
   return readKeys(file).keys.map((k) => ({ label: k.label, plan: k.plan, sha256_prefix: k.sha256.slice(0, 8), created: k.created ?? null }));
@@ -65,8 +60,7 @@ export async function revokeKeys(file: string, by: { label?: string; sha256?: st
   } else if (by.label !== undefined) match = (k) => k.label === by.label;
   else throw new Error('keys revoke: give --label or --sha256');
   const gone = doc.keys.filter(match);
-  if (!gone.length)
-    throw new Error(`${file}: no key ${by.sha256 !== undefined ? `has a hash starting ${by.sha256}` : `is labelled ${JSON.stringify(by.label)}`}`);
+  if (!gone.length) throw new Error(`${file}: no key ${by.sha256 !== undefined ? `has a hash starting ${by.sha256}` : `is labelled ${JSON.stringify(by.label)}`}`);
   await writeKeys(file, { ...doc, keys: doc.keys.filter((k) => !match(k)) });
   return gone.map((k) => ({ label: k.label, plan: k.plan, sha256_prefix: k.sha256.slice(0, 8), created: k.created ?? null }));
 }

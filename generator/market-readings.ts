@@ -27,8 +27,7 @@ export async function marketReadings(
   };
   const cryptoMarket = {
     fear_greed: byKind('crypto_fear_greed')[0]?.fear_greed ?? (failedMarket.has('crypto_fear_greed') ? ((await firstOf('crypto'))?.fear_greed ?? null) : null),
-    peak_valley:
-      byKind('crypto_peak_valley')[0]?.peak_valley ?? (failedMarket.has('crypto_peak_valley') ? ((await firstOf('crypto'))?.peak_valley ?? null) : null),
+    peak_valley: byKind('crypto_peak_valley')[0]?.peak_valley ?? (failedMarket.has('crypto_peak_valley') ? ((await firstOf('crypto'))?.peak_valley ?? null) : null),
   };
   if (!cryptoMarket.fear_greed) warnings.push('crypto fear & greed: no reading (BTC_Unified_FNG_Matrix.html missing or unreadable)');
   if (!cryptoMarket.peak_valley) warnings.push('crypto peak/valley: no reading (crypto_risk_normalized.html missing or unreadable)');
@@ -68,10 +67,7 @@ export async function marketReadings(
       if (rank) ranks.set(s, rank);
     }
   }
-  const freeTier = [...ranks.entries()]
-    .sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1))
-    .slice(0, FREE_TIER_SIZE)
-    .map(([s]) => s);
+  const freeTier = [...ranks.entries()].sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1)).slice(0, FREE_TIER_SIZE).map(([s]) => s);
 
   return { contexts, sectorSources, ranks, freeTier };
 }

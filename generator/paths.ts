@@ -8,7 +8,7 @@ export function packageRoot(): string {
   for (;;) {
     if (existsSync(join(dir, 'package.json'))) return dir;
     const up = dirname(dir);
-    if (up === dir) throw new Error(`risk-readings: cannot find the package root above ${fileURLToPath(import.meta.url)}`);
+    if (up === dir) throw new Error('risk-readings: cannot find the package root above ' + fileURLToPath(import.meta.url));
     dir = up;
   }
 }

@@ -32,8 +32,7 @@ export function buildSmall(pages: string, out: string, extra: Partial<BuildOptio
   return build({ pages, out, catalog: join(pages, 'catalog.json'), now: '2026-10-14T00:30:00Z', init: true, ...extra });
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: tests read built files by path
-export const readJson = <T = any>(file: string): T => JSON.parse(readFileSync(file, 'utf8')) as T;
+export const readJson = <T = any>(file: string): T => JSON.parse(readFileSync(file, 'utf8')) as T; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** Every file of the live tree of `dir` (through its `v1` link) with its SHA-256: equal maps, byte-identical trees. */
 export function treeHashes(dir: string): Map<string, string> {
@@ -54,19 +53,11 @@ export const BIN = join(ROOT, 'bin', 'risk-readings.js');
 export const FAULTS = join(ROOT, 'test', 'generator', 'output', 'faults.mjs');
 
 export function cli(args: string[], env: Record<string, string> = {}, preload = false): SpawnSyncReturns<string> {
-  return spawnSync(process.execPath, [...(preload ? ['--import', FAULTS] : []), BIN, ...args], {
-    encoding: 'utf8',
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-  });
+  return spawnSync(process.execPath, [...(preload ? ['--import', FAULTS] : []), BIN, ...args], { encoding: 'utf8', cwd: ROOT, env: { ...process.env, ...env } });
 }
 
 /** The same, not waited for: resolves with the exit status, signal and output. */
-export function cliAsync(
-  args: string[],
-  env: Record<string, string> = {},
-  preload = false,
-): Promise<{ status: number | null; signal: string | null; stdout: string; stderr: string }> {
+export function cliAsync(args: string[], env: Record<string, string> = {}, preload = false): Promise<{ status: number | null; signal: string | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [...(preload ? ['--import', FAULTS] : []), BIN, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
   let stdout = '';
   let stderr = '';

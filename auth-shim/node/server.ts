@@ -88,12 +88,9 @@ const zlibCompressor: Compressor = {
   encodings: ['br', 'gzip'],
   compress: async (bytes, e) => {
     if (bytes.byteLength >= SYNC_BELOW) return new Uint8Array(await compress(bytes, e));
-    const out =
-      e === 'br'
-        ? brotliCompressSync(bytes, {
-            params: { [constants.BROTLI_PARAM_QUALITY]: 4, [constants.BROTLI_PARAM_LGWIN]: 16, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.byteLength },
-          })
-        : gzipSync(bytes, { level: 6 });
+    const out = e === 'br'
+      ? brotliCompressSync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 4, [constants.BROTLI_PARAM_LGWIN]: 16, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.byteLength } })
+      : gzipSync(bytes, { level: 6 });
     return new Uint8Array(out.buffer, out.byteOffset, out.byteLength) as Uint8Array<ArrayBuffer>;
   },
 };
@@ -105,9 +102,7 @@ const zlibCompressor: Compressor = {
 function rawError(socket: Duplex, status: 400 | 431, code: ErrorCode, message: string): void {
   const body = JSON.stringify(errorBody(code, message));
   if (!socket.writable) return void socket.destroy();
-  socket.end(
-    `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
-  );
+  socket.end(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`);
 }
 
 export async function startServer(o: ServeOptions): Promise<{ server: Server; origin: FileOrigin; url: string; metricsUrl?: string }> {

@@ -9,14 +9,8 @@ export function assetList(plan: Plan, catalog: Asset[], risks: Map<string, Asset
   const entries = visible.map((a) => {
     const r = risks.get(a.symbol)!;
     return {
-      symbol: a.symbol,
-      name: a.name,
-      asset_class: a.asset_class,
-      universes: [...a.universes],
-      free_tier: r.free_tier,
-      as_of: r.as_of,
-      models: [...a.models].sort(),
-      pages: pages.get(a.symbol) ?? {},
+      symbol: a.symbol, name: a.name, asset_class: a.asset_class, universes: [...a.universes], free_tier: r.free_tier, as_of: r.as_of,
+      models: [...a.models].sort(), pages: pages.get(a.symbol) ?? {},
     };
   });
   const universes: Record<string, string[]> = {};

@@ -8,33 +8,17 @@ const DAY_MS = 86_400_000;
 /** Spec: a model is stale when its page is more than three days behind the asset's newest page. */
 export const STALE_AFTER_DAYS = 3;
 
-export interface PriceOut {
-  value: number | null;
-  currency: 'USD';
-  source_page: string | null;
-}
+export interface PriceOut { value: number | null; currency: 'USD'; source_page: string | null }
 export interface TwapOut {
-  baseline: number | null;
-  premium_pct: number | null;
-  risk_level: number | null;
-  risk_level_model: string | null;
-  as_of: string;
-  as_of_basis: string;
-  model: string;
-  source_page: string;
+  baseline: number | null; premium_pct: number | null; risk_level: number | null; risk_level_model: string | null;
+  as_of: string; as_of_basis: string; model: string; source_page: string;
 }
 type Stamp = { as_of: string; as_of_basis: string; model: string; source_page: string };
 const stamp = (r: Stamp): Stamp => ({ as_of: r.as_of, as_of_basis: r.as_of_basis, model: r.model, source_page: r.source_page });
 
 export interface AssetRisk {
-  symbol: string;
-  name: string;
-  asset_class: 'CRYPTO' | 'EQUITY';
-  universes: string[];
-  as_of: string | null;
-  free_tier: boolean;
-  market_cap_rank: number | null;
-  price: PriceOut;
+  symbol: string; name: string; asset_class: 'CRYPTO' | 'EQUITY'; universes: string[]; as_of: string | null;
+  free_tier: boolean; market_cap_rank: number | null; price: PriceOut;
   gravity: (Omit<GravityReading, keyof Stamp> & Stamp) | null;
   twap: TwapOut | null;
   sma_composite: (Omit<SmaReading, keyof Stamp> & Stamp) | null;
@@ -68,18 +52,7 @@ function phaseOut(p: PageResult | undefined): AssetRisk['phase'] {
 function dcaOut(p: PageResult | undefined): AssetRisk['dca'] {
   const d = p?.dca;
   return d
-    ? {
-        band: d.band,
-        risk: d.risk,
-        price: d.price,
-        fair_value: d.fair_value,
-        floor: d.floor,
-        ceiling: d.ceiling,
-        premium_pct: d.premium_pct,
-        premium_source: d.premium_source,
-        reading_date: d.reading_date,
-        ...stamp(d),
-      }
+    ? { band: d.band, risk: d.risk, price: d.price, fair_value: d.fair_value, floor: d.floor, ceiling: d.ceiling, premium_pct: d.premium_pct, premium_source: d.premium_source, reading_date: d.reading_date, ...stamp(d) }
     : null;
 }
 
@@ -120,13 +93,7 @@ export function assembleAssetRisk(
     const base = gravityPage?.twap;
     const risk = pages.crypto_twap_risk?.twap_risk;
     if (base) {
-      twap = {
-        baseline: base.baseline,
-        premium_pct: base.premium_pct,
-        risk_level: risk?.risk_level ?? null,
-        risk_level_model: risk?.risk_level != null ? risk.risk_level_model : null,
-        ...stamp(base),
-      };
+      twap = { baseline: base.baseline, premium_pct: base.premium_pct, risk_level: risk?.risk_level ?? null, risk_level_model: risk?.risk_level != null ? risk.risk_level_model : null, ...stamp(base) };
     } else if (carried.twap) {
       twap = { ...carried.twap, ...(risk ? { risk_level: risk.risk_level, risk_level_model: risk.risk_level != null ? risk.risk_level_model : null } : {}) };
     }

@@ -27,11 +27,7 @@ export function modelVersion(readings: (Stamped | null | undefined)[], extra: (s
   return Object.fromEntries([...map.entries()].sort(([a], [b]) => (a < b ? -1 : 1)));
 }
 
-export function envelope<T>(
-  data: T,
-  readings: (Stamped | null | undefined)[],
-  extraModels: (string | null | undefined)[] = [],
-): { as_of: string | null; model_version: Record<string, string> | null; disclaimer: string; data: T } {
+export function envelope<T>(data: T, readings: (Stamped | null | undefined)[], extraModels: (string | null | undefined)[] = []): { as_of: string | null; model_version: Record<string, string> | null; disclaimer: string; data: T } {
   const present = readings.filter((r): r is Stamped => !!r);
   const daily = present.filter((r) => !WEEKLY_MODELS.test(r.model));
   return {

@@ -46,6 +46,10 @@ export function universeSummary(universe: Universe, members: AssetRisk[], contex
       fear_greed: context.fear_greed ? { value: context.fear_greed.value, label: context.fear_greed.label, provider: context.fear_greed.provider } : null,
     },
   };
-  const readings = [...members.flatMap((r) => [r.gravity, r.twap, r.sma_composite]), context.peak_valley, context.fear_greed];
+  const readings = [
+    ...members.flatMap((r) => [r.gravity, r.twap, r.sma_composite]),
+    context.peak_valley,
+    context.fear_greed,
+  ];
   return envelope(data, readings);
 }

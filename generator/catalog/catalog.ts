@@ -12,7 +12,7 @@ const Asset = z.object({
   name: z.string().min(1),
   asset_class: z.enum(['CRYPTO', 'EQUITY']),
   universes: z.array(z.enum(UNIVERSES)).min(1),
-  file_id: z.string().regex(/^[A-Za-z0-9_.-]+$/),
+  file_id: z.string().regex(/^[A-Za-z0-9_.\-]+$/),
   models: z.array(z.enum(MODEL_KEYS)),
   data_paused_since: z.string().optional(),
 });

@@ -2,11 +2,7 @@
 import { DISCLAIMER } from './constants.js';
 import { newest } from './time.js';
 
-export interface RiskDoc {
-  as_of: string | null;
-  model_version: Record<string, string> | null;
-  data: unknown;
-}
+export interface RiskDoc { as_of: string | null; model_version: Record<string, string> | null; data: unknown }
 
 /** `found` holds each requested symbol's risk file, or undefined for a symbol the service does not cover. */
 export function bulkBody(requested: string[], found: (RiskDoc | undefined)[]) {
@@ -16,10 +12,7 @@ export function bulkBody(requested: string[], found: (RiskDoc | undefined)[]) {
   const asOf: (string | null)[] = [];
   requested.forEach((s, i) => {
     const doc = found[i];
-    if (!doc) {
-      missing.push(s);
-      return;
-    }
+    if (!doc) return void missing.push(s);
     assets[s] = doc.data;
     asOf.push(doc.as_of);
     Object.assign(versions, doc.model_version);

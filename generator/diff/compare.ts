@@ -27,8 +27,7 @@ export interface Loader {
   json<T = unknown>(path: string): Promise<T | undefined>;
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: a JSON document walked by path, shapes checked by the schemas
-type Doc = Record<string, any>;
+type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const MODEL_KEYS = ['price', 'gravity', 'twap', 'sma_composite', 'phase', 'dca'] as const;
 /** Where a reading came from and when: reported once as `as_of`, not as field changes. */
@@ -50,8 +49,7 @@ function fields(group: Group, subject: string, prefix: string, a: Doc | null | u
   for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) {
     if (skip.has(k)) continue;
     const [x, y] = [a[k], b[k]];
-    if (x && y && typeof x === 'object' && typeof y === 'object' && !Array.isArray(x) && !Array.isArray(y))
-      out.push(...fields(group, subject, `${prefix}${k}.`, x, y, skip));
+    if (x && y && typeof x === 'object' && typeof y === 'object' && !Array.isArray(x) && !Array.isArray(y)) out.push(...fields(group, subject, `${prefix}${k}.`, x, y, skip));
     else out.push(...scalar(group, subject, `${prefix}${k}`, x, y));
   }
   return out;
@@ -69,13 +67,11 @@ function riskChanges(symbol: string, a: Doc, b: Doc): Change[] {
   out.push(...scalar('readings', symbol, 'market_cap_rank', x.market_cap_rank, y.market_cap_rank));
   out.push(...scalar('readings', symbol, 'free_tier', x.free_tier, y.free_tier));
   const [sa, sb] = [new Set<string>(x.stale_models), new Set<string>(y.stale_models)];
-  for (const m of sb)
-    if (!sa.has(m)) out.push({ group: 'readings', subject: symbol, field: 'stale_models', old: null, new: `${m} became stale`, level: 'info' });
+  for (const m of sb) if (!sa.has(m)) out.push({ group: 'readings', subject: symbol, field: 'stale_models', old: null, new: `${m} became stale`, level: 'info' });
   for (const m of sa) if (!sb.has(m)) out.push({ group: 'readings', subject: symbol, field: 'stale_models', old: `${m} was stale`, new: null, level: 'info' });
   for (const [name, version] of Object.entries({ ...a.model_version, ...b.model_version })) {
     const [va, vb] = [a.model_version?.[name], b.model_version?.[name]];
-    if (va !== undefined && vb !== undefined && va !== vb)
-      out.push({ group: 'contract', subject: symbol, field: `model_version.${name}`, old: va, new: vb ?? version, level: 'contract' });
+    if (va !== undefined && vb !== undefined && va !== vb) out.push({ group: 'contract', subject: symbol, field: `model_version.${name}`, old: va, new: vb ?? version, level: 'contract' });
   }
   return out;
 }
@@ -89,28 +85,11 @@ function historyChanges(symbol: string, a: Doc | undefined, b: Doc | undefined):
     const now = after.get(row.date);
     if (!now) out.push({ group: 'history', subject: symbol, field: `row ${row.date}`, old: row.basis, new: null, level: 'alarm' });
     // The last as_published row may be replaced by a later build of the same day; every other row is final.
-    else if (!same(row, now))
-      out.push({
-        group: 'history',
-        subject: symbol,
-        field: `row ${row.date}`,
-        old: row,
-        new: now,
-        level: row.date === lastBefore && row.basis === 'as_published' ? 'info' : 'alarm',
-      });
+    else if (!same(row, now)) out.push({ group: 'history', subject: symbol, field: `row ${row.date}`, old: row, new: now, level: row.date === lastBefore && row.basis === 'as_published' ? 'info' : 'alarm' });
   }
   const known = new Set(before.map((r) => r.date));
   const added = [...after.values()].filter((r) => !known.has(r.date));
-  if (added.length)
-    out.push({
-      group: 'history',
-      subject: symbol,
-      field: 'rows added',
-      old: before.length,
-      new: before.length + added.length,
-      delta: added.length,
-      level: 'info',
-    });
+  if (added.length) out.push({ group: 'history', subject: symbol, field: 'rows added', old: before.length, new: before.length + added.length, delta: added.length, level: 'info' });
   return out;
 }
 

@@ -6,8 +6,7 @@
 import { bulkBody, historyPage, PLAN_LIMITS, TREE, type Ledger, type RiskDoc } from '../contract/index.js';
 import type { Examples } from './document.js';
 
-// biome-ignore lint/suspicious/noExplicitAny: a JSON document walked by path, shapes checked by the schemas
-type Doc = Record<string, any>;
+type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 export function operationExamples(files: Map<string, unknown>, info: object): Examples {
   const get = (path: string) => files.get(path) as Doc | undefined;
@@ -20,17 +19,8 @@ export function operationExamples(files: Map<string, unknown>, info: object): Ex
   const out: Examples = {
     listAssets: { summary: 'GET /v1/assets with a basic key', value: list },
     getAssetRisk: { summary: `GET /v1/assets/${first}/risk`, value: get(TREE.risk(first)) },
-    getAssetHistory: {
-      summary: `GET /v1/assets/${first}/history?limit=3 with a pro key`,
-      value: historyPage(history, { limit: 3, maxLimit: PLAN_LIMITS.pro.historyCap }),
-    },
-    getBulkRisk: {
-      summary: `GET /v1/bulk/risk?symbols=${requested.join(',')}`,
-      value: bulkBody(
-        requested,
-        requested.map((s) => get(TREE.risk(s)) as RiskDoc | undefined),
-      ),
-    },
+    getAssetHistory: { summary: `GET /v1/assets/${first}/history?limit=3 with a pro key`, value: historyPage(history, { limit: 3, maxLimit: PLAN_LIMITS.pro.historyCap }) },
+    getBulkRisk: { summary: `GET /v1/bulk/risk?symbols=${requested.join(',')}`, value: bulkBody(requested, requested.map((s) => get(TREE.risk(s)) as RiskDoc | undefined)) },
     getUniverseSummary: { summary: 'GET /v1/market/crypto/summary', value: get(TREE.summary('crypto')) },
     getHealth: { summary: 'GET /v1/health', value: get(TREE.health) },
     getOpenApi: { summary: 'GET /v1/openapi.json (its opening members only)', value: { openapi: '3.1.0', info } },

@@ -8,37 +8,23 @@
  * block its retry for the stale period.
  */
 import { readFileSync } from 'node:fs';
-import { open, readFile, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { open, readFile, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 
 export const LOCK_FILE = '.lock';
 
-export interface LockHolder {
-  pid: number;
-  host: string;
-  started: string;
-  proc_start: string | null;
-  command: string;
-}
+export interface LockHolder { pid: number; host: string; started: string; proc_start: string | null; command: string }
 
 export class LockHeld extends Error {
-  constructor(
-    readonly path: string,
-    readonly holder: LockHolder | null,
-  ) {
-    super(
-      holder
-        ? `${path}: another build holds the output (pid ${holder.pid} on ${holder.host}, since ${holder.started}: ${holder.command})`
-        : `${path}: another build holds the output (its lock file names no holder yet)`,
-    );
+  constructor(readonly path: string, readonly holder: LockHolder | null) {
+    super(holder
+      ? `${path}: another build holds the output (pid ${holder.pid} on ${holder.host}, since ${holder.started}: ${holder.command})`
+      : `${path}: another build holds the output (its lock file names no holder yet)`);
   }
 }
 
-export interface Lock {
-  path: string;
-  release(): Promise<void>;
-}
+export interface Lock { path: string; release(): Promise<void> }
 
 /** The kernel's start time of a process (Linux), so a pid reused by another program is not taken for the holder. */
 function procStart(pid: number): string | null {
@@ -70,7 +56,7 @@ async function readHolder(path: string): Promise<LockHolder | null> {
 
 /** Create `path` only if absent, with `text` in it; false when it exists. */
 async function createExclusive(path: string, text: string): Promise<boolean> {
-  let fh: FileHandle;
+  let fh;
   try {
     fh = await open(path, 'wx');
   } catch (e) {
@@ -97,7 +83,7 @@ async function isStale(path: string, holder: LockHolder | null): Promise<boolean
 export async function acquireLock(dir: string, command: string): Promise<Lock> {
   const path = join(dir, LOCK_FILE);
   const me: LockHolder = { pid: process.pid, host: hostname(), started: new Date().toISOString(), proc_start: procStart(process.pid), command };
-  const text = `${JSON.stringify(me)}\n`;
+  const text = JSON.stringify(me) + '\n';
   const release = async () => {
     const h = await readHolder(path);
     if (h?.pid === me.pid && h.host === me.host) await unlink(path).catch(() => {});

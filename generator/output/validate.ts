@@ -11,8 +11,7 @@ import { FREE_TIER_SIZE, PLANS, PRECOMPUTED_PAGES } from '../contract/plans.js';
 import { INTERNAL_SCHEMAS } from './internal-schemas.js';
 import { SCHEMA_OF, TREE } from '../contract/tree.js';
 
-// biome-ignore lint/suspicious/noExplicitAny: a JSON document walked by path, shapes checked by the schemas
-type Doc = Record<string, any>;
+type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 export function compileSchemas(openapi: object): (name: string) => ValidateFunction {
   let ajv: InstanceType<typeof Ajv2020.default> | undefined;
@@ -56,9 +55,7 @@ export async function validateTree(files: Map<string, unknown>, contract: object
     const validate = schema(entry[1]);
     if (!validate(doc)) {
       const e = validate.errors![0]!;
-      problems.push(
-        `${path}: ${e.instancePath || '/'}: ${e.message}${e.params && 'allowedValues' in e.params ? ` (${(e.params.allowedValues as unknown[]).join(', ')})` : ''}`,
-      );
+      problems.push(`${path}: ${e.instancePath || '/'}: ${e.message}${e.params && 'allowedValues' in e.params ? ` (${(e.params.allowedValues as unknown[]).join(', ')})` : ''}`);
     }
   }
   if (problems.length === 0) problems.push(...invariants(files));
@@ -82,25 +79,21 @@ function invariants(files: Map<string, unknown>): string[] {
   for (const [u, members] of Object.entries(catalog.universes as Record<string, string[]>)) {
     const summary = files.get(TREE.summary(u)) as Doc | undefined;
     if (!summary) p.push(`${TREE.summary(u)}: absent`);
-    else if (summary.data.asset_count !== members.length)
-      p.push(`${TREE.summary(u)}: data.asset_count is ${summary.data.asset_count}, the catalogue has ${members.length}`);
+    else if (summary.data.asset_count !== members.length) p.push(`${TREE.summary(u)}: data.asset_count is ${summary.data.asset_count}, the catalogue has ${members.length}`);
     for (const s of members) if (!risks.get(s)?.universes.includes(u)) p.push(`${TREE.risk(s)}: data.universes lacks ${u}`);
   }
 
   // Free tier: ten crypto assets (fewer only when fewer are ranked), the same everywhere.
   const free: string[] = catalog.free_tier;
   const rankedCrypto = [...risks.values()].filter((r) => r.asset_class === 'CRYPTO' && r.market_cap_rank !== null).length;
-  if (free.length !== Math.min(FREE_TIER_SIZE, rankedCrypto))
-    p.push(`${TREE.catalog}: free_tier has ${free.length} assets, expected ${Math.min(FREE_TIER_SIZE, rankedCrypto)}`);
+  if (free.length !== Math.min(FREE_TIER_SIZE, rankedCrypto)) p.push(`${TREE.catalog}: free_tier has ${free.length} assets, expected ${Math.min(FREE_TIER_SIZE, rankedCrypto)}`);
   for (const [s, r] of risks) {
     if (r.free_tier !== free.includes(s)) p.push(`${TREE.risk(s)}: data.free_tier is ${r.free_tier}, the catalogue says ${free.includes(s)}`);
     if (r.free_tier && r.asset_class !== 'CRYPTO') p.push(`${TREE.risk(s)}: data.free_tier on a non-crypto asset`);
     const stale = staleModels(r);
-    if (!isDeepStrictEqual(stale, r.stale_models))
-      p.push(`${TREE.risk(s)}: data.stale_models is ${JSON.stringify(r.stale_models)}, the readings say ${JSON.stringify(stale)}`);
+    if (!isDeepStrictEqual(stale, r.stale_models)) p.push(`${TREE.risk(s)}: data.stale_models is ${JSON.stringify(r.stale_models)}, the readings say ${JSON.stringify(stale)}`);
     const signal = files.has(TREE.dcaSignal(s));
-    if (signal !== (r.dca !== null) || signal !== catalog.assets[s].dca_signal)
-      p.push(`${TREE.dcaSignal(s)}: ${signal ? 'present' : 'absent'} but dca is ${r.dca === null ? 'null' : 'a reading'}`);
+    if (signal !== (r.dca !== null) || signal !== catalog.assets[s].dca_signal) p.push(`${TREE.dcaSignal(s)}: ${signal ? 'present' : 'absent'} but dca is ${r.dca === null ? 'null' : 'a reading'}`);
   }
   for (const plan of PLANS) {
     const list = files.get(TREE.assetList(plan)) as Doc | undefined;
@@ -111,8 +104,7 @@ function invariants(files: Map<string, unknown>): string[] {
     const listed: string[] = list.data.assets.map((a: Doc) => a.symbol);
     const expected = plan === 'basic' ? symbols.filter((s) => free.includes(s)) : symbols;
     if (!isDeepStrictEqual(listed, expected)) p.push(`${TREE.assetList(plan)}: data.assets lists ${listed.length} assets, expected ${expected.length}`);
-    if (list.data.total_asset_count !== symbols.length)
-      p.push(`${TREE.assetList(plan)}: data.total_asset_count is ${list.data.total_asset_count}, expected ${symbols.length}`);
+    if (list.data.total_asset_count !== symbols.length) p.push(`${TREE.assetList(plan)}: data.total_asset_count is ${list.data.total_asset_count}, expected ${symbols.length}`);
     if (list.data.asset_count !== listed.length) p.push(`${TREE.assetList(plan)}: data.asset_count does not count data.assets`);
   }
 
@@ -124,17 +116,14 @@ function invariants(files: Map<string, unknown>): string[] {
       continue;
     }
     const rows = full.data.rows;
-    for (let i = 1; i < rows.length; i++)
-      if (!(rows[i - 1]!.date < rows[i]!.date)) p.push(`${TREE.historyFull(s)}: data.rows[${i}].date ${rows[i]!.date} is not after ${rows[i - 1]!.date}`);
+    for (let i = 1; i < rows.length; i++) if (!(rows[i - 1]!.date < rows[i]!.date)) p.push(`${TREE.historyFull(s)}: data.rows[${i}].date ${rows[i]!.date} is not after ${rows[i - 1]!.date}`);
     const first = full.data.first_published;
     rows.forEach((r, i) => {
-      if (r.basis === 'weekly_archive' && first !== null && r.date >= first)
-        p.push(`${TREE.historyFull(s)}: data.rows[${i}] is weekly_archive on or after the first published day ${first}`);
+      if (r.basis === 'weekly_archive' && first !== null && r.date >= first) p.push(`${TREE.historyFull(s)}: data.rows[${i}] is weekly_archive on or after the first published day ${first}`);
     });
     if (full.data.total_row_count !== rows.length) p.push(`${TREE.historyFull(s)}: data.total_row_count is not the row count`);
     for (const page of PRECOMPUTED_PAGES) {
-      if (!isDeepStrictEqual(files.get(TREE.historyPage(s, page.limit)), historyPage(full, page)))
-        p.push(`${TREE.historyPage(s, page.limit)}: differs from the page cut from the ledger`);
+      if (!isDeepStrictEqual(files.get(TREE.historyPage(s, page.limit)), historyPage(full, page))) p.push(`${TREE.historyPage(s, page.limit)}: differs from the page cut from the ledger`);
     }
   }
   return p;

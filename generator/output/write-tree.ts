@@ -26,23 +26,18 @@ export interface Reuse {
  * manifest (written last), so a hand-edited file is made again.
  */
 export async function reusable(tree: string, candidates: Map<string, number>): Promise<Set<string>> {
-  const manifestMtime = await stat(join(tree, TREE.manifest)).then(
-    (s) => s.mtimeMs,
-    () => -Infinity,
-  );
+  const manifestMtime = await stat(join(tree, TREE.manifest)).then((s) => s.mtimeMs, () => -Infinity);
   const out = new Set<string>();
   const paths = [...candidates.keys()];
   for (let i = 0; i < paths.length; i += 64) {
-    await Promise.all(
-      paths.slice(i, i + 64).map(async (path) => {
-        try {
-          const st = await stat(join(tree, path));
-          if (st.size === candidates.get(path) && st.mtimeMs <= manifestMtime) out.add(path);
-        } catch {
-          // absent: made again
-        }
-      }),
-    );
+    await Promise.all(paths.slice(i, i + 64).map(async (path) => {
+      try {
+        const st = await stat(join(tree, path));
+        if (st.size === candidates.get(path) && st.mtimeMs <= manifestMtime) out.add(path);
+      } catch {
+        // absent: made again
+      }
+    }));
   }
   return out;
 }
@@ -90,10 +85,7 @@ export class StagedTree {
   private pending: Promise<void>[] = [];
   private failed: unknown;
 
-  private constructor(
-    readonly out: string,
-    readonly dir: string,
-  ) {}
+  private constructor(readonly out: string, readonly dir: string) {}
 
   static async open(out: string): Promise<StagedTree> {
     return new StagedTree(out, await newStaging(out));
@@ -102,13 +94,11 @@ export class StagedTree {
   /** Writes these files, 64 at a time; a failure surfaces at `publish`. */
   write(files: Iterable<[string, string | Uint8Array]>): void {
     const batch = [...files];
-    this.pending.push(
-      forEachLimited(batch, 64, async ([path, data]) => {
-        const file = join(this.dir, path);
-        await this.folder(dirname(file));
-        await writeNamed(file, data);
-      }).catch((e) => void (this.failed ??= e)),
-    );
+    this.pending.push(forEachLimited(batch, 64, async ([path, data]) => {
+      const file = join(this.dir, path);
+      await this.folder(dirname(file));
+      await writeNamed(file, data);
+    }).catch((e) => void (this.failed ??= e)));
   }
 
   async publish(manifestText: string, builtAt: string, reuse?: Reuse): Promise<{ linked: number }> {
@@ -158,9 +148,7 @@ export async function readTree(dir: string): Promise<Map<string, string>> {
   for (let i = 0; i < paths.length; i += 64) {
     const chunk = paths.slice(i, i + 64);
     const texts = await Promise.all(chunk.map((p) => readFile(join(root, p), 'utf8')));
-    chunk.forEach((p, k) => {
-      out.set(p, texts[k]!);
-    });
+    chunk.forEach((p, k) => out.set(p, texts[k]!));
   }
   return out;
 }

@@ -16,9 +16,7 @@ import { fetchTree } from './http-tree.js';
 /** The previous tree cannot serve as a ledger (exit 1: nothing is published). */
 export class PreviousTreeError extends Error {}
 
-export interface PreviousCatalog {
-  assets: Record<string, unknown>;
-}
+export interface PreviousCatalog { assets: Record<string, unknown> }
 
 export interface PreviousTree {
   /** Where it was read from, for messages and the report. */
@@ -50,8 +48,7 @@ export async function openTree(source: string, read: ReadBytes, localTree: strin
   if (!manifest || typeof manifest !== 'object' || typeof manifest.files !== 'object' || typeof manifest.built_at !== 'string') {
     throw new PreviousTreeError(`${source}: ${TREE.manifest} is not a manifest (expected built_at and files)`);
   }
-  const failed = (path: string, why: string) =>
-    new PreviousTreeError(`${source}: ${path} ${why}; the previous tree fails its own manifest check, so its ledger cannot be continued`);
+  const failed = (path: string, why: string) => new PreviousTreeError(`${source}: ${path} ${why}; the previous tree fails its own manifest check, so its ledger cannot be continued`);
 
   /** A file of the tree, checked against the manifest; undefined when the manifest does not list it. */
   const verified = async <T>(path: string, absent = () => failed(path, `is listed in ${TREE.manifest} but absent`)): Promise<T | undefined> => {
@@ -71,10 +68,7 @@ export async function openTree(source: string, read: ReadBytes, localTree: strin
   // Market readings and carried readings ask for the same asset's AssetRisk more than once: read and check it once.
   const risks = new Map<string, Promise<AssetRisk | undefined>>();
   return {
-    source,
-    manifest,
-    catalog,
-    localTree,
+    source, manifest, catalog, localTree,
     async ledger(symbol) {
       const path = TREE.historyFull(symbol);
       if (!manifest.files[path] && !catalog?.assets[symbol]) return undefined;

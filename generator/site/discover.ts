@@ -28,14 +28,8 @@ export const MARKET_PAGES: Record<string, PageKind> = {
 
 /** Which page kinds feed which model of an asset. */
 export const KIND_MODEL: Partial<Record<PageKind, ModelKey>> = {
-  crypto_gravity: 'gravity',
-  crypto_twap_risk: 'twap',
-  crypto_sma_20w: 'sma_composite',
-  crypto_phase: 'phase',
-  equity_twap: 'gravity',
-  equity_sma_composite: 'sma_composite',
-  equity_valuation: 'phase',
-  dca_regression: 'dca',
+  crypto_gravity: 'gravity', crypto_twap_risk: 'twap', crypto_sma_20w: 'sma_composite', crypto_phase: 'phase',
+  equity_twap: 'gravity', equity_sma_composite: 'sma_composite', equity_valuation: 'phase', dca_regression: 'dca',
 };
 
 /** The file names an asset's models are published under, as the site spells them. */

@@ -13,5 +13,5 @@ export class PageError extends Error {
 export function describe(value: unknown): string {
   if (value === undefined) return 'nothing';
   const s = typeof value === 'string' ? JSON.stringify(value) : String(value);
-  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+  return s.length > 80 ? s.slice(0, 77) + '...' : s;
 }

@@ -13,9 +13,7 @@ import type { PageKind, PageResult } from './readings.js';
  * `archive`: mine the page's whole series for weekly history rows. Only an asset whose ledger starts needs
  * them; without it a parser reads the readings and leaves the series' past alone.
  */
-export interface ParseOptions {
-  archive: boolean;
-}
+export interface ParseOptions { archive: boolean }
 export type Parser = (text: string, file: string, options?: ParseOptions) => PageResult;
 
 export const PARSERS: Record<PageKind, Parser> = {

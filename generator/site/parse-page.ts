@@ -7,13 +7,7 @@ import { PARSERS } from './kinds.js';
 import type { PageKind, PageResult } from './readings.js';
 
 /** `archive`: mine the weekly history too (only for an asset whose ledger starts; see ParseOptions). */
-export interface ParseJob {
-  dir: string;
-  file: string;
-  kind: PageKind;
-  knownHash?: string;
-  archive: boolean;
-}
+export interface ParseJob { dir: string; file: string; kind: PageKind; knownHash?: string; archive: boolean }
 export type ParseOutcome =
   | { file: string; hash: string; result: PageResult }
   | { file: string; hash: string; unchanged: true }

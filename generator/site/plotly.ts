@@ -93,14 +93,9 @@ export function readFigure(html: string, file: string): PlotlyFigure {
 }
 
 const DTYPES = {
-  f8: Float64Array,
-  f4: Float32Array,
-  i1: Int8Array,
-  i2: Int16Array,
-  i4: Int32Array,
-  u1: Uint8Array,
-  u2: Uint16Array,
-  u4: Uint32Array,
+  f8: Float64Array, f4: Float32Array,
+  i1: Int8Array, i2: Int16Array, i4: Int32Array,
+  u1: Uint8Array, u2: Uint16Array, u4: Uint32Array,
 } as const;
 
 export interface Matrix {
@@ -135,18 +130,11 @@ export function decodeNumbers(value: unknown, file: string, field: string): Matr
     const aligned = new Uint8Array(bytes.byteLength);
     aligned.set(bytes);
     const typed = new Ctor(aligned.buffer);
-    const data =
-      typed instanceof Float64Array
-        ? typed
-        : typed instanceof Float32Array
-          ? Float64Array.from(typed, shortestFloat32)
-          : Float64Array.from(typed as ArrayLike<number>);
+    const data = typed instanceof Float64Array ? typed : typed instanceof Float32Array ? Float64Array.from(typed, shortestFloat32) : Float64Array.from(typed as ArrayLike<number>);
     let rows = data.length;
     let cols = 1;
     if (shape !== undefined) {
-      const dims = String(shape)
-        .split(',')
-        .map((s) => Number(s.trim()));
+      const dims = String(shape).split(',').map((s) => Number(s.trim()));
       if (dims.length === 2 && dims.every(Number.isInteger)) [rows, cols] = dims as [number, number];
       else if (!(dims.length === 1 && dims[0] === data.length)) throw new PageError(file, field, `unreadable shape ${describe(shape)}`);
       if (rows * cols !== data.length) throw new PageError(file, field, `shape ${describe(shape)} does not match ${data.length} values`);
@@ -191,8 +179,7 @@ export function dates(trace: Trace, file: string): string[] {
   for (let i = 0; i < x.length; i++) {
     const d = x[i];
     // A cheap shape check per point (YYYY-MM-DD...), the full pattern on the first one.
-    if (typeof d !== 'string' || d.charCodeAt(4) !== 45 || d.charCodeAt(7) !== 45 || (i === 0 && !/^\d{4}-\d{2}-\d{2}/.test(d)))
-      throw new PageError(file, field, `expected a date, found ${describe(d)}`);
+    if (typeof d !== 'string' || d.charCodeAt(4) !== 45 || d.charCodeAt(7) !== 45 || (i === 0 && !/^\d{4}-\d{2}-\d{2}/.test(d))) throw new PageError(file, field, `expected a date, found ${describe(d)}`);
     out[i] = d.length === 10 ? d : d.slice(0, 10);
   }
   return out;
@@ -223,11 +210,9 @@ function rawDates(trace: Trace, file: string): string[] {
   const field = `trace "${trace.name ?? '(unnamed)'}" x`;
   if (!Array.isArray(x)) throw new PageError(file, field, 'expected an array of dates');
   for (const i of [0, x.length - 1]) {
-    if (x.length && (typeof x[i] !== 'string' || !/^\d{4}-\d{2}-\d{2}/.test(x[i] as string)))
-      throw new PageError(file, field, `expected a date, found ${describe(x[i])}`);
+    if (x.length && (typeof x[i] !== 'string' || !/^\d{4}-\d{2}-\d{2}/.test(x[i] as string))) throw new PageError(file, field, `expected a date, found ${describe(x[i])}`);
   }
-  for (const d of x)
-    if (typeof d !== 'string' || d.charCodeAt(4) !== 45 || d.charCodeAt(7) !== 45) throw new PageError(file, field, `expected a date, found ${describe(d)}`);
+  for (const d of x) if (typeof d !== 'string' || d.charCodeAt(4) !== 45 || d.charCodeAt(7) !== 45) throw new PageError(file, field, `expected a date, found ${describe(d)}`);
   return x as string[];
 }
 
@@ -272,12 +257,7 @@ export function bandHolding(traces: Trace[], pattern: RegExp, date: string, file
  * For each wanted point (by its raw x string, as the chart's other traces write it), which band trace holds it
  * and where: one pass over every band trace, for mining weekly history, with no allocation per point.
  */
-export function bandIndex(
-  traces: Trace[],
-  pattern: RegExp,
-  wanted: Iterable<string>,
-  file: string,
-): Map<string, { match: RegExpExecArray; trace: Trace; index: number }> {
+export function bandIndex(traces: Trace[], pattern: RegExp, wanted: Iterable<string>, file: string): Map<string, { match: RegExpExecArray; trace: Trace; index: number }> {
   const out = new Map<string, { match: RegExpExecArray; trace: Trace; index: number }>();
   const want = new Set(wanted);
   for (const t of traces) {

@@ -21,12 +21,7 @@ export const PARSER_VERSION = 3;
  */
 const withoutArchive = ({ archive: _archive, ...rest }: PageResult): PageResult => rest;
 
-export interface CacheEntry {
-  size: number;
-  mtimeMs: number;
-  hash: string;
-  result: PageResult;
-}
+export interface CacheEntry { size: number; mtimeMs: number; hash: string; result: PageResult }
 export interface ParseCache {
   parser_version: number;
   pages: Record<string, CacheEntry>;
@@ -51,18 +46,16 @@ function pool(size: number) {
   const waiting = new Map<number, (o: ParseOutcome) => void>();
   let next = 0;
   let id = 0;
-  for (const w of workers)
-    w.on('message', (m: { id: number; outcome: ParseOutcome }) => {
-      waiting.get(m.id)!(m.outcome);
-      waiting.delete(m.id);
-    });
+  for (const w of workers) w.on('message', (m: { id: number; outcome: ParseOutcome }) => {
+    waiting.get(m.id)!(m.outcome);
+    waiting.delete(m.id);
+  });
   return {
-    run: (job: ParseJob) =>
-      new Promise<ParseOutcome>((resolve) => {
-        const n = id++;
-        waiting.set(n, resolve);
-        workers[next++ % workers.length]!.postMessage({ ...job, id: n });
-      }),
+    run: (job: ParseJob) => new Promise<ParseOutcome>((resolve) => {
+      const n = id++;
+      waiting.set(n, resolve);
+      workers[next++ % workers.length]!.postMessage({ ...job, id: n });
+    }),
     close: () => Promise.all(workers.map((w) => w.terminate())),
   };
 }
@@ -79,13 +72,7 @@ export const defaultJobs = (): number => Math.max(1, availableParallelism() - 1)
  * asset whose ledger starts with this build): those are parsed whole, never taken from the cache, and no page is
  * parsed twice.
  */
-export async function readSite(
-  dir: string,
-  pages: PageRef[],
-  previous: ParseCache | undefined,
-  wantsArchive: (ref: PageRef) => boolean,
-  jobs = defaultJobs(),
-): Promise<SiteRead> {
+export async function readSite(dir: string, pages: PageRef[], previous: ParseCache | undefined, wantsArchive: (ref: PageRef) => boolean, jobs = defaultJobs()): Promise<SiteRead> {
   const old = previous?.parser_version === PARSER_VERSION ? previous.pages : {};
   const cache: ParseCache = { parser_version: PARSER_VERSION, pages: {} };
   const results = new Map<string, PageResult>();

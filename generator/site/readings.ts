@@ -16,34 +16,12 @@ export const PriceReading = z.object({ value: numOrNull, currency: z.literal('US
 export const SmaReading = z.object({ score: num.min(0).max(100), page_value: num.min(0).max(1), band: z.string().regex(/^\d\.\d-\d\.\d$/), ...stamped });
 export const PhaseReading = z.object({ label: z.string(), completion_pct: numOrNull, fair_value: numOrNull, max_euphoria_target: numOrNull, ...stamped });
 export const DcaReading = z.object({
-  band: z.string().regex(/^\d\.\d-\d\.\d$/),
-  risk: num.min(0).max(1),
-  price: numOrNull,
-  fair_value: numOrNull,
-  floor: numOrNull,
-  ceiling: numOrNull,
-  premium_pct: numOrNull,
-  premium_source: z.enum(['printed', 'derived', 'unavailable']),
-  reading_date: z.string().nullable(),
-  ...stamped,
+  band: z.string().regex(/^\d\.\d-\d\.\d$/), risk: num.min(0).max(1), price: numOrNull, fair_value: numOrNull, floor: numOrNull, ceiling: numOrNull,
+  premium_pct: numOrNull, premium_source: z.enum(['printed', 'derived', 'unavailable']), reading_date: z.string().nullable(), ...stamped,
 });
 const context = { model: z.string(), as_of: AS_OF.nullable(), as_of_basis: BASIS, source_page: z.string() };
-export const FearGreedReading = z.object({
-  value: numOrNull,
-  label: z.string().nullable(),
-  label_source: z.enum(['site_band_table', 'engine']),
-  sma_30: numOrNull,
-  provider: z.string(),
-  scope: z.enum(['market', 'sector']),
-  ...context,
-});
-export const PeakValleyReading = z.object({
-  score: numOrNull,
-  zone: z.string().nullable(),
-  series: z.string(),
-  scope: z.enum(['market', 'sector']),
-  ...context,
-});
+export const FearGreedReading = z.object({ value: numOrNull, label: z.string().nullable(), label_source: z.enum(['site_band_table', 'engine']), sma_30: numOrNull, provider: z.string(), scope: z.enum(['market', 'sector']), ...context });
+export const PeakValleyReading = z.object({ score: numOrNull, zone: z.string().nullable(), series: z.string(), scope: z.enum(['market', 'sector']), ...context });
 export const MacroRiskReading = z.object({ score: numOrNull, status: z.string().nullable(), scope: z.string(), ...context });
 
 export type GravityReading = z.infer<typeof GravityReading>;
@@ -92,19 +70,9 @@ export interface PageResult {
 }
 
 export const PAGE_KINDS = [
-  'crypto_gravity',
-  'crypto_twap_risk',
-  'crypto_sma_20w',
-  'crypto_phase',
-  'dca_regression',
-  'equity_twap',
-  'equity_sma_composite',
-  'equity_valuation',
-  'crypto_fear_greed',
-  'crypto_peak_valley',
-  'sector_feed',
-  'sector_widget',
-  'market_cap_ranking',
+  'crypto_gravity', 'crypto_twap_risk', 'crypto_sma_20w', 'crypto_phase', 'dca_regression',
+  'equity_twap', 'equity_sma_composite', 'equity_valuation',
+  'crypto_fear_greed', 'crypto_peak_valley', 'sector_feed', 'sector_widget', 'market_cap_ranking',
 ] as const;
 export type PageKind = (typeof PAGE_KINDS)[number];
 

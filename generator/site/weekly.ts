@@ -42,11 +42,6 @@ export function lastOfWeek(dates: string[], keep: (i: number) => boolean = () =>
  */
 export function weeklyBandPoints(price: Series, traces: Trace[], pattern: RegExp, file: string, keep?: (i: number) => boolean) {
   const weeks = lastOfWeek(price.x, keep);
-  const bands = bandIndex(
-    traces,
-    pattern,
-    [...weeks.values()].map((i) => price.x[i]!),
-    file,
-  );
+  const bands = bandIndex(traces, pattern, [...weeks.values()].map((i) => price.x[i]!), file);
   return [...weeks].map(([week, index]) => ({ week, index, hit: bands.get(price.x[index]!) }));
 }

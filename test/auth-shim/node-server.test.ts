@@ -17,15 +17,7 @@ let base = '';
 
 beforeAll(async () => {
   out = await builtTree(root);
-  const s = await startServer({
-    publicDir: out,
-    keysFile: KEYS_FILE,
-    port: 0,
-    marketplaceHost: 'risk-readings.marketplace.example',
-    marketplaceSecret: 'proxy-secret-for-tests',
-    watchMs: 0,
-    now: minuteClock(),
-  });
+  const s = await startServer({ publicDir: out, keysFile: KEYS_FILE, port: 0, marketplaceHost: 'risk-readings.marketplace.example', marketplaceSecret: 'proxy-secret-for-tests', watchMs: 0, now: minuteClock() });
   [server, base] = [s.server, s.url];
 });
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
@@ -107,13 +99,13 @@ describe('Node server: raw HTTP', () => {
 
   it('answers 502 upstream_error when a file the manifest lists has vanished from disk', async () => {
     const full = join(out, 'v1/assets/AERO/history/full.json');
-    renameSync(full, `${full}.gone`);
+    renameSync(full, full + '.gone');
     try {
       const res = await call('/v1/assets/AERO/history?limit=2', { headers: { 'X-API-Key': KEY.pro } });
       expect(res.status).toBe(502);
       expect((await res.json()).error.code).toBe('upstream_error');
     } finally {
-      renameSync(`${full}.gone`, full);
+      renameSync(full + '.gone', full);
     }
   });
 
@@ -149,8 +141,9 @@ describe('Node server: a rebuild underneath', () => {
   });
 });
 
+
 describe('Node server: metrics (prom-client on --metrics-port)', () => {
-  it("counts requests by route and status, quota refusals, and reports the tree's age", async () => {
+  it('counts requests by route and status, quota refusals, and reports the tree\'s age', async () => {
     let t = Date.UTC(2026, 9, 16, 12);
     const s = await startServer({ publicDir: out, keysFile: KEYS_FILE, port: 0, watchMs: 0, metricsPort: 0, now: () => t });
     try {

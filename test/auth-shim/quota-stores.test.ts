@@ -57,10 +57,7 @@ function inProcessNamespace(): DurableObjectNamespaceLike {
       let o = objects.get(id as string);
       if (!o) {
         const data = new Map<string, unknown>();
-        const storage = {
-          get: async <T>(k: string) => structuredClone(data.get(k)) as T | undefined,
-          put: async <T>(k: string, v: T) => void data.set(k, structuredClone(v)),
-        };
+        const storage = { get: async <T>(k: string) => structuredClone(data.get(k)) as T | undefined, put: async <T>(k: string, v: T) => void data.set(k, structuredClone(v)) };
         objects.set(id as string, (o = { counter: new QuotaCounter({ storage }), queue: Promise.resolve() }));
       }
       const obj = o;
@@ -150,9 +147,7 @@ describe('the disk store (the default of serve)', () => {
     const quotas = join(root, 'cli-quotas.json');
     const serve = async () => {
       const port = await freePort();
-      const child = spawn(process.execPath, [BIN, 'serve', '--public', out, '--keys', KEYS_FILE, '--quotas', quotas, '--port', String(port)], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const child = spawn(process.execPath, [BIN, 'serve', '--public', out, '--keys', KEYS_FILE, '--quotas', quotas, '--port', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';
       child.stdout.on('data', (d) => (stdout += String(d)));
       await new Promise<void>((resolve, reject) => {
@@ -166,22 +161,9 @@ describe('the disk store (the default of serve)', () => {
     first.child.kill('SIGTERM');
     await new Promise((r) => first.child.on('exit', r));
     // The access log: one JSON line per request, with a short credential id and never the key.
-    const lines = first
-      .log()
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l))
-      .filter((l) => l.msg === 'request');
+    const lines = first.log().trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.msg === 'request');
     expect(lines).toHaveLength(3);
-    expect(lines[0]).toMatchObject({
-      method: 'GET',
-      path: '/v1/assets/BTC/risk',
-      route: 'risk',
-      status: 200,
-      plan: 'basic',
-      credential: expect.stringMatching(/^key:[0-9a-f]{8}$/),
-      code: null,
-    });
+    expect(lines[0]).toMatchObject({ method: 'GET', path: '/v1/assets/BTC/risk', route: 'risk', status: 200, plan: 'basic', credential: expect.stringMatching(/^key:[0-9a-f]{8}$/), code: null });
     expect(lines[0].bytes).toBeGreaterThan(1000);
     expect(typeof lines[0].ms).toBe('number');
     expect(Number.isFinite(Date.parse(lines[0].time))).toBe(true);
@@ -206,7 +188,7 @@ async function freePort(): Promise<number> {
 }
 
 describe('live keys (decision 22)', () => {
-  it("a revoked key is refused within 2 s, without a restart and without touching another key's count", async () => {
+  it('a revoked key is refused within 2 s, without a restart and without touching another key\'s count', async () => {
     const out = await sharedTree();
     const keys = join(root, 'live-keys.json');
     copyFileSync(KEYS_FILE, keys);
@@ -263,17 +245,9 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
   it('two Node servers on one Redis together admit exactly the limit', async () => {
     const shared = prefix();
     const t = Date.UTC(2026, 9, 14, 12, 0, 0);
-    const servers = await Promise.all(
-      [0, 1].map(() =>
-        startServer({ publicDir: out, keysFile: KEYS_FILE, port: 0, watchMs: 0, quotas: open(() => new RedisQuotaStore(REDIS_URL, shared)), now: () => t }),
-      ),
-    );
+    const servers = await Promise.all([0, 1].map(() => startServer({ publicDir: out, keysFile: KEYS_FILE, port: 0, watchMs: 0, quotas: open(() => new RedisQuotaStore(REDIS_URL, shared)), now: () => t })));
     try {
-      const statuses = await Promise.all(
-        Array.from({ length: 100 }, (_, i) =>
-          fetch(`${servers[i % 2]!.url}/v1/assets/BTC/risk`, { headers: { 'X-API-Key': KEY.ultra } }).then((r) => r.status),
-        ),
-      );
+      const statuses = await Promise.all(Array.from({ length: 100 }, (_, i) => fetch(`${servers[i % 2]!.url}/v1/assets/BTC/risk`, { headers: { 'X-API-Key': KEY.ultra } }).then((r) => r.status)));
       expect(statuses.filter((s) => s === 200)).toHaveLength(PLAN_LIMITS.ultra.perMinute);
       expect(statuses.filter((s) => s === 429)).toHaveLength(100 - PLAN_LIMITS.ultra.perMinute);
     } finally {
@@ -311,16 +285,13 @@ describe.each(stores)('the shim on the %s store', (name, make) => {
   beforeAll(async () => {
     out = await sharedTree();
     const handle = createHandler({
-      origin: FileOrigin.open(out, 0),
-      keys: loadKeys(KEYS_FILE),
-      quotas: open(make),
-      now: minuteClock(),
+      origin: FileOrigin.open(out, 0), keys: loadKeys(KEYS_FILE), quotas: open(make), now: minuteClock(),
       marketplace: { host: 'risk-readings.marketplace.example', secret: 'proxy-secret-for-tests' },
     });
     call = (path, init = {}) => handle(new Request(`http://shim.test${path}`, { method: init.method ?? 'GET', headers: init.headers }));
   });
   shimSuite(`${name} store`, () => ({ call, out }));
-  it("refuses past the limit with 429 and the spec's code", async () => {
+  it('refuses past the limit with 429 and the spec\'s code', async () => {
     const t = Date.UTC(2026, 9, 20, 8, 0, 0);
     const handle = createHandler({ origin: FileOrigin.open(out, 0), keys: loadKeys(KEYS_FILE), quotas: open(make), now: () => t });
     const get = () => handle(new Request('http://shim.test/v1/assets/BTC/risk', { headers: { 'X-API-Key': KEY.basic } }));
@@ -328,3 +299,4 @@ describe.each(stores)('the shim on the %s store', (name, make) => {
     await expectError(await get(), 429, 'rate_limited');
   });
 });
+

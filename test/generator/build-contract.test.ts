@@ -19,18 +19,7 @@ const SYMBOLS = ['BTC', 'AERO', 'SPY'];
 const day = (n: number) => join(root, `day${n}`);
 const pristine = join(root, 'pristine');
 const NOW = (n: number) => `2026-10-${13 + n}T00:30:00Z`;
-const args = (pages: string, out: string, n: number, ...more: string[]) => [
-  'build',
-  '--pages',
-  pages,
-  '--out',
-  out,
-  '--catalog',
-  join(day(1), 'catalog.json'),
-  '--now',
-  NOW(n),
-  ...more,
-];
+const args = (pages: string, out: string, n: number, ...more: string[]) => ['build', '--pages', pages, '--out', out, '--catalog', join(day(1), 'catalog.json'), '--now', NOW(n), ...more];
 const rows = (dir: string, s: string) => readJson(join(dir, 'v1', 'assets', s, 'history', 'full.json')).data.rows as { date: string; basis: string }[];
 
 /** A fresh copy of the day-1 tree. */
@@ -85,23 +74,12 @@ describe('nothing published quietly turns null', () => {
     const out = copyOfDay1('partial');
     const pages = join(root, 'partial-pages');
     cpSync(day(2), pages, { recursive: true });
-    for (const f of [
-      'BTC_Price_TWAP_Gravity_Analysis.html',
-      'AERO29270_Price_TWAP_Gravity_Analysis.html',
-      'SPY_Composite_SMA_Risk.html',
-      'crypto_risk_normalized.html',
-    ])
-      rmSync(join(pages, f));
+    for (const f of ['BTC_Price_TWAP_Gravity_Analysis.html', 'AERO29270_Price_TWAP_Gravity_Analysis.html', 'SPY_Composite_SMA_Risk.html', 'crypto_risk_normalized.html']) rmSync(join(pages, f));
     const before = treeHashes(out);
     const r = cli(args(pages, out, 2));
     expect(r.status).toBe(1);
     expect(r.stderr).toContain('4 page(s) the previous build read are missing (crypto_gravity 2, crypto_peak_valley 1, equity_sma_composite 1)');
-    for (const f of [
-      'BTC_Price_TWAP_Gravity_Analysis.html',
-      'AERO29270_Price_TWAP_Gravity_Analysis.html',
-      'SPY_Composite_SMA_Risk.html',
-      'crypto_risk_normalized.html',
-    ]) {
+    for (const f of ['BTC_Price_TWAP_Gravity_Analysis.html', 'AERO29270_Price_TWAP_Gravity_Analysis.html', 'SPY_Composite_SMA_Risk.html', 'crypto_risk_normalized.html']) {
       expect(r.stderr).toContain(`${f}: missing (the previous build read it)`);
     }
     expect(treeHashes(out)).toEqual(before);
@@ -208,16 +186,7 @@ describe('one writer', () => {
   it('a lock whose holder is dead is taken over at once', async () => {
     const out = copyOfDay1('stale-lock');
     const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
-    writeFileSync(
-      join(out, '.lock'),
-      JSON.stringify({
-        pid: Number(dead.stdout),
-        host: (await import('node:os')).hostname(),
-        started: '2026-10-14T00:00:00Z',
-        proc_start: null,
-        command: 'killed',
-      }),
-    );
+    writeFileSync(join(out, '.lock'), JSON.stringify({ pid: Number(dead.stdout), host: (await import('node:os')).hostname(), started: '2026-10-14T00:00:00Z', proc_start: null, command: 'killed' }));
     const r = cli(args(day(2), out, 2));
     expect(r.status, r.stderr).toBe(0);
     expect(existsSync(join(out, '.lock'))).toBe(false);
@@ -248,12 +217,7 @@ describe('what killed builds left', () => {
     cpSync(realpathSync(join(out, 'v1')), join(out, '.trees', 'orphan'), { recursive: true });
     const r = cli(args(day(2), out, 2, '--json'));
     expect(r.status, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout).tidied.sort()).toEqual([
-      'removed .trees/.staging-9-abc',
-      'removed .trees/.trash-old-1',
-      'removed .trees/orphan',
-      'removed .v1-staging-123',
-    ]);
+    expect(JSON.parse(r.stdout).tidied.sort()).toEqual(['removed .trees/.staging-9-abc', 'removed .trees/.trash-old-1', 'removed .trees/orphan', 'removed .v1-staging-123']);
     expect(readdirSync(out).sort()).toEqual(['.risk-readings-cache.json', '.trees', 'v1']);
     expect(readdirSync(join(out, '.trees'))).toHaveLength(1);
   });
@@ -276,11 +240,7 @@ describe('the report is data', () => {
     writeFileSync(f, readFileSync(f, 'utf8').replace(/(<p class="card-lbl">Lifetime TWAP Base<\/p>\s*<p class="card-val"[^>]*>)[^<]*/, '$1$$1,2x'));
     const bad = cli(args(broken, out, 3, '--json'));
     expect(bad.status).toBe(1);
-    expect(JSON.parse(bad.stdout)).toMatchObject({
-      status: 'failed',
-      exit_code: 1,
-      errors: [expect.stringContaining('AERO29270_Price_TWAP_Gravity_Analysis.html: card "Lifetime TWAP Base"')],
-    });
+    expect(JSON.parse(bad.stdout)).toMatchObject({ status: 'failed', exit_code: 1, errors: [expect.stringContaining('AERO29270_Price_TWAP_Gravity_Analysis.html: card "Lifetime TWAP Base"')] });
     expect(bad.stderr).toContain('build failed:');
   });
 });

@@ -33,20 +33,13 @@ describe('build over three publication days', () => {
     await buildSmall(day(3), out, { now: '2026-10-16T00:30:00Z' });
     const after = ledger('BTC');
     expect(after.slice(0, before.length)).toEqual(before);
-    expect(after.slice(before.length).map((r) => [r.date, r.basis])).toEqual([
-      ['2026-10-14', 'as_published'],
-      ['2026-10-15', 'as_published'],
-    ]);
+    expect(after.slice(before.length).map((r) => [r.date, r.basis])).toEqual([['2026-10-14', 'as_published'], ['2026-10-15', 'as_published']]);
     // An equity's rows follow its trading days.
-    expect(
-      ledger('SPY')
-        .filter((r) => r.basis === 'as_published')
-        .map((r) => r.date),
-    ).toEqual(['2026-10-13', '2026-10-14', '2026-10-15']);
+    expect(ledger('SPY').filter((r) => r.basis === 'as_published').map((r) => r.date)).toEqual(['2026-10-13', '2026-10-14', '2026-10-15']);
     expect(await checkTree(out)).toEqual([]);
   });
 
-  it("a second build of the same day replaces that day's row instead of adding one", async () => {
+  it('a second build of the same day replaces that day\'s row instead of adding one', async () => {
     const rows = ledger('ETH').length;
     await buildSmall(day(3), out, { now: '2026-10-16T08:30:00Z' });
     expect(ledger('ETH')).toHaveLength(rows);
@@ -218,8 +211,7 @@ describe('rebuilds', () => {
     expect(report.previous).toBeNull();
     // The archive kinds (Gravity, TWAP risk, SMA, DCA, equity TWAP and composite) are parsed; phase and market
     // pages come from the cache; every page exactly once.
-    const archiveKinds =
-      /_Price_TWAP_Gravity_Analysis|_Price_TWAP_Risk_Analysis|-usd_price_with_risk|_lin_reg_price_with_risk|_Equities_TWAP|_Composite_SMA_Risk/;
+    const archiveKinds = /_Price_TWAP_Gravity_Analysis|_Price_TWAP_Risk_Analysis|-usd_price_with_risk|_lin_reg_price_with_risk|_Equities_TWAP|_Composite_SMA_Risk/;
     const pages = readJson(join(t, 'v1/_manifest.json')).pages as string[];
     expect(report.pages_parsed).toBe(pages.filter((p) => archiveKinds.test(p)).length);
     expect(report.pages_reused).toBe(pages.length - report.pages_parsed);
@@ -230,23 +222,9 @@ describe('rebuilds', () => {
 describe('the tree', () => {
   it('holds every response file the design names', () => {
     const v1 = join(out, 'v1');
-    for (const f of [
-      'openapi.json',
-      'health.json',
-      '_catalog.json',
-      '_manifest.json',
-      'assets/index.basic.json',
-      'assets/index.pro.json',
-      'assets/index.ultra.json',
-      'assets/BTC/risk.json',
-      'assets/BTC/history/full.json',
-      'assets/BTC/history/page-365.json',
-      'assets/BTC/history/page-90.json',
-      'signals/dca/BTC.json',
-      'market/crypto/summary.json',
-      'market/quantum/summary.json',
-    ])
-      expect(existsSync(join(v1, f)), f).toBe(true);
+    for (const f of ['openapi.json', 'health.json', '_catalog.json', '_manifest.json', 'assets/index.basic.json', 'assets/index.pro.json', 'assets/index.ultra.json',
+      'assets/BTC/risk.json', 'assets/BTC/history/full.json', 'assets/BTC/history/page-365.json', 'assets/BTC/history/page-90.json', 'signals/dca/BTC.json',
+      'market/crypto/summary.json', 'market/quantum/summary.json']) expect(existsSync(join(v1, f)), f).toBe(true);
     expect(existsSync(join(v1, 'signals/dca/NVDA.json'))).toBe(false);
   });
 

@@ -11,18 +11,9 @@ const root = tempDir('rr-cli-');
 const cases = join(ROOT, 'fixtures', 'cases');
 
 describe('risk-readings (compiled)', () => {
-  it("inspect --json prints one object per file with the readings under the API's names", () => {
+  it('inspect --json prints one object per file with the readings under the API\'s names', () => {
     const site = join(cases, 'price-ends-before-projection');
-    const r = run(
-      'inspect',
-      '--json',
-      '--catalog',
-      join(site, 'catalog.json'),
-      join(site, 'BTC_Price_TWAP_Gravity_Analysis.html'),
-      join(site, 'BTC_Price_TWAP_Risk_Analysis.html'),
-      join(site, 'spy_lin_reg_price_with_risk.html'),
-      join(site, 'widget_markets_indicators.html'),
-    );
+    const r = run('inspect', '--json', '--catalog', join(site, 'catalog.json'), join(site, 'BTC_Price_TWAP_Gravity_Analysis.html'), join(site, 'BTC_Price_TWAP_Risk_Analysis.html'), join(site, 'spy_lin_reg_price_with_risk.html'), join(site, 'widget_markets_indicators.html'));
     expect(r.status).toBe(0);
     const items = JSON.parse(r.stdout);
     expect(items.map((i: { file: string; kind: string; symbol: string }) => [i.file, i.kind, i.symbol])).toEqual([
@@ -44,27 +35,12 @@ describe('risk-readings (compiled)', () => {
     const site = join(cases, 'stamp-missing');
     const r = run('inspect', '--json', '--catalog', join(site, 'catalog.json'), join(site, 'btc-usd_price_with_risk.html'));
     expect(r.status).toBe(1);
-    expect(JSON.parse(r.stdout)[0].error).toEqual({
-      field: 'stamp "LAST UPDATE"',
-      found: 'no stamp on the page',
-      message: 'btc-usd_price_with_risk.html: stamp "LAST UPDATE": no stamp on the page',
-    });
+    expect(JSON.parse(r.stdout)[0].error).toEqual({ field: 'stamp "LAST UPDATE"', found: 'no stamp on the page', message: 'btc-usd_price_with_risk.html: stamp "LAST UPDATE": no stamp on the page' });
   });
 
   it('build exits 0 and check says ok; a bad page exits 1; bad usage exits 2', () => {
     const out = join(root, 'pub');
-    const ok = run(
-      'build',
-      '--pages',
-      join(cases, 'card-not-printed'),
-      '--out',
-      out,
-      '--init',
-      '--catalog',
-      join(cases, 'card-not-printed', 'catalog.json'),
-      '--now',
-      '2026-10-14T00:30:00Z',
-    );
+    const ok = run('build', '--pages', join(cases, 'card-not-printed'), '--out', out, '--init', '--catalog', join(cases, 'card-not-printed', 'catalog.json'), '--now', '2026-10-14T00:30:00Z');
     expect(ok.status, ok.stderr).toBe(0);
     // Progress and the summary go to stderr (decision 27): stdout is kept for `--json`.
     expect(ok.stdout).toBe('');
@@ -108,11 +84,7 @@ describe('risk-readings (compiled)', () => {
     const list = run('keys', 'list', '--keys', file, '--json');
     expect(list.status).toBe(0);
     const rows = JSON.parse(list.stdout);
-    expect(rows.map((r: { label: string; plan: string }) => [r.label, r.plan])).toEqual([
-      ['acme', 'pro'],
-      ['acme', 'ultra'],
-      ['solo', 'basic'],
-    ]);
+    expect(rows.map((r: { label: string; plan: string }) => [r.label, r.plan])).toEqual([['acme', 'pro'], ['acme', 'ultra'], ['solo', 'basic']]);
     expect(rows.every((r: { sha256_prefix: string; created: string }) => /^[0-9a-f]{8}$/.test(r.sha256_prefix) && !!r.created)).toBe(true);
     const human = run('keys', 'list', '--keys', file).stdout;
     for (const k of [k1, k3]) expect(human).not.toContain(k);
@@ -141,11 +113,7 @@ describe('risk-readings (compiled)', () => {
     const site = join(cases, 'card-not-printed');
     // Far more output than a pipe holds, so the writer meets the closed end.
     const page = `"${join(site, 'BTC_Price_TWAP_Gravity_Analysis.html')}" `.repeat(300);
-    const r = spawnSync(
-      'bash',
-      ['-c', `"${process.execPath}" "${BIN}" inspect --catalog "${join(site, 'catalog.json')}" ${page} | head -c 1 > /dev/null; echo "\${PIPESTATUS[0]}"`],
-      { encoding: 'utf8' },
-    );
+    const r = spawnSync('bash', ['-c', `"${process.execPath}" "${BIN}" inspect --catalog "${join(site, 'catalog.json')}" ${page} | head -c 1 > /dev/null; echo "\${PIPESTATUS[0]}"`], { encoding: 'utf8' });
     expect(r.stderr).not.toContain('EPIPE');
     expect(r.stdout.trim()).toBe('0');
   });
@@ -188,10 +156,7 @@ describe('risk-readings (compiled)', () => {
 
   it('check takes --public like serve and preview; --out still works, with a deprecation note', () => {
     const empty = join(root, 'empty-tree');
-    for (const [flag, note] of [
-      ['--public', false],
-      ['--out', true],
-    ] as const) {
+    for (const [flag, note] of [['--public', false], ['--out', true]] as const) {
       const r = run('check', flag, empty);
       expect(r.status).toBe(1);
       expect(r.stderr.includes('check --out is deprecated; use --public')).toBe(note);
@@ -201,9 +166,7 @@ describe('risk-readings (compiled)', () => {
   it('a secret on the command line is warned about; from a file or the environment it is not', () => {
     const empty = join(root, 'no-tree');
     const onLine = run('serve', '--public', empty, '--marketplace-secret', 'shh-not-here');
-    expect(onLine.stderr).toContain(
-      'warning: --marketplace-secret on the command line is visible to other users in the process list; set RISK_READINGS_MARKETPLACE_SECRET or pass --marketplace-secret-file instead',
-    );
+    expect(onLine.stderr).toContain('warning: --marketplace-secret on the command line is visible to other users in the process list; set RISK_READINGS_MARKETPLACE_SECRET or pass --marketplace-secret-file instead');
     const secretFile = join(root, 'secret');
     writeFileSync(secretFile, 'shh\n');
     expect(run('serve', '--public', empty, '--marketplace-secret-file', secretFile).stderr).not.toContain('warning');

@@ -23,12 +23,11 @@ const diff = async (a: string, b: string, only?: string) => compareTrees(diskLoa
 const find = (cs: Change[], subject: string, field: string) => cs.find((c) => c.subject === subject && c.field === field);
 
 /** Edit one JSON file of a built tree and keep its manifest entry true, as a rebuild would. */
-// biome-ignore lint/suspicious/noExplicitAny: tests edit built files by path
-function rewrite(tree: string, path: string, edit: (doc: any) => void) {
+function rewrite(tree: string, path: string, edit: (doc: any) => void) { // eslint-disable-line @typescript-eslint/no-explicit-any
   const file = join(dir(tree), 'v1', path);
   const doc = JSON.parse(readFileSync(file, 'utf8'));
   edit(doc);
-  const text = `${JSON.stringify(doc, null, 2)}\n`;
+  const text = JSON.stringify(doc, null, 2) + '\n';
   writeFileSync(file, text);
   const mfile = join(dir(tree), 'v1', '_manifest.json');
   const m = JSON.parse(readFileSync(mfile, 'utf8'));
@@ -54,22 +53,14 @@ describe('diff between two publication days', () => {
     }
     expect(find(r.changes, 'BTC', 'as_of')).toMatchObject({ old: '2026-10-14T23:58:00Z', new: '2026-10-15T23:58:00Z' });
     const g = find(r.changes, 'BTC', 'gravity.score');
-    const [ga, gb] = [
-      readJson(join(dir('A'), 'v1/assets/BTC/risk.json')).data.gravity.score,
-      readJson(join(dir('B'), 'v1/assets/BTC/risk.json')).data.gravity.score,
-    ];
+    const [ga, gb] = [readJson(join(dir('A'), 'v1/assets/BTC/risk.json')).data.gravity.score, readJson(join(dir('B'), 'v1/assets/BTC/risk.json')).data.gravity.score];
     if (ga !== gb) expect(g).toMatchObject({ old: ga, new: gb });
     else expect(g).toBeUndefined();
   });
 
   it('reports the free tier moving when ranks 10 and 11 trade places', async () => {
     const r = await diff('A', 'B');
-    expect(r.changes.filter((c) => c.group === 'catalogue' && c.field === 'free_tier').map((c) => [c.subject, c.new])).toEqual(
-      expect.arrayContaining([
-        [tenth, true],
-        [eleventh, false],
-      ]),
-    ); // ranking() is already day 3's: the new tenth joined
+    expect(r.changes.filter((c) => c.group === 'catalogue' && c.field === 'free_tier').map((c) => [c.subject, c.new])).toEqual(expect.arrayContaining([[tenth, true], [eleventh, false]])); // ranking() is already day 3's: the new tenth joined
   });
 
   it('counts one history row added per asset, flags none, and moves summaries; exit status 1', async () => {
@@ -144,14 +135,14 @@ describe('every kind of change', () => {
     expect(exitStatus(r)).toBe(3);
   });
 
-  it("the served document's examples follow the readings: under the same contract hash, no contract change", async () => {
+  it('the served document\'s examples follow the readings: under the same contract hash, no contract change', async () => {
     cpSync(dir('B'), dir('H'), { recursive: true, verbatimSymlinks: true });
     rewrite('H', 'openapi.json', (doc) => (doc.servers = [{ url: 'https://api.example.com' }]));
     const r = await diff('B', 'H');
     expect(r.changes.filter((c) => c.group === 'contract')).toEqual([]);
   });
 
-  it("a contract change: model_version, the OpenAPI document's schemas, api_version", async () => {
+  it('a contract change: model_version, the OpenAPI document\'s schemas, api_version', async () => {
     cpSync(dir('B'), dir('G'), { recursive: true, verbatimSymlinks: true });
     rewrite('G', 'assets/SPY/risk.json', (doc) => (doc.model_version.twap_gravity_equity = '2'));
     rewrite('G', 'openapi.json', (doc) => (doc.info.description += ' Now with more.'));
@@ -161,21 +152,14 @@ describe('every kind of change', () => {
     writeFileSync(mfile, JSON.stringify({ ...JSON.parse(readFileSync(mfile, 'utf8')), contract: '0'.repeat(64) }));
     const r = await diff('B', 'G');
     const contract = r.changes.filter((c) => c.group === 'contract');
-    expect(contract.map((c) => [c.subject, c.field])).toEqual(
-      expect.arrayContaining([
-        ['risk.json', 'model_version.twap_gravity_equity'],
-        ['openapi.json', 'document'],
-        ['health.json', 'api_version'],
-      ]),
-    );
+    expect(contract.map((c) => [c.subject, c.field])).toEqual(expect.arrayContaining([['risk.json', 'model_version.twap_gravity_equity'], ['openapi.json', 'document'], ['health.json', 'api_version']]));
     expect(contract.every((c) => c.level === 'contract')).toBe(true);
     expect(exitStatus(r)).toBe(1);
   });
 });
 
 describe('risk-readings diff (compiled)', () => {
-  const run = (...args: string[]) =>
-    spawnSync(process.execPath, [join(ROOT, 'bin', 'risk-readings.js'), 'diff', ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+  const run = (...args: string[]) => spawnSync(process.execPath, [join(ROOT, 'bin', 'risk-readings.js'), 'diff', ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
 
   it('prints a summary line first, groups, and no colour off a TTY; --json is the same as data', () => {
     const h = run(dir('A'), dir('B'));

@@ -25,24 +25,15 @@ export function parseCryptoGravity(html: string, file: string, { archive = true 
 
   const common = { as_of, as_of_basis: 'page_stamp' as const, model: MODELS.gravityCrypto, source_page: file };
   return {
-    file,
-    kind: 'crypto_gravity',
-    symbol: null,
+    file, kind: 'crypto_gravity', symbol: null,
     gravity: validated(GravityReading, { score, risk_level: level, verdict: verdict(score, 'CRYPTO'), ...common }, file, 'gravity'),
-    twap: validated(
-      TwapReading,
-      {
-        baseline: parsePrinted(page.requireCard('Lifetime TWAP Base').value, file, 'card "Lifetime TWAP Base"'),
-        premium_pct: parsePrinted(page.requireCard('Market Premium').value, file, 'card "Market Premium"'),
-        ...common,
-      },
-      file,
-      'twap',
-    ),
+    twap: validated(TwapReading, {
+      baseline: parsePrinted(page.requireCard('Lifetime TWAP Base').value, file, 'card "Lifetime TWAP Base"'),
+      premium_pct: parsePrinted(page.requireCard('Market Premium').value, file, 'card "Market Premium"'),
+      ...common,
+    }, file, 'twap'),
     price: validated(PriceReading, { value: sig8(end.value), currency: 'USD', source_page: file, date: end.date }, file, 'price'),
-    archive: archive
-      ? Object.fromEntries([...lastOfWeek(price.x, (i) => Number.isFinite(price.values[i]!))].map(([week, i]) => [week, { price: sig8(price.values[i]!) }]))
-      : undefined,
+    archive: archive ? Object.fromEntries([...lastOfWeek(price.x, (i) => Number.isFinite(price.values[i]!))].map(([week, i]) => [week, { price: sig8(price.values[i]!) }])) : undefined,
     identity: page.identity(),
   };
 }

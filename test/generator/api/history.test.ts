@@ -2,17 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { archiveRows, historyPage, HistoryLossError, ledger, mergeRows, type HistoryRow } from '../../../generator/api/history.js';
 
 const row = (date: string, basis: HistoryRow['basis'] = 'as_published', price = 1): HistoryRow => ({
-  date,
-  basis,
-  price,
-  gravity: null,
-  sma_composite: null,
-  phase_completion_pct: null,
-  twap_premium_pct: null,
-  twap_risk_level: null,
-  dca_premium_pct: null,
-  dca_risk: null,
-  dca_band: null,
+  date, basis, price, gravity: null, sma_composite: null, phase_completion_pct: null, twap_premium_pct: null, twap_risk_level: null, dca_premium_pct: null, dca_risk: null, dca_band: null,
 });
 
 describe('mergeRows', () => {
@@ -28,7 +18,7 @@ describe('mergeRows', () => {
     expect(back.rows).toEqual(prev);
     expect(back.warning).toMatch(/not after the last history row/);
   });
-  it("does not replace a weekly_archive row that shares today's date", () => {
+  it('does not replace a weekly_archive row that shares today\'s date', () => {
     const prev = [row('2026-10-18', 'weekly_archive')];
     expect(mergeRows('X', prev, row('2026-10-18'), () => []).rows).toEqual(prev);
   });
@@ -38,25 +28,17 @@ describe('mergeRows', () => {
 });
 
 describe('archiveRows', () => {
-  it("merges each page's weekly samples by week, keeps only weeks before the first published day and drops empty weeks", () => {
-    const rows = archiveRows(
-      [
-        { '2026-10-04': { price: 10 }, '2026-10-11': { price: 11 }, '2026-10-18': { price: 12 } },
-        { '2026-10-04': { dca_band: '0.1-0.2', dca_risk: 0.15 }, '2026-09-27': { dca_band: null } },
-      ],
-      '2026-10-13',
-    );
+  it('merges each page\'s weekly samples by week, keeps only weeks before the first published day and drops empty weeks', () => {
+    const rows = archiveRows([
+      { '2026-10-04': { price: 10 }, '2026-10-11': { price: 11 }, '2026-10-18': { price: 12 } },
+      { '2026-10-04': { dca_band: '0.1-0.2', dca_risk: 0.15 }, '2026-09-27': { dca_band: null } },
+    ], '2026-10-13');
     expect(rows).toEqual([{ ...row('2026-10-04', 'weekly_archive', 10), dca_band: '0.1-0.2', dca_risk: 0.15 }, row('2026-10-11', 'weekly_archive', 11)]);
   });
 });
 
 describe('historyPage', () => {
-  const l = ledger(
-    'X',
-    ['2026-01-04', '2026-01-11', '2026-01-18', '2026-01-25', '2026-01-26'].map((d, i) => row(d, i < 3 ? 'weekly_archive' : 'as_published', i)),
-    '2026-01-26',
-    { a: '1' },
-  );
+  const l = ledger('X', ['2026-01-04', '2026-01-11', '2026-01-18', '2026-01-25', '2026-01-26'].map((d, i) => row(d, i < 3 ? 'weekly_archive' : 'as_published', i)), '2026-01-26', { a: '1' });
 
   it('walks every row exactly once by next_cursor, oldest first, null on the last page', () => {
     const seen: string[] = [];

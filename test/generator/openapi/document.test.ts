@@ -11,8 +11,7 @@ import { openApiDocument } from '../../../generator/openapi/document.js';
 import { buildSmall, readJson, smallSite, tempDir } from '../../helpers.js';
 
 const root = tempDir('rr-openapi-');
-// biome-ignore lint/suspicious/noExplicitAny: a JSON document walked by path, shapes checked by the schemas
-type Doc = Record<string, any>;
+type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 let served: Doc;
 
 const closedCount = (v: unknown): number => {

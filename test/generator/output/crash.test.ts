@@ -45,11 +45,8 @@ describe('a build killed after any operation on --out', () => {
     let kills = 0;
     for (let k = 1; k < 200; k++) {
       restore();
-      const r = cli(
-        ['build', '--pages', day(2), '--out', out, '--catalog', join(day(2), 'catalog.json'), '--now', DAY2_NOW],
-        { RR_FAULT_OUT: out, RR_FAULT_KILL_AFTER: String(k), RR_FAULT_COUNT_FILE: countFile },
-        true,
-      );
+      const r = cli(['build', '--pages', day(2), '--out', out, '--catalog', join(day(2), 'catalog.json'), '--now', DAY2_NOW],
+        { RR_FAULT_OUT: out, RR_FAULT_KILL_AFTER: String(k), RR_FAULT_COUNT_FILE: countFile }, true);
       if (r.signal !== 'SIGKILL') {
         expect(r.status, r.stderr).toBe(0);
         expect(Number(readFileSync(countFile, 'utf8'))).toBe(k - 1);

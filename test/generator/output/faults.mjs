@@ -11,7 +11,7 @@ const killAt = Number(process.env.RR_FAULT_KILL_AFTER ?? 0);
 const pauseMs = Number(process.env.RR_FAULT_PAUSE_AFTER_LOCK_MS ?? 0);
 let count = 0;
 
-const under = (p) => !!out && (typeof p === 'string' || p instanceof URL) && (String(p) === out || String(p).startsWith(`${out}/`));
+const under = (p) => !!out && (typeof p === 'string' || p instanceof URL) && (String(p) === out || String(p).startsWith(out + '/'));
 const watched = (args) => under(args[0]) || under(args[1]);
 const after = (args) => {
   if (!watched(args)) return;

@@ -19,9 +19,8 @@ describe('stamps by their label', () => {
     expect(p.stamp('LAST UPDATED')).toBe('2026-10-10 23:58 UTC');
   });
   it('a stamp printed twice with different values is an error naming both', () => {
-    expect(() => page('<p>UPDATED: 2026-10-10 23:57 UTC</p><div>UPDATED: 2026-10-11 00:05 UTC</div>').stamp('UPDATED')).toThrow(
-      'X.html: stamp "UPDATED": printed twice with different values: "2026-10-10 23:57 UTC" and "2026-10-11 00:05 UTC"',
-    );
+    expect(() => page('<p>UPDATED: 2026-10-10 23:57 UTC</p><div>UPDATED: 2026-10-11 00:05 UTC</div>').stamp('UPDATED'))
+      .toThrow('X.html: stamp "UPDATED": printed twice with different values: "2026-10-10 23:57 UTC" and "2026-10-11 00:05 UTC"');
   });
 });
 
@@ -39,9 +38,8 @@ describe('cards by their label', () => {
 
 describe('identity', () => {
   it('title, breadcrumb position 3 and ticker headers', () => {
-    const html =
-      '<html><head><title>Ethereum (ETH) Risk Score</title><script type="application/ld+json">{"@type":"BreadcrumbList","itemListElement":[{"position":3,"name":"Ethereum","item":"https://x/reports/ETH"}]}</script></head>' +
-      '<body><h1 class="metric-title">ETH TWAP Risk Analysis <span>Spot: $1</span></h1><p>ETH Current Price</p><p>$1</p></body></html>';
+    const html = '<html><head><title>Ethereum (ETH) Risk Score</title><script type="application/ld+json">{"@type":"BreadcrumbList","itemListElement":[{"position":3,"name":"Ethereum","item":"https://x/reports/ETH"}]}</script></head>'
+      + '<body><h1 class="metric-title">ETH TWAP Risk Analysis <span>Spot: $1</span></h1><p>ETH Current Price</p><p>$1</p></body></html>';
     expect(loadChrome(html, [], 'X.html').identity()).toEqual({ symbols: ['ETH'], names: ['Ethereum'] });
   });
 });

@@ -7,16 +7,8 @@ import { PageError } from '../../../generator/site/errors.js';
 
 describe('parsePrinted', () => {
   it.each([
-    ['$82,907', 82907],
-    ['$0.9387', 0.9387],
-    ['$82,907.05', 82907.05],
-    ['$82,905.3906', 82905.3906],
-    ['+177.81%', 177.81],
-    ['-48.25%', -48.25],
-    ['11.4/100', 11.4],
-    ['61', 61],
-    ['0.55', 0.55],
-    ['-$0.0539', -0.0539],
+    ['$82,907', 82907], ['$0.9387', 0.9387], ['$82,907.05', 82907.05], ['$82,905.3906', 82905.3906],
+    ['+177.81%', 177.81], ['-48.25%', -48.25], ['11.4/100', 11.4], ['61', 61], ['0.55', 0.55], ['-$0.0539', -0.0539],
   ])('reads %s as %d', (text, value) => expect(parsePrinted(text, 'p.html', 'card')).toBe(value));
 
   it.each(['N/A', '—', '-', '', '  '])('reads the unprinted value %j as null, never 0', (text) => {
@@ -25,9 +17,7 @@ describe('parsePrinted', () => {
 
   it('names the file, the field and what it found when a number does not parse', () => {
     expect(() => parsePrinted('$16,7x0', 'BTC_x.html', 'card "Lifetime TWAP Base"')).toThrow(PageError);
-    expect(() => parsePrinted('$16,7x0', 'BTC_x.html', 'card "Lifetime TWAP Base"')).toThrow(
-      'BTC_x.html: card "Lifetime TWAP Base": expected a printed number, found "$16,7x0"',
-    );
+    expect(() => parsePrinted('$16,7x0', 'BTC_x.html', 'card "Lifetime TWAP Base"')).toThrow('BTC_x.html: card "Lifetime TWAP Base": expected a printed number, found "$16,7x0"');
   });
 
   it('fails on a card that is absent', () => {
@@ -59,17 +49,11 @@ describe('stamps', () => {
   });
 });
 
-describe("printed numbers follow the page's own format", () => {
+describe('printed numbers follow the page\'s own format', () => {
   it.each(['$8,2,900', '$82,90', '1234,567', '+,5%'])('%s is an error, not a number', (t) => {
     expect(() => parsePrinted(t, 'X.html', 'card "C"')).toThrow(`X.html: card "C": expected a printed number, found "${t}"`);
   });
-  it.each([
-    ['$82,907.05', 82907.05],
-    ['-48.25%', -48.25],
-    ['$0.9387', 0.9387],
-    ['$1,234,567', 1234567],
-    ['11.4/100', 11.4],
-  ])('%s reads %d', (t, n) => {
+  it.each([['$82,907.05', 82907.05], ['-48.25%', -48.25], ['$0.9387', 0.9387], ['$1,234,567', 1234567], ['11.4/100', 11.4]])('%s reads %d', (t, n) => {
     expect(parsePrinted(t, 'X.html', 'card "C"')).toBe(n);
   });
 });

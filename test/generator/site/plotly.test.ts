@@ -9,10 +9,7 @@ describe('readFigures', () => {
   it('finds every newPlot call and parses its traces with the HTML escapes decoded', () => {
     const f64 = new Float64Array([1.5, NaN, 3]);
     const bdata = b64(f64).replace(/\//g, '\\u002f');
-    const html =
-      page(
-        `[{"name":"A \\u003cb\\u003e","x":["2026-01-01T00:00:00.000000000","2026-01-02T00:00:00.000000000","2026-01-03T00:00:00.000000000"],"y":{"dtype":"f8","bdata":"${bdata}"}}]`,
-      ) + page('[{"type":"indicator","value":3}]');
+    const html = page(`[{"name":"A \\u003cb\\u003e","x":["2026-01-01T00:00:00.000000000","2026-01-02T00:00:00.000000000","2026-01-03T00:00:00.000000000"],"y":{"dtype":"f8","bdata":"${bdata}"}}]`) + page('[{"type":"indicator","value":3}]');
     const figs = readFigures(html, 'p.html');
     expect(figs).toHaveLength(2);
     expect(figs[0]!.traces[0]!.name).toBe('A <b>');
@@ -34,14 +31,10 @@ describe('readFigures', () => {
 
 describe('decodeNumbers', () => {
   const cases: [string, ArrayLike<number> & ArrayBufferView][] = [
-    ['f8', new Float64Array([0.1, -2.5e10, 3])],
-    ['f4', new Float32Array([0.5, -2, 3.25])],
-    ['i1', new Int8Array([-128, 0, 127])],
-    ['u1', new Uint8Array([0, 200, 255])],
-    ['i2', new Int16Array([-32768, 5, 32767])],
-    ['u2', new Uint16Array([0, 40000, 65535])],
-    ['i4', new Int32Array([-2147483648, 7, 2147483647])],
-    ['u4', new Uint32Array([0, 3000000000, 4294967295])],
+    ['f8', new Float64Array([0.1, -2.5e10, 3])], ['f4', new Float32Array([0.5, -2, 3.25])],
+    ['i1', new Int8Array([-128, 0, 127])], ['u1', new Uint8Array([0, 200, 255])],
+    ['i2', new Int16Array([-32768, 5, 32767])], ['u2', new Uint16Array([0, 40000, 65535])],
+    ['i4', new Int32Array([-2147483648, 7, 2147483647])], ['u4', new Uint32Array([0, 3000000000, 4294967295])],
   ];
   it.each(cases)('decodes dtype %s', (dtype, arr) => {
     const m = decodeNumbers({ dtype, bdata: b64(arr) }, 'f', 'y');
@@ -60,14 +53,7 @@ describe('decodeNumbers', () => {
     const m = decodeNumbers({ dtype: 'f8', bdata: b64(new Float64Array([1, 2, 3, 4, 5, 6])), shape: '3, 2' }, 'f', 'customdata');
     expect([m.rows, m.cols]).toEqual([3, 2]);
     expect(m.data[2 * 2 + 1]).toBe(6);
-    const plain = decodeNumbers(
-      [
-        [1, null],
-        [3, 4],
-      ],
-      'f',
-      'customdata',
-    );
+    const plain = decodeNumbers([[1, null], [3, 4]], 'f', 'customdata');
     expect([plain.rows, plain.cols]).toEqual([2, 2]);
     expect(Number.isNaN(plain.data[1]!)).toBe(true);
     expect(Array.from(decodeNumbers([1, null, 2], 'f', 'y').data)).toEqual([1, NaN, 2]);
@@ -83,10 +69,7 @@ describe('decodeNumbers', () => {
 
 describe('series helpers', () => {
   it('takes the last point that is a number as the data end', () => {
-    expect(lastPoint({ x: ['2026-01-01', '2026-01-02', '2026-01-03'], values: Float64Array.from([1, 2, NaN]) }, 'f', 's')).toEqual({
-      date: '2026-01-02',
-      value: 2,
-    });
+    expect(lastPoint({ x: ['2026-01-01', '2026-01-02', '2026-01-03'], values: Float64Array.from([1, 2, NaN]) }, 'f', 's')).toEqual({ date: '2026-01-02', value: 2 });
     expect(() => lastPoint({ x: ['2026-01-01'], values: Float64Array.from([NaN]) }, 'f', 's')).toThrow(/holds no number/);
   });
   it('finds the band trace whose x holds a date', () => {
