@@ -1,5 +1,5 @@
 /** Query parameters of the history and bulk endpoints, checked strictly (decisions 4 and 5). */
-import { BULK_MAX_SYMBOLS, HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT, PLAN_LIMITS, SYMBOL_PATTERN, type Plan } from '../generator/contract/index.js';
+import { BULK_MAX_SYMBOLS, HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT, PLAN_LIMITS, SYMBOL_PATTERN, isCalendarDate, type Plan } from '../generator/contract/index.js';
 import type { PageQuery } from '../generator/contract/history-page.js';
 
 export type ParamError = { code: 'bad_parameter' | 'too_many_symbols' | 'bad_symbol'; message: string };
@@ -13,12 +13,7 @@ const isError = (v: unknown): v is ParamError => typeof v === 'object' && v !== 
 
 function date(name: string, v: string | undefined): string | undefined | ParamError {
   if (v === undefined) return undefined;
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(v);
-  const ok = m && (() => {
-    const d = new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!));
-    return d.getUTCFullYear() === +m[1]! && d.getUTCMonth() === +m[2]! - 1 && d.getUTCDate() === +m[3]!;
-  })();
-  return ok ? v : { code: 'bad_parameter', message: `${name} must be a date YYYY-MM-DD` };
+  return isCalendarDate(v) ? v : { code: 'bad_parameter', message: `${name} must be a date YYYY-MM-DD` };
 }
 
 /** limit, cursor, from, to: a page query with the plan's cap applied, or the 400 to answer. */

@@ -350,10 +350,10 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
   if (compressed) throw compressed.error;
   lap('compress');
 
-  const { linked } = await staged.publish(toJson(tree), at, previous?.localTree ? { tree: previous.localTree, paths: plan.lend } : undefined);
+  const { linked, files } = await staged.publish(toJson(tree), at, previous?.localTree ? { tree: previous.localTree, paths: plan.lend } : undefined);
   await writeCache(opts.out, { ...site.cache, last_build: inputs ? { inputs, tree: treeHash(tree) } : undefined, sector_sources: sectorSources }, warnings);
   lap('write');
-  return { ...reportSoFar, files_written: plan.write.size + 2 * plan.compress.length + plan.lend.size + 1, files_linked: linked, sector_sources: sectorSources, timings };
+  return { ...reportSoFar, files_written: files, files_linked: linked, sector_sources: sectorSources, timings };
 }
 
 /**
@@ -419,8 +419,8 @@ async function reuseTree(previousTree: string, prev: Manifest, out: string, expe
   const sizes = manifestSizes(prev);
   const paths = await reusable(previousTree, sizes);
   if (paths.size !== sizes.size) return null;
-  const { linked } = await writeTree(out, new Map([[TREE.manifest, toJson({ ...prev, built_at: at })]]), at, { tree: previousTree, paths });
-  return { files: paths.size + 1, linked, tree: expectedTree };
+  const { linked, files } = await writeTree(out, new Map([[TREE.manifest, toJson({ ...prev, built_at: at })]]), at, { tree: previousTree, paths });
+  return { files, linked, tree: expectedTree };
 }
 
 const prevSectorSources = (cache: ParseCache) => (cache as ParseCache & { sector_sources?: Record<string, string | null> }).sector_sources ?? {};

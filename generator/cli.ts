@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { build, BuildError, renderVersion, type BuildReport } from './build.js';
 import { EXIT } from './exit.js';
+import { isCalendarDate } from './contract/time.js';
 import { loadCatalog } from './catalog/catalog.js';
 import { checkTree } from './check.js';
 import { inspect, inspectText } from './inspect.js';
@@ -21,9 +22,7 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 
 /** A calendar date YYYY-MM-DD that exists. */
 const calendarDate = (name: string) => (v: string) => {
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(v);
-  const d = m && new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!));
-  if (!d || d.toISOString().slice(0, 10) !== v) throw new InvalidArgumentError(`${name} takes a date YYYY-MM-DD, not "${v}"`);
+  if (!isCalendarDate(v)) throw new InvalidArgumentError(`${name} takes a date YYYY-MM-DD, not "${v}"`);
   return v;
 };
 

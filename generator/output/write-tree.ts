@@ -84,6 +84,8 @@ export class StagedTree {
   private dirs = new Map<string, Promise<unknown>>();
   private pending: Promise<void>[] = [];
   private failed: unknown;
+  /** Files written so far (not lent), for the build report. */
+  private written = 0;
 
   private constructor(readonly out: string, readonly dir: string) {}
 
@@ -98,10 +100,12 @@ export class StagedTree {
       const file = join(this.dir, path);
       await this.folder(dirname(file));
       await writeNamed(file, data);
+      this.written++;
     }).catch((e) => void (this.failed ??= e)));
   }
 
-  async publish(manifestText: string, builtAt: string, reuse?: Reuse): Promise<{ linked: number }> {
+  /** Publishes the tree; `files` counts every file in it (written or lent), the manifest included. */
+  async publish(manifestText: string, builtAt: string, reuse?: Reuse): Promise<{ linked: number; files: number }> {
     let linked = 0;
     try {
       await Promise.all(this.pending);
@@ -112,12 +116,13 @@ export class StagedTree {
         if (await lend(join(reuse!.tree, path), join(this.dir, path))) linked++;
       });
       await writeNamed(join(this.dir, TREE.manifest), manifestText);
+      this.written++;
       await publish(this.out, this.dir, builtAt);
     } catch (e) {
       await this.discard();
       throw e;
     }
-    return { linked };
+    return { linked, files: this.written + (reuse?.paths.size ?? 0) };
   }
 
   private folder(dir: string): Promise<unknown> {
@@ -133,7 +138,7 @@ export class StagedTree {
 }
 
 /** A whole tree at once: `files` (the manifest among them) written, `reuse.paths` lent, then published. */
-export async function writeTree(outDir: string, files: Map<string, string | Uint8Array>, builtAt: string, reuse?: Reuse): Promise<{ linked: number }> {
+export async function writeTree(outDir: string, files: Map<string, string | Uint8Array>, builtAt: string, reuse?: Reuse): Promise<{ linked: number; files: number }> {
   const staged = await StagedTree.open(outDir);
   staged.write([...files].filter(([p]) => p !== TREE.manifest));
   return staged.publish(String(files.get(TREE.manifest) ?? ''), builtAt, reuse);
