@@ -14,7 +14,7 @@ const step = (args) => {
 
 step(['fixtures', '--out', '.demo/site', '--day', '1']);
 step(['build', '--pages', '.demo/site', '--out', 'public', '--init', '--now', '2026-10-14T00:30:00Z']);
-step(['check', '--out', 'public']);
+step(['check', '--public', 'public']);
 const port = process.env.PORT ?? '8787';
 const args = ['serve', '--public', 'public', '--keys', 'fixtures/keys/example-keys.json', '--port', port];
 process.stdout.write(`\n$ risk-readings ${args.join(' ')}\n`);
