@@ -35,9 +35,9 @@ export async function inspect(files: string[], catalog: Asset[]): Promise<{ item
   let failed = 0;
   for (const path of files) {
     const file = basename(path);
-    let text: string;
+    let bytes: Buffer;
     try {
-      text = await readFile(path, 'utf8');
+      bytes = await readFile(path);
     } catch (e) {
       items.push({ file: path, kind: null, symbol: null, error: `cannot read: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}` });
       failed++;
@@ -51,7 +51,7 @@ export async function inspect(files: string[], catalog: Asset[]): Promise<{ item
       continue;
     }
     try {
-      const result = PARSERS[what.kind](text, file, { archive: false });
+      const result = PARSERS[what.kind](bytes, file, { archive: false });
       items.push({ file, kind: what.kind, symbol: what.symbol, ...presentable(result) });
     } catch (e) {
       failed++;

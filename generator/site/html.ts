@@ -3,7 +3,7 @@
  * than by one tag path (the site moves a reading from a `<p>` to a `<div>` between page kinds and over time).
  */
 import { load, type CheerioAPI } from 'cheerio/slim';
-import type { PlotlyFigure } from './plotly.js';
+import { pageBytes, type PlotlyFigure } from './plotly.js';
 import { PageError, describe } from './errors.js';
 
 /**
@@ -114,14 +114,16 @@ function twice(file: string, field: string, values: string[]): PageError {
   return new PageError(file, field, `printed twice with different values: ${describe(values[0])} and ${describe(values[1])}`);
 }
 
-export function loadChrome(html: string, figures: PlotlyFigure[], file: string): Chrome {
+/** The page without its figures' traces (byte ranges from readFigures), decoded and parsed once. */
+export function loadChrome(page: Uint8Array | string, figures: PlotlyFigure[], file: string): Chrome {
+  const bytes = pageBytes(page);
   let small = '';
   let at = 0;
   for (const f of figures) {
-    small += html.slice(at, f.start) + '[]';
+    small += bytes.toString('utf8', at, f.start) + '[]';
     at = f.end;
   }
-  small += html.slice(at);
+  small += bytes.toString('utf8', at);
   if (small.length > MAX_CHROME_CHARS) throw new PageError(file, '(page)', `${small.length} characters of HTML around the charts, more than the ${MAX_CHROME_CHARS} a page may have`);
   const depth = nestingDepth(small);
   if (depth > MAX_DEPTH) throw new PageError(file, '(page)', `elements nested ${depth} deep, more than the ${MAX_DEPTH} a page may have`);

@@ -14,7 +14,8 @@ import type { PageKind, PageResult } from './readings.js';
  * them; without it a parser reads the readings and leaves the series' past alone.
  */
 export interface ParseOptions { archive: boolean }
-export type Parser = (text: string, file: string, options?: ParseOptions) => PageResult;
+/** A parser reads the page's bytes: most of a page is chart data read in place, never decoded as text. */
+export type Parser = (page: Buffer, file: string, options?: ParseOptions) => PageResult;
 
 export const PARSERS: Record<PageKind, Parser> = {
   crypto_gravity: parseCryptoGravity,

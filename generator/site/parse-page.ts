@@ -22,7 +22,7 @@ export async function parsePage(job: ParseJob): Promise<ParseOutcome> {
   const hash = createHash('sha1').update(bytes).digest('hex');
   if (job.knownHash === hash) return { file: job.file, hash, unchanged: true };
   try {
-    return { file: job.file, hash, result: PARSERS[job.kind](bytes.toString('utf8'), job.file, { archive: job.archive }) };
+    return { file: job.file, hash, result: PARSERS[job.kind](bytes, job.file, { archive: job.archive }) };
   } catch (e) {
     if (e instanceof PageError) return { file: job.file, hash, error: { field: e.field, found: e.found, message: e.message } };
     return { file: job.file, hash, error: { field: '(page)', found: String((e as Error).message), message: `${job.file}: ${(e as Error).message}` } };

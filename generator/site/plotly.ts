@@ -1,3 +1,4 @@
+import { ArrayDates, DateColumn, allDates, type Dates } from './dates.js';
 import { PageError, describe } from './errors.js';
 
 /** One Plotly trace as the page serialises it (keys sorted; `name` may be missing). */
@@ -10,39 +11,159 @@ export interface PlotlyFigure {
   end: number;
 }
 
-const NEW_PLOT = 'Plotly.newPlot(';
+const NEW_PLOT = Buffer.from('Plotly.newPlot(');
+// Keys are searched without their opening quote: `"` is the commonest byte of the dates, and the search
+// stops at every occurrence of a needle's first byte.
+const X_ARRAY = Buffer.from('x":[');
+const CUSTOMDATA = Buffer.from('customdata":[');
+const BDATA = Buffer.from('bdata":"');
+const ARRAY_END = Buffer.from('],');
+const BACKSLASH = 0x5c;
 
-/**
- * The traces array starting at `start`. Plotly writes it followed by `, {layout}`: the first `]` so followed
- * whose prefix parses is the array's end (a shorter prefix cannot balance). A page that defeats this fast
- * path falls back to a full scan that tracks strings.
- */
-function parseTraces(html: string, start: number, file: string): { traces: unknown; end: number } {
-  let at = start;
-  for (let tries = 0; tries < 3; ) {
-    const close = html.indexOf('],', at);
-    if (close < 0) break;
-    at = close + 2;
-    let k = at;
-    while (isSpace(html.charCodeAt(k))) k++;
-    if (html.charCodeAt(k) !== 123 /* { */) continue;
-    tries++;
+/** A typed array's base64 text, left in the page's bytes until a reading decodes it. */
+export class Base64Text {
+  constructor(
+    private readonly bytes: Buffer,
+    private readonly start: number,
+    private readonly end: number,
+  ) {}
+  decode(): Buffer {
+    const text = this.bytes.toString('latin1', this.start, this.end);
+    // Plotly may escape `/` as `\/` or `\u002f` inside the page's script: JSON unescapes what it wrote.
+    return Buffer.from(text.includes('\\') ? (JSON.parse(`"${text}"`) as string) : text, 'base64');
+  }
+}
+
+/** A JSON value left in the page's bytes (a trace's customdata: thousands of small rows most readings never use). */
+export class JsonText {
+  constructor(
+    private readonly bytes: Buffer,
+    private readonly start: number,
+    private readonly end: number,
+    private readonly file: string,
+    private readonly field: string,
+  ) {}
+  parse(): unknown {
     try {
-      return { traces: JSON.parse(html.slice(start, close + 1)), end: close + 1 };
-    } catch {
-      // not the end: try the next candidate, then the scan
+      return JSON.parse(this.bytes.toString('utf8', this.start, this.end));
+    } catch (e) {
+      throw new PageError(this.file, this.field, `not JSON (${(e as Error).message})`);
     }
   }
-  const end = matchingEnd(html, start);
+}
+
+/** Stands in the JSON text for a value left in the page's bytes; a NUL key cannot come from the page's JSON. */
+const HOLE = '\\u0000';
+const hole = (n: number) => `{"${HOLE}":${n}}`;
+
+/** Puts each value left in the bytes back where its hole is. */
+function fill(value: unknown, kept: unknown[]): unknown {
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = fill(value[i], kept);
+    return value;
+  }
+  if (value === null || typeof value !== 'object') return value;
+  const o = value as Record<string, unknown>;
+  if ('\u0000' in o) return kept[o['\u0000'] as number];
+  for (const k in o) o[k] = fill(o[k], kept);
+  return o;
+}
+
+/**
+ * The traces array whose `[` is at byte `start`, read without decoding most of it: arrays of dates become
+ * DateColumns and base64 typed arrays Base64Texts over the page's bytes, and JSON.parse reads the rest (about
+ * a hundredth of the bytes). Plotly writes `[traces], {layout}`: the first `],` followed by `{` whose prefix
+ * parses is the array's end. null when that does not settle it in three tries (the caller then scans).
+ */
+function scanTraces(bytes: Buffer, start: number, file: string): { traces: unknown; end: number } | null {
+  const text: string[] = [];
+  const kept: unknown[] = [];
+  let pos = start;
+  /** Leaves bytes [from, to) out of the JSON text, with `value` in its place. */
+  const keep = (from: number, to: number, value: unknown) => {
+    text.push(bytes.toString('utf8', pos, from), hole(kept.length));
+    kept.push(value);
+    pos = to;
+  };
+  /** The next occurrence at or after `after` of a key worth leaving in the bytes (its opening quote checked). */
+  const next = (needle: Buffer, after: number) => {
+    let at = bytes.indexOf(needle, Math.max(pos, after));
+    while (at > 0 && bytes[at - 1] !== 0x22) at = bytes.indexOf(needle, at + 1);
+    return at;
+  };
+  const nextEnd = (after: number) => bytes.indexOf(ARRAY_END, Math.max(pos, after));
+  let x = next(X_ARRAY, start);
+  let custom = next(CUSTOMDATA, start);
+  let b64 = next(BDATA, start);
+  let close = nextEnd(start);
+  for (let tries = 0; close >= 0 && tries < 3; ) {
+    const first = Math.min(...[x, custom, b64].filter((k) => k >= 0 && k < close));
+    if (first === x) {
+      const open = x + X_ARRAY.length - 1;
+      const column = DateColumn.at(bytes, open);
+      if (column) keep(open, column.end, column.dates);
+      x = next(X_ARRAY, x + 1);
+    } else if (first === custom) {
+      const open = custom + CUSTOMDATA.length - 1;
+      const end = matchingEndBytes(bytes, open);
+      if (end < 0) return null;
+      keep(open, end, new JsonText(bytes, open, end, file, 'customdata'));
+      custom = next(CUSTOMDATA, custom + 1);
+    } else if (first === b64) {
+      const open = b64 + BDATA.length;
+      const quote = bytes.indexOf(0x22, open);
+      if (quote < 0) return null;
+      if (bytes[quote - 1] !== BACKSLASH) keep(open - 1, quote + 1, new Base64Text(bytes, open, quote));
+      b64 = next(BDATA, b64 + 1);
+    } else {
+      let k = close + 2;
+      while (isSpace(bytes[k]!)) k++;
+      if (bytes[k] === 123 /* { */) {
+        tries++;
+        try {
+          const traces = JSON.parse(text.join('') + bytes.toString('utf8', pos, close + 1));
+          return { traces: fill(traces, kept), end: close + 1 };
+        } catch {
+          // not the end: try the next candidate
+        }
+      }
+      close = nextEnd(close + 2);
+      continue;
+    }
+    if (close < pos) close = nextEnd(pos);
+  }
+  return null;
+}
+
+/** The slow path for a page that defeats scanTraces: the traces as text, scanned for their matching `]`. */
+function parseTracesText(bytes: Buffer, start: number, file: string): { traces: unknown; end: number } {
+  const html = bytes.toString('utf8', start);
+  const end = matchingEnd(html, 0);
   if (end < 0) throw new PageError(file, 'Plotly.newPlot', 'the traces array never closes');
   try {
-    return { traces: JSON.parse(html.slice(start, end)), end };
+    return { traces: JSON.parse(html.slice(0, end)), end: start + Buffer.byteLength(html.slice(0, end)) };
   } catch (e) {
     throw new PageError(file, 'Plotly.newPlot', `the traces array is not JSON (${(e as Error).message})`);
   }
 }
 
 const isSpace = (c: number) => c === 32 || c === 10 || c === 13 || c === 9;
+
+/** matchingEnd over bytes (the structural characters are ASCII, so UTF-8 needs no decoding to find them). */
+function matchingEndBytes(bytes: Buffer, start: number): number {
+  let depth = 0;
+  for (let i = start; i < bytes.length; i++) {
+    const c = bytes[i]!;
+    if (c === 34 /* " */) {
+      for (i++; bytes[i] !== 34; i++) if (bytes[i] === 92 /* \ */) i++;
+      if (i >= bytes.length) return -1;
+    } else if (c === 91 /* [ */ || c === 123 /* { */) depth++;
+    else if (c === 93 /* ] */ || c === 125 /* } */) {
+      if (--depth === 0) return i + 1;
+    }
+  }
+  return -1;
+}
 
 /** End index (exclusive) of the JSON array or object starting at `start`, honouring strings. */
 function matchingEnd(text: string, start: number): number {
@@ -62,32 +183,37 @@ function matchingEnd(text: string, start: number): number {
   return -1;
 }
 
+/** The page's bytes (a string is taken as its UTF-8). */
+export const pageBytes = (page: Uint8Array | string): Buffer => (typeof page === 'string' ? Buffer.from(page) : Buffer.isBuffer(page) ? page : Buffer.from(page.buffer, page.byteOffset, page.byteLength));
+
 /**
- * Every `Plotly.newPlot("<id>", [traces], ...)` call of a page, its traces parsed with one JSON.parse each.
- * Scans for the call rather than building a DOM: the traces are most of a 1 MB page.
+ * Every `Plotly.newPlot("<id>", [traces], ...)` call of a page. Scans the bytes for the call rather than building
+ * a DOM or decoding the page: the traces are most of a 1 MB page. `start`/`end` are byte offsets.
  */
-export function readFigures(html: string, file: string): PlotlyFigure[] {
+export function readFigures(page: Uint8Array | string, file: string): PlotlyFigure[] {
+  const bytes = pageBytes(page);
   const figures: PlotlyFigure[] = [];
-  let at = html.indexOf(NEW_PLOT);
+  const found = (i: number, n = 20) => describe(bytes.toString('utf8', i, i + n));
+  let at = bytes.indexOf(NEW_PLOT);
   while (at >= 0) {
     let i = at + NEW_PLOT.length;
-    while (/\s/.test(html[i] ?? '')) i++;
-    const quote = html[i];
-    if (quote !== '"' && quote !== "'") throw new PageError(file, 'Plotly.newPlot', `expected the div id, found ${describe(html.slice(i, i + 20))}`);
-    i = html.indexOf(quote, i + 1) + 1;
-    while (/[\s,]/.test(html[i] ?? '')) i++;
-    if (html[i] !== '[') throw new PageError(file, 'Plotly.newPlot', `expected the traces array, found ${describe(html.slice(i, i + 20))}`);
-    const { traces, end } = parseTraces(html, i, file);
+    while (isSpace(bytes[i]!)) i++;
+    const quote = bytes[i];
+    if (quote !== 0x22 && quote !== 0x27) throw new PageError(file, 'Plotly.newPlot', `expected the div id, found ${found(i)}`);
+    i = bytes.indexOf(quote, i + 1) + 1;
+    while (isSpace(bytes[i]!) || bytes[i] === 0x2c) i++;
+    if (bytes[i] !== 0x5b) throw new PageError(file, 'Plotly.newPlot', `expected the traces array, found ${found(i)}`);
+    const { traces, end } = scanTraces(bytes, i, file) ?? parseTracesText(bytes, i, file);
     if (!Array.isArray(traces)) throw new PageError(file, 'Plotly.newPlot', 'traces are not an array');
     figures.push({ traces: traces as Trace[], start: i, end });
-    at = html.indexOf(NEW_PLOT, end);
+    at = bytes.indexOf(NEW_PLOT, end);
   }
   return figures;
 }
 
 /** The page's one figure: a page of a one-chart kind with no chart, or with two, is not the page it claims to be. */
-export function readFigure(html: string, file: string): PlotlyFigure {
-  const figures = readFigures(html, file);
+export function readFigure(page: Uint8Array | string, file: string): PlotlyFigure {
+  const figures = readFigures(page, file);
   if (figures.length !== 1) throw new PageError(file, 'Plotly.newPlot', `expected one Plotly chart, found ${figures.length}`);
   return figures[0]!;
 }
@@ -107,6 +233,7 @@ export interface Matrix {
 
 /** Decode a Plotly typed array (`{dtype, bdata, shape?}`) or a plain JSON array into float64 values. */
 export function decodeNumbers(value: unknown, file: string, field: string): Matrix {
+  if (value instanceof JsonText) value = value.parse();
   if (Array.isArray(value)) {
     const first = value[0];
     if (Array.isArray(first)) {
@@ -123,8 +250,8 @@ export function decodeNumbers(value: unknown, file: string, field: string): Matr
     const { dtype, bdata, shape } = value as { dtype?: string; bdata?: unknown; shape?: unknown };
     const Ctor = DTYPES[dtype as keyof typeof DTYPES];
     if (!Ctor) throw new PageError(file, field, `unknown typed-array dtype ${describe(dtype)}`);
-    if (typeof bdata !== 'string') throw new PageError(file, field, 'typed array without bdata');
-    const bytes = Buffer.from(bdata, 'base64');
+    if (typeof bdata !== 'string' && !(bdata instanceof Base64Text)) throw new PageError(file, field, 'typed array without bdata');
+    const bytes = typeof bdata === 'string' ? Buffer.from(bdata, 'base64') : bdata.decode();
     if (bytes.byteLength % Ctor.BYTES_PER_ELEMENT !== 0) throw new PageError(file, field, `bdata length ${bytes.byteLength} is not a whole number of ${dtype}`);
     // Copy into a fresh, aligned buffer: a Buffer from the pool may sit at an odd offset.
     const aligned = new Uint8Array(bytes.byteLength);
@@ -170,19 +297,15 @@ export function numbers(value: unknown, file: string, field: string): Float64Arr
   return m.data;
 }
 
-/** The x dates of a trace (`YYYY-MM-DDT00:00:00.000000000` → `YYYY-MM-DD`). */
-export function dates(trace: Trace, file: string): string[] {
+/** The x dates of a trace: read in place from the page (DateColumn) or checked from a parsed array. */
+export function datesOf(trace: Trace, file: string): Dates {
   const x = trace.x;
+  if (x instanceof DateColumn) return x;
   const field = `trace "${trace.name ?? '(unnamed)'}" x`;
   if (!Array.isArray(x)) throw new PageError(file, field, 'expected an array of dates');
-  const out = new Array<string>(x.length);
-  for (let i = 0; i < x.length; i++) {
-    const d = x[i];
-    // A cheap shape check per point (YYYY-MM-DD...), the full pattern on the first one.
-    if (typeof d !== 'string' || d.charCodeAt(4) !== 45 || d.charCodeAt(7) !== 45 || (i === 0 && !/^\d{4}-\d{2}-\d{2}/.test(d))) throw new PageError(file, field, `expected a date, found ${describe(d)}`);
-    out[i] = d.length === 10 ? d : d.slice(0, 10);
-  }
-  return out;
+  const checked = ArrayDates.check(x);
+  if ('bad' in checked) throw new PageError(file, field, `expected a date, found ${describe(checked.bad)}`);
+  return checked;
 }
 
 /** A trace by exact name, failing with the names the page does have. */
@@ -192,32 +315,17 @@ export function traceNamed(traces: Trace[], name: string, file: string): Trace {
   return t;
 }
 
-/**
- * A dated series: the raw x strings (`YYYY-MM-DD...`) with y values (NaN where missing). Dates are cut from x
- * only where a reading needs one: slicing every point of every trace is most of what parsing would allocate.
- */
+/** A dated series: its dates with y values (NaN where missing). */
 export interface Series {
-  x: string[];
+  x: Dates;
   values: Float64Array;
 }
 
 /** The date (`YYYY-MM-DD`) of point i. */
-export const dateAt = (s: Series, i: number): string => s.x[i]!.slice(0, 10);
-
-/** x as strings that start with a date; the full pattern is checked on the first and last points. */
-function rawDates(trace: Trace, file: string): string[] {
-  const x = trace.x;
-  const field = `trace "${trace.name ?? '(unnamed)'}" x`;
-  if (!Array.isArray(x)) throw new PageError(file, field, 'expected an array of dates');
-  for (const i of [0, x.length - 1]) {
-    if (x.length && (typeof x[i] !== 'string' || !/^\d{4}-\d{2}-\d{2}/.test(x[i] as string))) throw new PageError(file, field, `expected a date, found ${describe(x[i])}`);
-  }
-  for (const d of x) if (typeof d !== 'string' || d.charCodeAt(4) !== 45 || d.charCodeAt(7) !== 45) throw new PageError(file, field, `expected a date, found ${describe(d)}`);
-  return x as string[];
-}
+export const dateAt = (s: Series, i: number): string => s.x.date(i);
 
 export function series(trace: Trace, file: string): Series {
-  const x = rawDates(trace, file);
+  const x = datesOf(trace, file);
   const v = numbers(trace.y, file, `trace "${trace.name ?? '(unnamed)'}" y`);
   if (v.length !== x.length) throw new PageError(file, `trace "${trace.name ?? '(unnamed)'}"`, `${x.length} dates but ${v.length} values`);
   return { x, values: v };
@@ -237,9 +345,9 @@ export function lastPoint(s: Series, file: string, field: string): { date: strin
  * the same x (the lines of one chart usually do): checked first, so aligned lookups cost nothing.
  */
 export function valueAt(s: Series, date: string, hint = -1): number {
-  if (s.x[hint]?.startsWith(date)) return s.values[hint]!;
-  for (let i = s.x.length - 1; i >= 0; i--) if (s.x[i]!.startsWith(date)) return s.values[i]!;
-  return NaN;
+  if (hint >= 0 && hint < s.x.length && s.x.date(hint) === date) return s.values[hint]!;
+  const i = s.x.lastIndexOf(date);
+  return i >= 0 ? s.values[i]! : NaN;
 }
 
 /** Name-pattern traces (`Risk Level 1..10`, `Risk Level 0.5-0.6`): the one whose x holds `date`, with its point index. */
@@ -247,24 +355,27 @@ export function bandHolding(traces: Trace[], pattern: RegExp, date: string, file
   for (const t of traces) {
     const m = typeof t.name === 'string' ? pattern.exec(t.name) : null;
     if (!m) continue;
-    const x = rawDates(t, file);
-    for (let idx = x.length - 1; idx >= 0; idx--) if (x[idx]!.startsWith(date)) return { trace: t, match: m, index: idx };
+    const index = datesOf(t, file).lastIndexOf(date);
+    if (index >= 0) return { trace: t, match: m, index };
   }
   return null;
 }
 
 /**
- * For each wanted point (by its raw x string, as the chart's other traces write it), which band trace holds it
- * and where: one pass over every band trace, for mining weekly history, with no allocation per point.
+ * For each wanted day (days since 1970-01-01), which band trace holds it and where: one pass over every band
+ * trace, for mining weekly history, with no allocation per point.
  */
-export function bandIndex(traces: Trace[], pattern: RegExp, wanted: Iterable<string>, file: string): Map<string, { match: RegExpExecArray; trace: Trace; index: number }> {
-  const out = new Map<string, { match: RegExpExecArray; trace: Trace; index: number }>();
+export function bandIndex(traces: Trace[], pattern: RegExp, wanted: Iterable<number>, file: string): Map<number, { match: RegExpExecArray; trace: Trace; index: number }> {
+  const out = new Map<number, { match: RegExpExecArray; trace: Trace; index: number }>();
   const want = new Set(wanted);
   for (const t of traces) {
     const m = typeof t.name === 'string' ? pattern.exec(t.name) : null;
     if (!m) continue;
-    const x = rawDates(t, file);
-    for (let i = 0; i < x.length; i++) if (want.has(x[i]!)) out.set(x[i]!, { match: m, trace: t, index: i });
+    const x = datesOf(t, file);
+    for (let i = 0; i < x.length; i++) {
+      const day = x.day(i);
+      if (want.has(day)) out.set(day, { match: m, trace: t, index: i });
+    }
   }
   return out;
 }
@@ -279,4 +390,4 @@ export function customRow(trace: Trace, index: number, file: string): Float64Arr
 }
 
 /** Every date of a series (for callers that need them all, such as tests). */
-export const allDates = (s: Series): string[] => s.x.map((d) => d.slice(0, 10));
+export const seriesDates = (s: Series): string[] => allDates(s.x);

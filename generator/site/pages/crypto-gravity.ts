@@ -9,14 +9,14 @@ import { parseStamp } from '../stamps.js';
 import { lastOfWeek } from '../weekly.js';
 import type { ParseOptions } from '../kinds.js';
 
-export function parseCryptoGravity(html: string, file: string, { archive = true }: Partial<ParseOptions> = {}): PageResult {
-  const fig = readFigure(html, file);
-  const page = loadChrome(html, [fig], file);
+export function parseCryptoGravity(page: Buffer, file: string, { archive = true }: Partial<ParseOptions> = {}): PageResult {
+  const fig = readFigure(page, file);
+  const chrome = loadChrome(page, [fig], file);
   const price = series(traceNamed(fig.traces, 'Price Trend', file), file);
   const end = lastPoint(price, file, 'trace "Price Trend"');
-  const as_of = parseStamp(page.stamp('LAST UPDATED'), file, 'stamp "LAST UPDATED"');
+  const as_of = parseStamp(chrome.stamp('LAST UPDATED'), file, 'stamp "LAST UPDATED"');
 
-  const scoreCard = page.requireCard('Gravity Risk (0-100)');
+  const scoreCard = chrome.requireCard('Gravity Risk (0-100)');
   const score = parsePrinted(scoreCard.value, file, 'card "Gravity Risk (0-100)"');
   if (score === null) throw new PageError(file, 'card "Gravity Risk (0-100)"', `expected a score, found "${scoreCard.value}"`);
   const band = bandHolding(fig.traces, /^Risk Level (\d+)$/, end.date, file);
@@ -28,12 +28,12 @@ export function parseCryptoGravity(html: string, file: string, { archive = true 
     file, kind: 'crypto_gravity', symbol: null,
     gravity: validated(GravityReading, { score, risk_level: level, verdict: verdict(score, 'CRYPTO'), ...common }, file, 'gravity'),
     twap: validated(TwapReading, {
-      baseline: parsePrinted(page.requireCard('Lifetime TWAP Base').value, file, 'card "Lifetime TWAP Base"'),
-      premium_pct: parsePrinted(page.requireCard('Market Premium').value, file, 'card "Market Premium"'),
+      baseline: parsePrinted(chrome.requireCard('Lifetime TWAP Base').value, file, 'card "Lifetime TWAP Base"'),
+      premium_pct: parsePrinted(chrome.requireCard('Market Premium').value, file, 'card "Market Premium"'),
       ...common,
     }, file, 'twap'),
     price: validated(PriceReading, { value: sig8(end.value), currency: 'USD', source_page: file, date: end.date }, file, 'price'),
     archive: archive ? Object.fromEntries([...lastOfWeek(price.x, (i) => Number.isFinite(price.values[i]!))].map(([week, i]) => [week, { price: sig8(price.values[i]!) }])) : undefined,
-    identity: page.identity(),
+    identity: chrome.identity(),
   };
 }

@@ -11,14 +11,14 @@ import type { ParseOptions } from '../kinds.js';
 
 const BAND = /^Risk Level (\d\.\d-\d\.\d)$/;
 
-export function parseCryptoSma(html: string, file: string, { archive: mine = true }: Partial<ParseOptions> = {}): PageResult {
-  const fig = readFigure(html, file);
-  const page = loadChrome(html, [fig], file);
-  const risk = page.find(/\|\s*Risk:\s*(\S+)/, 'header "Risk:"');
+export function parseCryptoSma(page: Buffer, file: string, { archive: mine = true }: Partial<ParseOptions> = {}): PageResult {
+  const fig = readFigure(page, file);
+  const chrome = loadChrome(page, [fig], file);
+  const risk = chrome.find(/\|\s*Risk:\s*(\S+)/, 'header "Risk:"');
   if (risk === undefined) throw new PageError(file, 'header "Risk:"', 'no "| Risk: x" on the page');
   const page_value = parsePrinted(risk, file, 'header "Risk:"');
   if (page_value === null) throw new PageError(file, 'header "Risk:"', `expected a 0-1 risk, found "${risk}"`);
-  const as_of = parseStamp(page.stamp('LAST UPDATE'), file, 'stamp "LAST UPDATE"');
+  const as_of = parseStamp(chrome.stamp('LAST UPDATE'), file, 'stamp "LAST UPDATE"');
 
   const price = series(traceNamed(fig.traces, 'Underlying Price', file), file);
   const end = lastPoint(price, file, 'trace "Underlying Price"');
@@ -33,6 +33,6 @@ export function parseCryptoSma(html: string, file: string, { archive: mine = tru
     file, kind: 'crypto_sma_20w', symbol: null,
     sma_composite: validated(SmaReading, { score: round2(page_value * 100), page_value, band: band.match[1], as_of, as_of_basis: 'page_stamp', model: MODELS.smaCrypto, source_page: file }, file, 'sma_composite'),
     archive,
-    identity: page.identity(),
+    identity: chrome.identity(),
   };
 }

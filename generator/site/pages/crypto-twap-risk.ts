@@ -9,11 +9,11 @@ import { parseStamp } from '../stamps.js';
 import { weeklyBandPoints } from '../weekly.js';
 import type { ParseOptions } from '../kinds.js';
 
-export function parseCryptoTwapRisk(html: string, file: string, { archive: mine = true }: Partial<ParseOptions> = {}): PageResult {
-  const fig = readFigure(html, file);
-  const page = loadChrome(html, [fig], file);
-  const as_of = parseStamp(page.stamp('UPDATED'), file, 'stamp "UPDATED"');
-  const card = page.requireCard('TWAP Risk Level (1-10)');
+export function parseCryptoTwapRisk(page: Buffer, file: string, { archive: mine = true }: Partial<ParseOptions> = {}): PageResult {
+  const fig = readFigure(page, file);
+  const chrome = loadChrome(page, [fig], file);
+  const as_of = parseStamp(chrome.stamp('UPDATED'), file, 'stamp "UPDATED"');
+  const card = chrome.requireCard('TWAP Risk Level (1-10)');
   let risk_level: number | null = null;
   if (!notPrinted(card.value)) {
     const m = /^Level (\d+)$/.exec(card.value);
@@ -31,6 +31,6 @@ export function parseCryptoTwapRisk(html: string, file: string, { archive: mine 
     file, kind: 'crypto_twap_risk', symbol: null,
     twap_risk: validated(TwapRiskReading, { risk_level, risk_level_model: MODELS.twapRiskCrypto, as_of, as_of_basis: 'page_stamp', model: MODELS.twapRiskCrypto, source_page: file }, file, 'twap'),
     archive,
-    identity: page.identity(),
+    identity: chrome.identity(),
   };
 }

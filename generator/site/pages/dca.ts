@@ -29,9 +29,9 @@ const at = (s: Series | null, date: string): number | null => {
   return Number.isFinite(v) ? sig8(v) : null;
 };
 
-export function parseDca(html: string, file: string, { archive: mine = true }: Partial<ParseOptions> = {}): PageResult {
-  const fig = readFigure(html, file);
-  const page = loadChrome(html, [fig], file);
+export function parseDca(page: Buffer, file: string, { archive: mine = true }: Partial<ParseOptions> = {}): PageResult {
+  const fig = readFigure(page, file);
+  const chrome = loadChrome(page, [fig], file);
   // The price series is the page's one unnamed line; the projections are named `Future *`.
   const priceTrace = fig.traces.find((t) => t.name === undefined && t.mode === 'lines');
   if (!priceTrace) throw new PageError(file, 'price trace', 'no unnamed price line among the traces');
@@ -43,7 +43,7 @@ export function parseDca(html: string, file: string, { archive: mine = true }: P
   const fair = line(fig.traces, LINES.fair, file);
   const fairValue = at(fair, end.date);
   const priceValue = sig8(end.value);
-  const printed = page.card('Premium / Discount');
+  const printed = chrome.card('Premium / Discount');
   let premium_pct: number | null;
   let premium_source: 'printed' | 'derived' | 'unavailable';
   if (printed) {
@@ -75,6 +75,6 @@ export function parseDca(html: string, file: string, { archive: mine = true }: P
       as_of: end.date, as_of_basis: 'trace_end', model: MODELS.dca, source_page: file,
     }, file, 'dca'),
     archive,
-    identity: page.identity(),
+    identity: chrome.identity(),
   };
 }

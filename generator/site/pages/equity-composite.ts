@@ -5,8 +5,8 @@ import { dateAt, lastPoint, readFigure, series, traceNamed } from '../plotly.js'
 import { SmaReading, validated, type Archive, type PageResult } from '../readings.js';
 import type { ParseOptions } from '../kinds.js';
 
-export function parseEquityComposite(html: string, file: string, { archive: mine = true }: Partial<ParseOptions> = {}): PageResult {
-  const fig = readFigure(html, file);
+export function parseEquityComposite(page: Buffer, file: string, { archive: mine = true }: Partial<ParseOptions> = {}): PageResult {
+  const fig = readFigure(page, file);
   const composite = series(traceNamed(fig.traces, 'Normalized Composite Risk', file), file);
   const end = lastPoint(composite, file, 'trace "Normalized Composite Risk"');
   const page_value = sig8(end.value);

@@ -10,12 +10,12 @@ import type { ParseOptions } from '../kinds.js';
 
 const LEVEL = /^Gravity Level (\d+)$/;
 
-export function parseEquityTwap(html: string, file: string, { archive: mine = true }: Partial<ParseOptions> = {}): PageResult {
-  const fig = readFigure(html, file);
-  const page = loadChrome(html, [fig], file);
+export function parseEquityTwap(page: Buffer, file: string, { archive: mine = true }: Partial<ParseOptions> = {}): PageResult {
+  const fig = readFigure(page, file);
+  const chrome = loadChrome(page, [fig], file);
   const price = series(traceNamed(fig.traces, 'Daily Spot', file), file);
   const end = lastPoint(price, file, 'trace "Daily Spot"');
-  const scoreCard = page.requireCard('GRAVITY RISK');
+  const scoreCard = chrome.requireCard('GRAVITY RISK');
   const score = parsePrinted(scoreCard.value, file, 'card "GRAVITY RISK"');
   if (score === null) throw new PageError(file, 'card "GRAVITY RISK"', `expected a score, found "${scoreCard.value}"`);
   const band = bandHolding(fig.traces, LEVEL, end.date, file);
@@ -31,12 +31,12 @@ export function parseEquityTwap(html: string, file: string, { archive: mine = tr
     file, kind: 'equity_twap', symbol: null,
     gravity: validated(GravityReading, { score, risk_level: level, verdict: verdict(score, 'EQUITY'), ...common }, file, 'gravity'),
     twap: validated(TwapReading, {
-      baseline: parsePrinted(page.requireCard('EXPANDING TWAP').value, file, 'card "EXPANDING TWAP"'),
-      premium_pct: parsePrinted(page.requireCard('PREMIUM / DISCOUNT').value, file, 'card "PREMIUM / DISCOUNT"'),
+      baseline: parsePrinted(chrome.requireCard('EXPANDING TWAP').value, file, 'card "EXPANDING TWAP"'),
+      premium_pct: parsePrinted(chrome.requireCard('PREMIUM / DISCOUNT').value, file, 'card "PREMIUM / DISCOUNT"'),
       ...common,
     }, file, 'twap'),
     price: validated(PriceReading, { value: sig8(end.value), currency: 'USD', source_page: file, date: end.date }, file, 'price'),
     archive,
-    identity: page.identity(),
+    identity: chrome.identity(),
   };
 }

@@ -12,8 +12,8 @@ const FNG_LABELS = ['extreme fear', 'fear', 'neutral', 'greed', 'extreme greed']
 export const FNG_PROVIDER = 'alternative.me';
 export const SECTOR_PROVIDER = 'site sector engine';
 
-export function parseCryptoFearGreed(html: string, file: string): PageResult {
-  const figures = readFigures(html, file);
+export function parseCryptoFearGreed(page: Buffer, file: string): PageResult {
+  const figures = readFigures(page, file);
   const gauge = figures.flatMap((f) => f.traces).find((t) => t.type === 'indicator');
   if (!gauge) throw new PageError(file, 'gauge', 'no indicator trace on the page');
   const steps = (gauge.gauge as { steps?: { range?: number[] }[] } | undefined)?.steps;
@@ -21,8 +21,8 @@ export function parseCryptoFearGreed(html: string, file: string): PageResult {
   const trend = figures.flatMap((f) => f.traces).find((t) => t.name === 'BTC Base Trend');
   if (!trend) throw new PageError(file, 'trace "BTC Base Trend"', 'absent');
   const end = lastPoint(series(trend, file), file, 'trace "BTC Base Trend"');
-  const page = loadChrome(html, figures, file);
-  const value = parsePrinted(page.requireCard('Daily Fear & Greed').value, file, 'card "Daily Fear & Greed"');
+  const chrome = loadChrome(page, figures, file);
+  const value = parsePrinted(chrome.requireCard('Daily Fear & Greed').value, file, 'card "Daily Fear & Greed"');
   let label: string | null = null;
   if (value !== null) {
     const i = steps.findIndex((s, k) => Array.isArray(s.range) && value >= s.range[0]! && (value < s.range[1]! || (k === steps.length - 1 && value <= s.range[1]!)));
@@ -33,26 +33,26 @@ export function parseCryptoFearGreed(html: string, file: string): PageResult {
     file, kind: 'crypto_fear_greed', symbol: null,
     fear_greed: validated(FearGreedReading, {
       value, label, label_source: 'site_band_table',
-      sma_30: parsePrinted(page.requireCard('30-Day Sentiment SMA').value, file, 'card "30-Day Sentiment SMA"'),
+      sma_30: parsePrinted(chrome.requireCard('30-Day Sentiment SMA').value, file, 'card "30-Day Sentiment SMA"'),
       provider: FNG_PROVIDER, scope: 'market', model: MODELS.fearGreedCrypto, as_of: end.date, as_of_basis: 'trace_end', source_page: file,
     }, file, 'fear_greed'),
   };
 }
 
-export function parseCryptoPeakValley(html: string, file: string): PageResult {
-  const fig = readFigure(html, file);
+export function parseCryptoPeakValley(page: Buffer, file: string): PageResult {
+  const fig = readFigure(page, file);
   traceNamed(fig.traces, 'Leading (BTC+ETH)', file);
-  const page = loadChrome(html, [fig], file);
-  const value = page.byId('metric-value');
+  const chrome = loadChrome(page, [fig], file);
+  const value = chrome.byId('metric-value');
   if (value === undefined) throw new PageError(file, '#metric-value', 'absent from the page');
-  const zone = page.byId('metric-label');
+  const zone = chrome.byId('metric-label');
   return {
     file, kind: 'crypto_peak_valley', symbol: null,
     peak_valley: validated(PeakValleyReading, {
       score: parsePrinted(value, file, '#metric-value'),
       zone: zone === undefined || /^(N\/A|—|-|)$/.test(zone) ? null : zone,
       series: 'Leading (BTC+ETH)', scope: 'market', model: MODELS.peakValleyCrypto,
-      as_of: parseStamp(page.stamp('LAST UPDATE'), file, 'stamp "LAST UPDATE"'), as_of_basis: 'page_stamp', source_page: file,
+      as_of: parseStamp(chrome.stamp('LAST UPDATE'), file, 'stamp "LAST UPDATE"'), as_of_basis: 'page_stamp', source_page: file,
     }, file, 'peak_valley'),
   };
 }
@@ -73,10 +73,10 @@ function sector(parts: { fg: number | null; fgLabel: string | null; sma: number 
   };
 }
 
-export function parseSectorWidget(html: string, file: string): PageResult {
+export function parseSectorWidget(page: Buffer, file: string): PageResult {
   const universe = WIDGET_UNIVERSE[file];
   if (!universe) throw new PageError(file, 'file name', 'not a known sector widget');
-  const { $ } = loadChrome(html, [], file);
+  const { $ } = loadChrome(page, [], file);
   const tile = (kind: string) => {
     const t = $(`article.tile-${kind}`).first();
     if (t.length === 0) throw new PageError(file, `tile "${kind}"`, 'absent from the strip');
@@ -118,10 +118,10 @@ const FeedSchema = z.object({
   })),
 });
 
-export function parseSectorFeed(text: string, file: string): PageResult {
+export function parseSectorFeed(page: Buffer, file: string): PageResult {
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = JSON.parse(page.toString('utf8'));
   } catch (e) {
     throw new PageError(file, '(document)', `not JSON: ${(e as Error).message}`);
   }
@@ -136,7 +136,8 @@ export function parseSectorFeed(text: string, file: string): PageResult {
 
 const RankRecord = z.object({ Ticker: z.string().min(1), Market_Cap_Rank: z.number().int().positive() });
 
-export function parseRanking(html: string, file: string): PageResult {
+export function parseRanking(page: Buffer, file: string): PageResult {
+  const html = page.toString('utf8');
   const at = html.indexOf('const rawData');
   if (at < 0) throw new PageError(file, 'rawData', 'no `const rawData = [...]` on the page');
   const start = html.indexOf('[', at);

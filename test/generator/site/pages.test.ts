@@ -28,7 +28,7 @@ beforeAll(async () => {
 });
 
 function parse(kind: PageKind, file: string): PageResult {
-  return PARSERS[kind](readFileSync(join(dir, file), 'utf8'), file);
+  return PARSERS[kind](readFileSync(join(dir, file)), file);
 }
 const fileOf = (s: string, kind: string) => pageFiles(asset(s))[kind]!;
 

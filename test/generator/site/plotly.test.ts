@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { bandHolding, dates, decodeNumbers, lastPoint, readFigures, series } from '../../../generator/site/plotly.js';
-import { allDates, shortestFloat32 } from '../../../generator/site/plotly.js';
+import { bandHolding, datesOf, decodeNumbers, lastPoint, readFigures, series } from '../../../generator/site/plotly.js';
+import { seriesDates as allDates, shortestFloat32 } from '../../../generator/site/plotly.js';
+import { ArrayDates, DateColumn, allDates as allDatesOf } from '../../../generator/site/dates.js';
+import { customRow } from '../../../generator/site/plotly.js';
 
 const b64 = (arr: ArrayBufferView) => Buffer.from(arr.buffer, arr.byteOffset, arr.byteLength).toString('base64');
 const page = (traces: string) => `<html><script>Plotly.newPlot(\n   "id-1",   ${traces},  {"layout":1}, {"responsive":true})</script></html>`;
@@ -69,8 +71,8 @@ describe('decodeNumbers', () => {
 
 describe('series helpers', () => {
   it('takes the last point that is a number as the data end', () => {
-    expect(lastPoint({ x: ['2026-01-01', '2026-01-02', '2026-01-03'], values: Float64Array.from([1, 2, NaN]) }, 'f', 's')).toEqual({ date: '2026-01-02', value: 2 });
-    expect(() => lastPoint({ x: ['2026-01-01'], values: Float64Array.from([NaN]) }, 'f', 's')).toThrow(/holds no number/);
+    expect(lastPoint({ x: new ArrayDates(['2026-01-01', '2026-01-02', '2026-01-03']), values: Float64Array.from([1, 2, NaN]) }, 'f', 's')).toEqual({ date: '2026-01-02', value: 2 });
+    expect(() => lastPoint({ x: new ArrayDates(['2026-01-01']), values: Float64Array.from([NaN]) }, 'f', 's')).toThrow(/holds no number/);
   });
   it('finds the band trace whose x holds a date', () => {
     const traces = [
@@ -81,7 +83,7 @@ describe('series helpers', () => {
     expect(hit.match[1]).toBe('2');
     expect(hit.index).toBe(1);
     expect(bandHolding(traces, /^Risk Level (\d+)$/, '2026-02-01', 'f')).toBeNull();
-    expect(() => dates({ name: 'x', x: [1] }, 'f.html')).toThrow(/f\.html: trace "x" x: expected a date/);
+    expect(() => datesOf({ name: 'x', x: [1] }, 'f.html')).toThrow(/f\.html: trace "x" x: expected a date/);
   });
 });
 
@@ -96,5 +98,48 @@ describe('float32 series', () => {
     expect(shortestFloat32(NaN)).toBeNaN();
     const hard = Math.fround(16777217 / 3);
     expect(Math.fround(shortestFloat32(hard))).toBe(hard);
+  });
+});
+
+describe('reading traces in place', () => {
+  const day = (d: string) => `"${d}T00:00:00.000000000"`;
+  it('reads a uniform date array in place and answers as the parsed strings would', () => {
+    const x = ['2026-01-01', '2026-01-02', '2026-01-02', '2026-01-05'];
+    const figs = readFigures(page(`[{"name":"A","x":[${x.map(day).join(',')}],"y":[1,2,3,4]}]`), 'p.html');
+    const dates = datesOf(figs[0]!.traces[0]!, 'p.html');
+    expect(dates).toBeInstanceOf(DateColumn);
+    expect(allDatesOf(dates)).toEqual(x);
+    expect([dates.lastIndexOf('2026-01-02'), dates.lastIndexOf('2026-01-05'), dates.lastIndexOf('2026-01-03'), dates.lastIndexOf('2026-01-0')]).toEqual([2, 3, -1, -1]);
+    expect(dates.day(3) - dates.day(0)).toBe(4);
+  });
+
+  it('leaves dates of mixed lengths, and arrays that are not dates, to JSON', () => {
+    const figs = readFigures(page(`[{"name":"A","x":["2026-01-01","2026-01-02T00:00"],"y":[1,2]},{"name":"B","x":[1,2],"y":[1,2]}]`), 'p.html');
+    expect(figs[0]!.traces[0]!.x).toEqual(['2026-01-01', '2026-01-02T00:00']);
+    expect(allDatesOf(datesOf(figs[0]!.traces[0]!, 'p.html'))).toEqual(['2026-01-01', '2026-01-02']);
+    expect(() => datesOf(figs[0]!.traces[1]!, 'p.html')).toThrow(/p\.html: trace "B" x: expected a date, found 1/);
+  });
+
+  it('refuses a date array whose points are not all dates, naming the trace', () => {
+    const figs = readFigures(page(`[{"name":"A","x":[${day('2026-01-01')},"20260102T00:00:00.000000000"],"y":[1,2]}]`), 'p.html');
+    expect(() => datesOf(figs[0]!.traces[0]!, 'p.html')).toThrow(/p\.html: trace "A" x: expected a date, found "20260102/);
+  });
+
+  it('parses customdata only when a reading asks for it, and names the page when it is not JSON', () => {
+    const good = readFigures(page(`[{"customdata":[[1,"a ] ["],[2,"b"]],"name":"A","x":[${day('2026-01-01')}],"y":[1]}]`), 'p.html');
+    expect(good[0]!.traces[0]!.name).toBe('A');
+    expect(() => customRow(good[0]!.traces[0]!, 0, 'p.html')).toThrow(/expected a number, found "a \] \["/);
+    const bad = readFigures(page(`[{"customdata":[[1,2],[3,NaN]],"name":"A","x":[${day('2026-01-01')}],"y":[1]}]`), 'p.html');
+    expect(() => customRow(bad[0]!.traces[0]!, 0, 'p.html')).toThrow(/p\.html: customdata: not JSON/);
+  });
+
+  it('reads the same figures from bytes and from text, with byte offsets around the traces', () => {
+    const html = `<p>σ — é</p>` + page(`[{"name":"Ω","x":[${day('2026-01-01')}],"y":{"dtype":"f8","bdata":"${b64(new Float64Array([7]))}"}}]`);
+    const bytes = Buffer.from(html);
+    const [fig] = readFigures(bytes, 'p.html');
+    expect(fig!.traces[0]!.name).toBe('Ω');
+    expect(bytes.toString('utf8', fig!.start, fig!.start + 1)).toBe('[');
+    expect(bytes.toString('utf8', fig!.end - 1, fig!.end)).toBe(']');
+    expect(Array.from(series(fig!.traces[0]!, 'p.html').values)).toEqual([7]);
   });
 });
