@@ -5,25 +5,40 @@
  * Numbers are finite by construction: every reading is zod-checked finite when parsed (decision 19).
  */
 export function toJson(value: unknown): string {
-  return write(value, '') + '\n';
+  return write(value, '', undefined) + '\n';
+}
+
+/**
+ * toJson for many documents that share objects (a ledger and its precomputed pages hold the same row objects):
+ * a one-line object met again is written from memory. The documents must not change while it is in use.
+ */
+export function jsonWriter(): (value: unknown) => string {
+  const memo = new WeakMap<object, string>();
+  return (value) => write(value, '', memo) + '\n';
 }
 
 const isPlain = (v: unknown) => v === null || typeof v !== 'object';
 
-function write(v: unknown, indent: string): string {
+function write(v: unknown, indent: string, memo: WeakMap<object, string> | undefined): string {
   if (isPlain(v)) return JSON.stringify(v);
   const inner = indent + '  ';
   if (Array.isArray(v)) {
     let plain = true;
     for (const x of v) if (!isPlain(x)) { plain = false; break; } // prettier-ignore
     if (plain) return JSON.stringify(v);
-    return v.length ? `[\n${v.map((x) => inner + write(x, inner)).join(',\n')}\n${indent}]` : '[]';
+    return v.length ? `[\n${v.map((x) => inner + write(x, inner, memo)).join(',\n')}\n${indent}]` : '[]';
   }
   const o = v as Record<string, unknown>;
+  const known = memo?.get(o);
+  if (known !== undefined) return known;
   let plain = true;
   for (const k in o) if (!isPlain(o[k])) { plain = false; break; } // prettier-ignore
-  if (plain) return JSON.stringify(o);
+  if (plain) {
+    const text = JSON.stringify(o);
+    memo?.set(o, text);
+    return text;
+  }
   const parts: string[] = [];
-  for (const k in o) if (o[k] !== undefined) parts.push(`${inner}${JSON.stringify(k)}: ${write(o[k], inner)}`);
+  for (const k in o) if (o[k] !== undefined) parts.push(`${inner}${JSON.stringify(k)}: ${write(o[k], inner, memo)}`);
   return parts.length ? `{\n${parts.join(',\n')}\n${indent}}` : '{}';
 }

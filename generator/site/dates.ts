@@ -17,15 +17,23 @@ export interface Dates {
 
 const DAY_MS = 86_400_000;
 
-/** Days since 1970-01-01 of the `YYYY-MM-DD` whose first digit is `at(0)`: read from the digits, no Date. */
-function daysFrom(at: (i: number) => number): number {
-  const digit = (i: number) => at(i) - 48;
-  const y = digit(0) * 1000 + digit(1) * 100 + digit(2) * 10 + digit(3);
-  return Date.UTC(y, digit(5) * 10 + digit(6) - 1, digit(8) * 10 + digit(9)) / DAY_MS;
+/**
+ * Days since 1970-01-01 of year y, month m, day d, in integer arithmetic (the proleptic Gregorian
+ * days-from-civil count): history mining asks it of every point of a page.
+ */
+function daysFrom(y: number, m: number, d: number): number {
+  const year = y - (m <= 2 ? 1 : 0);
+  const era = Math.floor(year / 400);
+  const yoe = year - era * 400;
+  const doy = Math.floor((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5) + d - 1;
+  return era * 146097 + yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy - 719468;
 }
 
 /** Days since 1970-01-01 of `YYYY-MM-DD`. */
-export const dayNumber = (d: string): number => daysFrom((i) => d.charCodeAt(i));
+export function dayNumber(d: string): number {
+  const digit = (i: number) => d.charCodeAt(i) - 48;
+  return daysFrom(digit(0) * 1000 + digit(1) * 100 + digit(2) * 10 + digit(3), digit(5) * 10 + digit(6), digit(8) * 10 + digit(9));
+}
 
 /** `YYYY-MM-DD` of a day number. */
 export const dayDate = (n: number): string => new Date(n * DAY_MS).toISOString().slice(0, 10);
@@ -92,8 +100,9 @@ export class DateColumn implements Dates {
   }
 
   day(i: number): number {
+    const b = this.bytes;
     const p = this.first + i * this.stride;
-    return daysFrom((k) => this.bytes[p + k]!);
+    return daysFrom((b[p]! - 48) * 1000 + (b[p + 1]! - 48) * 100 + (b[p + 2]! - 48) * 10 + b[p + 3]! - 48, (b[p + 5]! - 48) * 10 + b[p + 6]! - 48, (b[p + 8]! - 48) * 10 + b[p + 9]! - 48);
   }
 
   lastIndexOf(date: string): number {

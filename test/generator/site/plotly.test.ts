@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { bandHolding, datesOf, decodeNumbers, lastPoint, readFigures, series } from '../../../generator/site/plotly.js';
 import { seriesDates as allDates, shortestFloat32 } from '../../../generator/site/plotly.js';
-import { ArrayDates, DateColumn, allDates as allDatesOf } from '../../../generator/site/dates.js';
+import { ArrayDates, DateColumn, allDates as allDatesOf, dayDate, dayNumber } from '../../../generator/site/dates.js';
 import { customRow } from '../../../generator/site/plotly.js';
 
 const b64 = (arr: ArrayBufferView) => Buffer.from(arr.buffer, arr.byteOffset, arr.byteLength).toString('base64');
@@ -141,5 +141,14 @@ describe('reading traces in place', () => {
     expect(bytes.toString('utf8', fig!.start, fig!.start + 1)).toBe('[');
     expect(bytes.toString('utf8', fig!.end - 1, fig!.end)).toBe(']');
     expect(Array.from(series(fig!.traces[0]!, 'p.html').values)).toEqual([7]);
+  });
+});
+
+describe('day numbers', () => {
+  it('count days since 1970-01-01 as Date does, across leap days and centuries', () => {
+    for (const d of ['1970-01-01', '1969-12-31', '2000-02-29', '2000-03-01', '1900-03-01', '2024-02-29', '2026-12-31', '2100-02-28']) {
+      expect(dayNumber(d)).toBe(Date.UTC(Number(d.slice(0, 4)), Number(d.slice(5, 7)) - 1, Number(d.slice(8))) / 86_400_000);
+    }
+    for (let n = -800; n < 80_000; n += 37) expect(dayNumber(dayDate(n))).toBe(n);
   });
 });
