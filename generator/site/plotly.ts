@@ -41,13 +41,13 @@ export class JsonText {
     private readonly start: number,
     private readonly end: number,
     private readonly file: string,
-    private readonly field: string,
   ) {}
-  parse(): unknown {
+  /** The value; `field` names it in the error when it is not JSON. */
+  parse(field: string): unknown {
     try {
       return JSON.parse(this.bytes.toString('utf8', this.start, this.end));
     } catch (e) {
-      throw new PageError(this.file, this.field, `not JSON (${(e as Error).message})`);
+      throw new PageError(this.file, field, `not JSON (${(e as Error).message})`);
     }
   }
 }
@@ -107,7 +107,7 @@ function scanTraces(bytes: Buffer, start: number, file: string): { traces: unkno
       const open = custom + CUSTOMDATA.length - 1;
       const end = matchingEndBytes(bytes, open);
       if (end < 0) return null;
-      keep(open, end, new JsonText(bytes, open, end, file, 'customdata'));
+      keep(open, end, new JsonText(bytes, open, end, file));
       custom = next(CUSTOMDATA, custom + 1);
     } else if (first === b64) {
       const open = b64 + BDATA.length;
@@ -233,7 +233,7 @@ export interface Matrix {
 
 /** Decode a Plotly typed array (`{dtype, bdata, shape?}`) or a plain JSON array into float64 values. */
 export function decodeNumbers(value: unknown, file: string, field: string): Matrix {
-  if (value instanceof JsonText) value = value.parse();
+  if (value instanceof JsonText) value = value.parse(field);
   if (Array.isArray(value)) {
     const first = value[0];
     if (Array.isArray(first)) {

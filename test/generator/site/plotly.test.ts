@@ -130,7 +130,7 @@ describe('reading traces in place', () => {
     expect(good[0]!.traces[0]!.name).toBe('A');
     expect(() => customRow(good[0]!.traces[0]!, 0, 'p.html')).toThrow(/expected a number, found "a \] \["/);
     const bad = readFigures(page(`[{"customdata":[[1,2],[3,NaN]],"name":"A","x":[${day('2026-01-01')}],"y":[1]}]`), 'p.html');
-    expect(() => customRow(bad[0]!.traces[0]!, 0, 'p.html')).toThrow(/p\.html: customdata: not JSON/);
+    expect(() => customRow(bad[0]!.traces[0]!, 0, 'p.html')).toThrow(/p\.html: trace "A" customdata: not JSON/);
   });
 
   it('reads the same figures from bytes and from text, with byte offsets around the traces', () => {
