@@ -1,4 +1,4 @@
-import { ArrayDates, DateColumn, allDates, type Dates } from './dates.js';
+import { ArrayDates, DateColumn, type Dates } from './dates.js';
 import { PageError, describe } from './errors.js';
 
 /** One Plotly trace as the page serialises it (keys sorted; `name` may be missing). */
@@ -53,8 +53,8 @@ export class JsonText {
 }
 
 /** Stands in the JSON text for a value left in the page's bytes; a NUL key cannot come from the page's JSON. */
-const HOLE = '\\u0000';
-const hole = (n: number) => `{"${HOLE}":${n}}`;
+const HOLE = '\u0000';
+const hole = (n: number) => `{${JSON.stringify(HOLE)}:${n}}`;
 
 /** Puts each value left in the bytes back where its hole is. */
 function fill(value: unknown, kept: unknown[]): unknown {
@@ -64,15 +64,15 @@ function fill(value: unknown, kept: unknown[]): unknown {
   }
   if (value === null || typeof value !== 'object') return value;
   const o = value as Record<string, unknown>;
-  if ('\u0000' in o) return kept[o['\u0000'] as number];
+  if (HOLE in o) return kept[o[HOLE] as number];
   for (const k in o) o[k] = fill(o[k], kept);
   return o;
 }
 
 /**
  * The traces array whose `[` is at byte `start`, read without decoding most of it: arrays of dates become
- * DateColumns and base64 typed arrays Base64Texts over the page's bytes, and JSON.parse reads the rest (about
- * a hundredth of the bytes). Plotly writes `[traces], {layout}`: the first `],` followed by `{` whose prefix
+ * DateColumns, base64 typed arrays Base64Texts and customdata JsonTexts over the page's bytes, and JSON.parse
+ * reads the rest (a twentieth of the fixture site's bytes). Plotly writes `[traces], {layout}`: the first `],` followed by `{` whose prefix
  * parses is the array's end. null when that does not settle it in three tries (the caller then scans).
  */
 function scanTraces(bytes: Buffer, start: number, file: string): { traces: unknown; end: number } | null {
@@ -105,7 +105,7 @@ function scanTraces(bytes: Buffer, start: number, file: string): { traces: unkno
       x = next(X_ARRAY, x + 1);
     } else if (first === custom) {
       const open = custom + CUSTOMDATA.length - 1;
-      const end = matchingEndBytes(bytes, open);
+      const end = matchingEnd(bytes, open);
       if (end < 0) return null;
       keep(open, end, new JsonText(bytes, open, end, file));
       custom = next(CUSTOMDATA, custom + 1);
@@ -135,13 +135,12 @@ function scanTraces(bytes: Buffer, start: number, file: string): { traces: unkno
   return null;
 }
 
-/** The slow path for a page that defeats scanTraces: the traces as text, scanned for their matching `]`. */
-function parseTracesText(bytes: Buffer, start: number, file: string): { traces: unknown; end: number } {
-  const html = bytes.toString('utf8', start);
-  const end = matchingEnd(html, 0);
+/** The slow path for a page that defeats scanTraces: the traces array up to its matching `]`, parsed whole. */
+function parseTracesWhole(bytes: Buffer, start: number, file: string): { traces: unknown; end: number } {
+  const end = matchingEnd(bytes, start);
   if (end < 0) throw new PageError(file, 'Plotly.newPlot', 'the traces array never closes');
   try {
-    return { traces: JSON.parse(html.slice(0, end)), end: start + Buffer.byteLength(html.slice(0, end)) };
+    return { traces: JSON.parse(bytes.toString('utf8', start, end)), end };
   } catch (e) {
     throw new PageError(file, 'Plotly.newPlot', `the traces array is not JSON (${(e as Error).message})`);
   }
@@ -149,33 +148,17 @@ function parseTracesText(bytes: Buffer, start: number, file: string): { traces: 
 
 const isSpace = (c: number) => c === 32 || c === 10 || c === 13 || c === 9;
 
-/** matchingEnd over bytes (the structural characters are ASCII, so UTF-8 needs no decoding to find them). */
-function matchingEndBytes(bytes: Buffer, start: number): number {
+/**
+ * End offset (exclusive) of the JSON array or object whose opening byte is at `start`, honouring strings; -1 when
+ * it never closes. Structural characters are ASCII and no byte of a UTF-8 sequence is, so bytes need no decoding.
+ */
+function matchingEnd(bytes: Buffer, start: number): number {
   let depth = 0;
   for (let i = start; i < bytes.length; i++) {
     const c = bytes[i]!;
     if (c === 34 /* " */) {
-      for (i++; bytes[i] !== 34; i++) if (bytes[i] === 92 /* \ */) i++;
-      if (i >= bytes.length) return -1;
+      for (i++; i < bytes.length && bytes[i] !== 34; i++) if (bytes[i] === 92 /* \ */) i++;
     } else if (c === 91 /* [ */ || c === 123 /* { */) depth++;
-    else if (c === 93 /* ] */ || c === 125 /* } */) {
-      if (--depth === 0) return i + 1;
-    }
-  }
-  return -1;
-}
-
-/** End index (exclusive) of the JSON array or object starting at `start`, honouring strings. */
-function matchingEnd(text: string, start: number): number {
-  let depth = 0;
-  let inString = false;
-  for (let i = start; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92 /* \ */) i++;
-      else if (c === 34 /* " */) inString = false;
-    } else if (c === 34) inString = true;
-    else if (c === 91 /* [ */ || c === 123 /* { */) depth++;
     else if (c === 93 /* ] */ || c === 125 /* } */) {
       if (--depth === 0) return i + 1;
     }
@@ -203,7 +186,7 @@ export function readFigures(page: Uint8Array | string, file: string): PlotlyFigu
     i = bytes.indexOf(quote, i + 1) + 1;
     while (isSpace(bytes[i]!) || bytes[i] === 0x2c) i++;
     if (bytes[i] !== 0x5b) throw new PageError(file, 'Plotly.newPlot', `expected the traces array, found ${found(i)}`);
-    const { traces, end } = scanTraces(bytes, i, file) ?? parseTracesText(bytes, i, file);
+    const { traces, end } = scanTraces(bytes, i, file) ?? parseTracesWhole(bytes, i, file);
     if (!Array.isArray(traces)) throw new PageError(file, 'Plotly.newPlot', 'traces are not an array');
     figures.push({ traces: traces as Trace[], start: i, end });
     at = bytes.indexOf(NEW_PLOT, end);
@@ -388,6 +371,3 @@ export function customRow(trace: Trace, index: number, file: string): Float64Arr
   if (index >= m.rows) throw new PageError(file, `trace "${trace.name ?? '(unnamed)'}" customdata`, `${m.rows} rows, no row ${index}`);
   return m.data.subarray(index * m.cols, (index + 1) * m.cols);
 }
-
-/** Every date of a series (for callers that need them all, such as tests). */
-export const seriesDates = (s: Series): string[] => allDates(s.x);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { bandHolding, datesOf, decodeNumbers, lastPoint, readFigures, series } from '../../../generator/site/plotly.js';
-import { seriesDates as allDates, shortestFloat32 } from '../../../generator/site/plotly.js';
+import { shortestFloat32 } from '../../../generator/site/plotly.js';
 import { ArrayDates, DateColumn, allDates as allDatesOf, dayDate, dayNumber } from '../../../generator/site/dates.js';
 import { customRow } from '../../../generator/site/plotly.js';
 
@@ -16,7 +16,7 @@ describe('readFigures', () => {
     expect(figs).toHaveLength(2);
     expect(figs[0]!.traces[0]!.name).toBe('A <b>');
     const s = series(figs[0]!.traces[0]!, 'p.html');
-    expect(allDates(s)).toEqual(['2026-01-01', '2026-01-02', '2026-01-03']);
+    expect(allDatesOf(s.x)).toEqual(['2026-01-01', '2026-01-02', '2026-01-03']);
     expect(Array.from(s.values)).toEqual([1.5, NaN, 3]);
     expect(figs[1]!.traces[0]!.value).toBe(3);
   });
@@ -24,6 +24,10 @@ describe('readFigures', () => {
   it('copes with brackets and quotes inside strings', () => {
     const figs = readFigures(page('[{"name":"odd ] [ \\" }","y":[1,2]}]'), 'p.html');
     expect(figs[0]!.traces[0]!.name).toBe('odd ] [ " }');
+  });
+
+  it('names the file when the traces never close, even inside an unterminated string', () => {
+    expect(() => readFigures('<script>Plotly.newPlot("id", [{"customdata":[["open string', 'cut.html')).toThrow(/cut\.html: Plotly\.newPlot: the traces array never closes/);
   });
 
   it('names the file when the traces are not JSON', () => {
