@@ -14,7 +14,10 @@ export async function sha256Hex(text: string): Promise<string> {
 
 /** Compares two secrets in time independent of where they differ: both are hashed to 32 bytes first. */
 export async function constantTimeEqual(a: string, b: string): Promise<boolean> {
-  const [x, y] = await Promise.all([crypto.subtle.digest('SHA-256', encoder.encode(a)), crypto.subtle.digest('SHA-256', encoder.encode(b))]);
+  const [x, y] = await Promise.all([
+    crypto.subtle.digest('SHA-256', encoder.encode(a)),
+    crypto.subtle.digest('SHA-256', encoder.encode(b)),
+  ]);
   const u = new Uint8Array(x);
   const v = new Uint8Array(y);
   let diff = 0;
@@ -31,7 +34,11 @@ export interface Caller {
 }
 
 /** The caller a stored key stands for. */
-export const keyCaller = (rec: KeyRecord): Caller => ({ plan: rec.plan, quotaKey: `key:${rec.sha256}`, id: `key:${rec.sha256.slice(0, 8)}` });
+export const keyCaller = (rec: KeyRecord): Caller => ({
+  plan: rec.plan,
+  quotaKey: `key:${rec.sha256}`,
+  id: `key:${rec.sha256.slice(0, 8)}`,
+});
 
 export interface MarketplaceConfig {
   host?: string;
@@ -52,7 +59,11 @@ export function credentialHeaders(m: MarketplaceConfig): string[] {
 }
 
 // A Map, not an object literal: a header value such as `constructor` or `__proto__` must find nothing.
-const SUBSCRIPTIONS: ReadonlyMap<string, Plan> = new Map([['BASIC', 'basic'], ['PRO', 'pro'], ['ULTRA', 'ultra']]);
+const SUBSCRIPTIONS: ReadonlyMap<string, Plan> = new Map([
+  ['BASIC', 'basic'],
+  ['PRO', 'pro'],
+  ['ULTRA', 'ultra'],
+]);
 /** Keys longer than this are no key of ours: refused before any hashing. */
 const MAX_KEY_LENGTH = 256;
 

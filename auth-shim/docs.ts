@@ -46,18 +46,23 @@ const INIT = `window.ui = SwaggerUIBundle({
 });
 `;
 
-const CSP = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'";
 const HEADERS = { 'Cache-Control': 'public, max-age=300', 'X-Content-Type-Options': 'nosniff' };
 
 const encoder = new TextEncoder();
 const text = (body: string, headers: Record<string, string>) => {
   const bytes = encoder.encode(body);
-  return sized(new Response(bytes, { status: 200, headers: { ...headers, 'Content-Length': String(bytes.byteLength), ...HEADERS } }), bytes.byteLength);
+  return sized(
+    new Response(bytes, { status: 200, headers: { ...headers, 'Content-Length': String(bytes.byteLength), ...HEADERS } }),
+    bytes.byteLength,
+  );
 };
 
 /** The docs response for a path under /docs, or null when the path is not one of the page's. */
 export async function docsResponse(request: Request, pathname: string, files: DocsFiles): Promise<Response | null> {
-  if (pathname === '/docs' || pathname === '/docs/') return text(PAGE, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': CSP });
+  if (pathname === '/docs' || pathname === '/docs/')
+    return text(PAGE, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': CSP });
   if (pathname === '/docs/init.js') return text(INIT, { 'Content-Type': 'text/javascript; charset=utf-8' });
   const name = pathname.slice('/docs/'.length);
   if (!pathname.startsWith('/docs/') || !Object.hasOwn(DOCS_FILES, name)) return null;

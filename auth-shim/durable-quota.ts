@@ -10,14 +10,22 @@ export interface DurableObjectStorageLike {
   get<T>(key: string): Promise<T | undefined>;
   put<T>(key: string, value: T): Promise<void>;
 }
-export interface DurableObjectStateLike { storage: DurableObjectStorageLike }
-export interface DurableObjectStubLike { fetch(url: string, init: RequestInit): Promise<Response> }
+export interface DurableObjectStateLike {
+  storage: DurableObjectStorageLike;
+}
+export interface DurableObjectStubLike {
+  fetch(url: string, init: RequestInit): Promise<Response>;
+}
 export interface DurableObjectNamespaceLike {
   idFromName(name: string): unknown;
   get(id: unknown): DurableObjectStubLike;
 }
 
-interface TakeRequest { limits: Limits; now: number; month: MonthWindow }
+interface TakeRequest {
+  limits: Limits;
+  now: number;
+  month: MonthWindow;
+}
 
 /** The Durable Object class (bind it as `QUOTAS`, class name `QuotaCounter`). */
 export class QuotaCounter {
@@ -38,7 +46,10 @@ export class DurableQuotaStore implements QuotaStore {
 
   async take(credential: string, limits: Limits, now: number, month: MonthWindow): Promise<Admission> {
     const stub = this.ns.get(this.ns.idFromName(credential));
-    const res = await stub.fetch('https://quota.internal/take', { method: 'POST', body: JSON.stringify({ limits, now, month } satisfies TakeRequest) });
+    const res = await stub.fetch('https://quota.internal/take', {
+      method: 'POST',
+      body: JSON.stringify({ limits, now, month } satisfies TakeRequest),
+    });
     if (!res.ok) throw new Error(`quota object answered ${res.status}`);
     return (await res.json()) as Admission;
   }

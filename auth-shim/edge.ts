@@ -36,7 +36,11 @@ function handlerFor(env: EdgeEnv) {
       env,
       handle: createHandler({
         // The global fetch, called unbound: Workers runtimes refuse it called as a method of another object.
-        origin: new HttpOrigin(env.ORIGIN_URL, 60_000, env.ORIGIN_TOKEN ? (url) => fetch(url, { headers: { authorization: `Bearer ${env.ORIGIN_TOKEN}` } }) : undefined),
+        origin: new HttpOrigin(
+          env.ORIGIN_URL,
+          60_000,
+          env.ORIGIN_TOKEN ? (url) => fetch(url, { headers: { authorization: `Bearer ${env.ORIGIN_TOKEN}` } }) : undefined,
+        ),
         quotas: env.QUOTAS ? new FallbackQuotaStore(new DurableQuotaStore(env.QUOTAS), (m) => console.error(m)) : new MemoryQuotaStore(),
         keys: env.KEYS_JSON ? keyStoreFromJson(JSON.parse(env.KEYS_JSON), 'KEYS_JSON') : null,
         marketplace: { host: env.MARKETPLACE_HOST, secret: env.MARKETPLACE_SECRET, name: env.MARKETPLACE_NAME },

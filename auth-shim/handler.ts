@@ -4,10 +4,31 @@
  * No `node:` import here; the origin and the quota store are injected.
  */
 import {
-  ERROR_STATUS, PLAN_LIMITS, PRECOMPUTED_PAGES, SYMBOL_PATTERN, TREE, UNIVERSE_PATTERN, bulkBody, errorBody, historyPage, toJson,
-  type ErrorCode, type Ledger, type Plan, type RiskDoc,
+  ERROR_STATUS,
+  PLAN_LIMITS,
+  PRECOMPUTED_PAGES,
+  SYMBOL_PATTERN,
+  TREE,
+  UNIVERSE_PATTERN,
+  bulkBody,
+  errorBody,
+  historyPage,
+  toJson,
+  type ErrorCode,
+  type Ledger,
+  type Plan,
+  type RiskDoc,
 } from '../generator/contract/index.js';
-import { constantTimeEqual, credentialHeaders, identify, keyCaller, sha256Hex, type Caller, type KeyStore, type MarketplaceConfig } from './credentials.js';
+import {
+  constantTimeEqual,
+  credentialHeaders,
+  identify,
+  keyCaller,
+  sha256Hex,
+  type Caller,
+  type KeyStore,
+  type MarketplaceConfig,
+} from './credentials.js';
 import { docsResponse, type DocsFiles } from './docs.js';
 import { Health } from './health.js';
 import { JsonCache, OriginError, type Origin } from './origin.js';
@@ -17,7 +38,9 @@ import { bodyBytes, composedResponse, fileResponse, JSON_TYPE, sized, webCompres
 import { route, type Route } from './routes.js';
 
 /** A key store that may change while the shim runs (a reloaded key file): read at every request. */
-export interface KeySource { current(): KeyStore | null }
+export interface KeySource {
+  current(): KeyStore | null;
+}
 
 export interface ShimOptions {
   origin: Origin;
@@ -67,7 +90,10 @@ const MAX_QUERY = 2048;
 const encoder = new TextEncoder();
 
 class Refusal {
-  constructor(readonly code: ErrorCode, readonly message: string) {}
+  constructor(
+    readonly code: ErrorCode,
+    readonly message: string,
+  ) {}
 }
 
 /** The error body's code travels with the response to the access log. */
@@ -161,11 +187,18 @@ export function createHandler(options: ShimOptions): (request: Request) => Promi
     if (!SYMBOL_PATTERN.test(symbol)) throw new Refusal('bad_symbol', 'A symbol is 1 to 20 letters, digits, _ . -');
     const canonical = ownValue(c.index, symbol.toUpperCase());
     if (!canonical) throw new Refusal('unknown_asset', `No asset ${symbol.toUpperCase()} is served`);
-    if (plan === 'basic' && !c.assets[canonical]!.free_tier) throw new Refusal('plan_required', `${canonical} requires the pro or ultra plan; your plan is basic. ${FREE_NOTE}.`);
+    if (plan === 'basic' && !c.assets[canonical]!.free_tier)
+      throw new Refusal('plan_required', `${canonical} requires the pro or ultra plan; your plan is basic. ${FREE_NOTE}.`);
     return canonical;
   }
 
-  async function serve(request: Request, url: URL, r: Exclude<Route, { name: 'health' | 'openapi' }>, plan: Plan, extra: Record<string, string>): Promise<Response> {
+  async function serve(
+    request: Request,
+    url: URL,
+    r: Exclude<Route, { name: 'health' | 'openapi' }>,
+    plan: Plan,
+    extra: Record<string, string>,
+  ): Promise<Response> {
     const c = json.peek<ShimCatalog>(TREE.catalog)?.doc ?? (await loadCatalog());
     switch (r.name) {
       case 'assets':
@@ -180,8 +213,16 @@ export function createHandler(options: ShimOptions): (request: Request) => Promi
       case 'summary': {
         if (!UNIVERSE_PATTERN.test(r.universe)) throw new Refusal('bad_universe', 'A universe name is 1 to 40 letters, digits, _ or -');
         const universe = Object.keys(c.universes).find((u) => u === r.universe.toLowerCase());
-        if (!universe) throw new Refusal('unknown_universe', `No universe ${r.universe.toLowerCase()}; the universes are ${Object.keys(c.universes).join(', ')}`);
-        if (plan === 'basic' && universe !== 'crypto') throw new Refusal('plan_required', `The ${universe} summary requires the pro or ultra plan; your plan is basic. ${FREE_NOTE}, and the crypto summary.`);
+        if (!universe)
+          throw new Refusal(
+            'unknown_universe',
+            `No universe ${r.universe.toLowerCase()}; the universes are ${Object.keys(c.universes).join(', ')}`,
+          );
+        if (plan === 'basic' && universe !== 'crypto')
+          throw new Refusal(
+            'plan_required',
+            `The ${universe} summary requires the pro or ultra plan; your plan is basic. ${FREE_NOTE}, and the crypto summary.`,
+          );
         return file(request, TREE.summary(universe), { ...dataCache, ...extra });
       }
       case 'history': {
@@ -192,10 +233,19 @@ export function createHandler(options: ShimOptions): (request: Request) => Promi
         if (ready && !q.cursor && !q.from && !q.to) return file(request, TREE.historyPage(symbol, q.limit), { ...dataCache, ...extra });
         const full = await json.get<Ledger>(TREE.historyFull(symbol));
         if (!full) throw new OriginError(`${TREE.historyFull(symbol)}: absent from the origin`);
-        return composed(request, historyPage(full.doc, q), `${full.etag}|${q.limit}|${q.maxLimit}|${q.cursor ?? ''}|${q.from ?? ''}|${q.to ?? ''}`, extra);
+        return composed(
+          request,
+          historyPage(full.doc, q),
+          `${full.etag}|${q.limit}|${q.maxLimit}|${q.cursor ?? ''}|${q.from ?? ''}|${q.to ?? ''}`,
+          extra,
+        );
       }
       case 'bulk': {
-        if (!PLAN_LIMITS[plan].bulk) throw new Refusal('plan_required', `The bulk endpoint requires the pro or ultra plan; your plan is basic. ${FREE_NOTE}, one asset per request.`);
+        if (!PLAN_LIMITS[plan].bulk)
+          throw new Refusal(
+            'plan_required',
+            `The bulk endpoint requires the pro or ultra plan; your plan is basic. ${FREE_NOTE}, one asset per request.`,
+          );
         const requested = bulkSymbols(url.searchParams);
         if (isParamError(requested)) throw new Refusal(requested.code, requested.message);
         const found: (RiskDoc | undefined)[] = [];
@@ -214,10 +264,13 @@ export function createHandler(options: ShimOptions): (request: Request) => Promi
   }
 
   async function handle(request: Request, url: URL, seen: Seen): Promise<Response> {
-    if (request.method !== 'GET') return errorResponse('method_not_allowed', `${request.method.slice(0, 16)} is not allowed: the API is read-only; use GET`, { Allow: 'GET' });
+    if (request.method !== 'GET')
+      return errorResponse('method_not_allowed', `${request.method.slice(0, 16)} is not allowed: the API is read-only; use GET`, {
+        Allow: 'GET',
+      });
     if (docs && url.pathname.startsWith('/docs')) {
       const page = await docsResponse(request, url.pathname, docs);
-      if (page) return (seen.route = 'docs'), page;
+      if (page) return ((seen.route = 'docs'), page);
     }
     const r = route(url.pathname);
     if (!r) return errorResponse('not_found', 'No such endpoint; see /v1/openapi.json and /docs');
@@ -225,19 +278,27 @@ export function createHandler(options: ShimOptions): (request: Request) => Promi
     if (url.search.length > MAX_QUERY) return errorResponse('bad_parameter', `The query string is longer than ${MAX_QUERY} characters`);
     if (r.name === 'health') return health.response(request, now(), PUBLIC_CACHE);
     if (r.name === 'openapi') return file(request, TREE.openapi, PUBLIC_CACHE);
-    if (keysNow() === null && !marketplace.secret) return errorResponse('gateway_not_configured', 'No credential source is configured on this gateway');
+    if (keysNow() === null && !marketplace.secret)
+      return errorResponse('gateway_not_configured', 'No credential source is configured on this gateway');
     // A direct key seen before needs no hashing and no wait; anything else goes through the full check.
     const direct = request.headers.get('x-api-key');
     const caller = (direct ? known.get(direct) : undefined) ?? (await identify(request.headers, marketplace, verify));
-    if (!caller) return errorResponse('unauthorized', 'A valid X-API-Key header, or the x-marketplace-key and x-marketplace-host pair, is required');
+    if (!caller)
+      return errorResponse('unauthorized', 'A valid X-API-Key header, or the x-marketplace-key and x-marketplace-host pair, is required');
     seen.caller = caller;
     let extra: Record<string, string> = {};
     if (caller.quotaKey) {
       const pending = charge(quotas, caller.quotaKey, caller.plan, now());
       const q = pending instanceof Promise ? await pending : pending;
       if (!q.ok) {
-        const what = q.code === 'rate_limited' ? `the ${caller.plan} plan's ${PLAN_LIMITS[caller.plan].perMinute} requests per minute` : `the ${caller.plan} plan's ${PLAN_LIMITS[caller.plan].perMonth} requests this month (UTC)`;
-        return errorResponse(q.code, `Quota exceeded: ${what}; retry in ${q.retryAfter} s`, { ...q.headers, 'Retry-After': String(q.retryAfter) });
+        const what =
+          q.code === 'rate_limited'
+            ? `the ${caller.plan} plan's ${PLAN_LIMITS[caller.plan].perMinute} requests per minute`
+            : `the ${caller.plan} plan's ${PLAN_LIMITS[caller.plan].perMonth} requests this month (UTC)`;
+        return errorResponse(q.code, `Quota exceeded: ${what}; retry in ${q.retryAfter} s`, {
+          ...q.headers,
+          'Retry-After': String(q.retryAfter),
+        });
       }
       extra = q.headers;
     }
@@ -265,8 +326,14 @@ export function createHandler(options: ShimOptions): (request: Request) => Promi
     const res = await answer(request, url, seen);
     if (onResponse) {
       onResponse({
-        method: request.method, path: url.pathname, route: seen.route, status: res.status, plan: seen.caller?.plan ?? null,
-        credential: seen.caller?.id ?? null, code: CODES.get(res) ?? null, bytes: bodyBytes(res),
+        method: request.method,
+        path: url.pathname,
+        route: seen.route,
+        status: res.status,
+        plan: seen.caller?.plan ?? null,
+        credential: seen.caller?.id ?? null,
+        code: CODES.get(res) ?? null,
+        bytes: bodyBytes(res),
         ms: performance.now() - start,
       });
     }
@@ -275,4 +342,7 @@ export function createHandler(options: ShimOptions): (request: Request) => Promi
 }
 
 /** What the pipeline learnt about a request on its way, for the access event. */
-interface Seen { route: string; caller: Caller | null }
+interface Seen {
+  route: string;
+  caller: Caller | null;
+}

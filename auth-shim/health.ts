@@ -10,14 +10,21 @@ import { fileResponse } from './representation.js';
 
 export const STALE_AFTER_MS = 36 * 3_600_000;
 
-interface HealthDoc { status: string; newest_reading?: string | null }
+interface HealthDoc {
+  status: string;
+  newest_reading?: string | null;
+}
 
 const encoder = new TextEncoder();
 
 export class Health {
   /** The restated file, per tree (its tag) and status: made once, not per probe. */
   private restated = new Map<string, OriginFile>();
-  constructor(private origin: Origin, private json: JsonCache, private staleAfterMs = STALE_AFTER_MS) {}
+  constructor(
+    private origin: Origin,
+    private json: JsonCache,
+    private staleAfterMs = STALE_AFTER_MS,
+  ) {}
 
   async response(request: Request, now: number, headers: Record<string, string>): Promise<Response> {
     const file = this.origin.peek?.(TREE.health) ?? (await this.origin.get(TREE.health));

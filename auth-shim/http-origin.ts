@@ -2,7 +2,9 @@
 import { ENCODING_SUFFIX, TREE, type Encoding } from '../generator/contract/index.js';
 import { OriginError, type Origin, type OriginFile } from './origin.js';
 
-interface Manifest { files: Record<string, { sha256: string; encodings?: Partial<Record<Encoding, { sha256: string }>> }> }
+interface Manifest {
+  files: Record<string, { sha256: string; encodings?: Partial<Record<Encoding, { sha256: string }>> }>;
+}
 
 export class HttpOrigin implements Origin {
   private manifest: { at: number; files: Manifest['files'] } | undefined;
@@ -10,7 +12,11 @@ export class HttpOrigin implements Origin {
 
   /** `base` is the URL under which `v1/` is served; the manifest is re-read every `ttlMs`. */
   // The default calls the global `fetch` unbound: Workers runtimes refuse it called as a method of another object.
-  constructor(private base: string, private ttlMs = 60_000, private fetcher: (url: string) => Promise<Response> = (url) => fetch(url)) {}
+  constructor(
+    private base: string,
+    private ttlMs = 60_000,
+    private fetcher: (url: string) => Promise<Response> = (url) => fetch(url),
+  ) {}
 
   private async fetchBytes(path: string): Promise<Uint8Array<ArrayBuffer> | null> {
     let res: Response;

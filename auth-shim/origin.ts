@@ -27,7 +27,10 @@ const decoder = new TextDecoder();
 /** Parsed JSON documents of an origin, memoized per ETag: a rebuilt tree brings new tags and fresh parses. */
 export class JsonCache {
   private docs = new Map<string, { etag: string; doc: unknown }>();
-  constructor(private origin: Origin, private limit = 512) {}
+  constructor(
+    private origin: Origin,
+    private limit = 512,
+  ) {}
   /** The parsed document when its bytes are in memory and already parsed; undefined otherwise. */
   peek<T>(path: string): { doc: T; etag: string } | undefined {
     const file = this.origin.peek?.(path);

@@ -1,5 +1,13 @@
 /** Query parameters of the history and bulk endpoints, checked strictly (decisions 4 and 5). */
-import { BULK_MAX_SYMBOLS, HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT, PLAN_LIMITS, SYMBOL_PATTERN, isCalendarDate, type Plan } from '../generator/contract/index.js';
+import {
+  BULK_MAX_SYMBOLS,
+  HISTORY_DEFAULT_LIMIT,
+  HISTORY_MAX_LIMIT,
+  PLAN_LIMITS,
+  SYMBOL_PATTERN,
+  isCalendarDate,
+  type Plan,
+} from '../generator/contract/index.js';
 import type { PageQuery } from '../generator/contract/history-page.js';
 
 export type ParamError = { code: 'bad_parameter' | 'too_many_symbols' | 'bad_symbol'; message: string };
@@ -45,9 +53,13 @@ export function historyQuery(params: URLSearchParams, plan: Plan): PageQuery | P
 export function bulkSymbols(params: URLSearchParams): string[] | ParamError {
   const raw = once(params, 'symbols');
   if (isError(raw)) return raw;
-  const list = (raw ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const list = (raw ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   if (list.length === 0) return { code: 'bad_parameter', message: 'symbols is required: a comma-separated list of 1 to 25 symbols' };
-  if (list.length > BULK_MAX_SYMBOLS) return { code: 'too_many_symbols', message: `${list.length} symbols requested; at most ${BULK_MAX_SYMBOLS} per call` };
+  if (list.length > BULK_MAX_SYMBOLS)
+    return { code: 'too_many_symbols', message: `${list.length} symbols requested; at most ${BULK_MAX_SYMBOLS} per call` };
   const bad = list.find((s) => !SYMBOL_PATTERN.test(s));
   if (bad !== undefined) return { code: 'bad_symbol', message: `"${bad.slice(0, 20)}" is not a symbol: 1 to 20 letters, digits, _ . -` };
   return list;

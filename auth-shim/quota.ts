@@ -7,7 +7,10 @@ import { PLAN_LIMITS, type Plan } from '../generator/contract/plans.js';
 
 export const MINUTE_MS = 60_000;
 
-export interface Limits { perMinute: number; perMonth: number }
+export interface Limits {
+  perMinute: number;
+  perMonth: number;
+}
 
 /** One charge's verdict. Times are milliseconds from `now`. */
 export interface Admission {
@@ -27,7 +30,10 @@ export interface QuotaStore {
   close?(): Promise<void>;
 }
 
-export interface MonthWindow { start: number; end: number }
+export interface MonthWindow {
+  start: number;
+  end: number;
+}
 
 let monthCache: MonthWindow = { start: 0, end: -1 };
 /** The calendar month (UTC) holding `now`; computed once per month. */
@@ -40,7 +46,11 @@ export function monthOf(now: number): MonthWindow {
 }
 
 /** One credential's state: admitted times in the rolling minute (oldest first) and its month's count. */
-export interface Counts { minute: number[]; monthStart: number; month: number }
+export interface Counts {
+  minute: number[];
+  monthStart: number;
+  month: number;
+}
 
 /** The rule, applied to one credential's counts in place (the in-process stores and the Durable Object share it). */
 export function admit(c: Counts, limits: Limits, now: number, month: MonthWindow): Admission {
@@ -54,7 +64,13 @@ export function admit(c: Counts, limits: Limits, now: number, month: MonthWindow
     return { ok: false, code: 'rate_limited', remaining: 0, resetMs: wait, retryMs: wait };
   }
   if (c.month >= limits.perMonth) {
-    return { ok: false, code: 'quota_exceeded', remaining: limits.perMinute - recent.length, resetMs: recent.length ? recent[0]! + MINUTE_MS - now : 0, retryMs: month.end - now };
+    return {
+      ok: false,
+      code: 'quota_exceeded',
+      remaining: limits.perMinute - recent.length,
+      resetMs: recent.length ? recent[0]! + MINUTE_MS - now : 0,
+      retryMs: month.end - now,
+    };
   }
   recent.push(now);
   c.month++;
@@ -81,7 +97,10 @@ export class MemoryQuotaStore implements QuotaStore {
 export class FallbackQuotaStore implements QuotaStore {
   private lastLog = -Infinity;
   readonly local = new MemoryQuotaStore();
-  constructor(private shared: QuotaStore, private log: (m: string) => void) {}
+  constructor(
+    private shared: QuotaStore,
+    private log: (m: string) => void,
+  ) {}
 
   async take(credential: string, limits: Limits, now: number, month: MonthWindow): Promise<Admission> {
     try {
@@ -107,7 +126,11 @@ export type QuotaOutcome =
 const seconds = (ms: number) => String(Math.max(0, Math.ceil(ms / 1000)));
 
 function outcome(plan: Plan, a: Admission): QuotaOutcome {
-  const headers = { 'RateLimit-Limit': String(PLAN_LIMITS[plan].perMinute), 'RateLimit-Remaining': String(a.remaining), 'RateLimit-Reset': seconds(a.resetMs) };
+  const headers = {
+    'RateLimit-Limit': String(PLAN_LIMITS[plan].perMinute),
+    'RateLimit-Remaining': String(a.remaining),
+    'RateLimit-Reset': seconds(a.resetMs),
+  };
   return a.ok ? { ok: true, headers } : { ok: false, code: a.code!, retryAfter: Math.max(1, Math.ceil(a.retryMs / 1000)), headers };
 }
 

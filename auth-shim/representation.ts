@@ -9,7 +9,10 @@ import type { OriginFile, Representation } from './origin.js';
 export type Compress = (bytes: Uint8Array<ArrayBuffer>, encoding: Encoding) => Promise<Uint8Array<ArrayBuffer>>;
 
 /** What a runtime can compress on the fly, best first. */
-export interface Compressor { encodings: readonly Encoding[]; compress: Compress }
+export interface Compressor {
+  encodings: readonly Encoding[];
+  compress: Compress;
+}
 
 /** The web platform's CompressionStream: gzip in every runtime the shim runs in (Node 20, workerd). */
 export const webCompressor: Compressor = {
@@ -39,7 +42,14 @@ function matches(request: Request, tags: string[]): boolean {
   return inm.split(',').some((t) => tags.includes(t.trim().replace(/^W\//, '')));
 }
 
-function send(request: Request, chosen: Representation, encoding: Encoding | null, all: string[], varies: boolean, headers: Record<string, string>): Response {
+function send(
+  request: Request,
+  chosen: Representation,
+  encoding: Encoding | null,
+  all: string[],
+  varies: boolean,
+  headers: Record<string, string>,
+): Response {
   const h: Record<string, string> = { 'Content-Type': JSON_TYPE, ETag: chosen.etag, ...headers };
   if (varies) h.Vary = h.Vary ? `${h.Vary}, Accept-Encoding` : 'Accept-Encoding';
   if (matches(request, all)) return sized(new Response(null, { status: 304, headers: h }), 0);
@@ -47,7 +57,10 @@ function send(request: Request, chosen: Representation, encoding: Encoding | nul
   // A known length lets the server send headers and body in one write instead of chunked framing.
   h['Content-Length'] = String(chosen.bytes.byteLength);
   // Workers runtimes would otherwise compress the body again for its Content-Encoding; Node ignores the field.
-  return sized(new Response(chosen.bytes, { status: 200, headers: h, ...(encoding ? { encodeBody: 'manual' } : {}) } as ResponseInit), chosen.bytes.byteLength);
+  return sized(
+    new Response(chosen.bytes, { status: 200, headers: h, ...(encoding ? { encodeBody: 'manual' } : {}) } as ResponseInit),
+    chosen.bytes.byteLength,
+  );
 }
 
 /** A file of the tree, in the coding the request prefers among those the build wrote. */
@@ -59,7 +72,13 @@ export function fileResponse(request: Request, f: OriginFile, headers: Record<st
 }
 
 /** A body made for this request, tagged from `hash` (a digest of what it was made from), compressed if worth it. */
-export async function composedResponse(request: Request, bytes: Uint8Array<ArrayBuffer>, hash: string, compressor: Compressor, headers: Record<string, string>): Promise<Response> {
+export async function composedResponse(
+  request: Request,
+  bytes: Uint8Array<ArrayBuffer>,
+  hash: string,
+  compressor: Compressor,
+  headers: Record<string, string>,
+): Promise<Response> {
   const big = bytes.byteLength > COMPRESS_MIN_BYTES;
   const codings = big ? compressor.encodings : [];
   const tag = (e: Encoding | null) => (e ? `"${hash}-${e}"` : `"${hash}"`);

@@ -16,13 +16,15 @@ export function route(pathname: string): Route | null {
   if (pathname.length > MAX_PATH || !pathname.startsWith('/v1/')) return null;
   const raw = pathname.slice(4).split('/');
   // A segment that does not decode stays as sent: in a symbol's place it is then 400 bad_symbol, not 404.
-  const seg = pathname.includes('%') ? raw.map((s) => {
-    try {
-      return decodeURIComponent(s);
-    } catch {
-      return s;
-    }
-  }) : raw;
+  const seg = pathname.includes('%')
+    ? raw.map((s) => {
+        try {
+          return decodeURIComponent(s);
+        } catch {
+          return s;
+        }
+      })
+    : raw;
   const [a, b, c] = seg;
   switch (seg.length) {
     case 1:

@@ -5,4 +5,13 @@ const [pages, out, catalog, now] = process.argv.slice(2);
 const start = performance.now();
 const report = await build({ pages: pages!, out: out!, catalog: catalog || undefined, now: now ?? '2026-10-14T00:30:00Z', init: true });
 const ms = performance.now() - start;
-process.stdout.write(JSON.stringify({ ms, timings: report.timings, maxRssMb: process.resourceUsage().maxRSS / 1024, pages: report.pages_read, parsed: report.pages_parsed, files: report.files_written }) + '\n');
+process.stdout.write(
+  JSON.stringify({
+    ms,
+    timings: report.timings,
+    maxRssMb: process.resourceUsage().maxRSS / 1024,
+    pages: report.pages_read,
+    parsed: report.pages_parsed,
+    files: report.files_written,
+  }) + '\n',
+);

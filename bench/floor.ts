@@ -6,7 +6,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const dir = process.argv[2]!;
-const files = readdirSync(dir).filter((f) => f.endsWith('.html')).sort();
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith('.html'))
+  .sort();
 const start = performance.now();
 let bytes = 0;
 let figures = 0;

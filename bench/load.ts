@@ -7,16 +7,43 @@
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
-const [url, headersJson, seconds, connections, rotationFile] = process.argv.slice(2) as [string, string, string, string, string | undefined];
+const [url, headersJson, seconds, connections, rotationFile] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  string,
+  string | undefined,
+];
 const rotation = rotationFile ? (JSON.parse(readFileSync(rotationFile, 'utf8')) as { header: string; values: string[] }) : undefined;
 let next = 0;
 const result = await autocannon({
-  url, headers: JSON.parse(headersJson), connections: Number(connections), pipelining: 1,
+  url,
+  headers: JSON.parse(headersJson),
+  connections: Number(connections),
+  pipelining: 1,
   ...(seconds.startsWith('n') ? { amount: Number(seconds.slice(1)) } : { duration: Number(seconds) }),
-  ...(rotation ? { requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, headers: { ...req.headers, [rotation.header]: rotation.values[next++ % rotation.values.length]! } }) }] } : {}),
+  ...(rotation
+    ? {
+        requests: [
+          {
+            setupRequest: (req: autocannon.Request) => ({
+              ...req,
+              headers: { ...req.headers, [rotation.header]: rotation.values[next++ % rotation.values.length]! },
+            }),
+          },
+        ],
+      }
+    : {}),
 });
-process.stdout.write(JSON.stringify({
-  rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99,
-  requests: result.requests.total, non2xx: result.non2xx, errors: result.errors, timeouts: result.timeouts,
-  bytes_per_response: result.requests.total ? Math.round(result.throughput.total / result.requests.total) : 0,
-}) + '\n');
+process.stdout.write(
+  JSON.stringify({
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    requests: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    bytes_per_response: result.requests.total ? Math.round(result.throughput.total / result.requests.total) : 0,
+  }) + '\n',
+);

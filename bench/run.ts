@@ -78,17 +78,27 @@ try {
   const mb = floor.bytes / 1e6;
 
   // Shim: four servers, loaded one at a time from a separate autocannon process.
-  const servers = await Promise.all(['shim', 'shim-quiet', 'bare', 'static'].map((kind) => new Promise<{ kind: string; url: string; kill: () => void }>((resolve, reject) => {
-    const p = spawn(process.execPath, [join(here, 'server.js'), kind, out, KEYS], { stdio: ['ignore', 'pipe', 'inherit'] });
-    p.stdout.once('data', (d: Buffer) => resolve({ kind, url: d.toString().trim(), kill: () => p.kill() }));
-    p.once('error', reject);
-  })));
+  const servers = await Promise.all(
+    ['shim', 'shim-quiet', 'bare', 'static'].map(
+      (kind) =>
+        new Promise<{ kind: string; url: string; kill: () => void }>((resolve, reject) => {
+          const p = spawn(process.execPath, [join(here, 'server.js'), kind, out, KEYS], { stdio: ['ignore', 'pipe', 'inherit'] });
+          p.stdout.once('data', (d: Buffer) => resolve({ kind, url: d.toString().trim(), kill: () => p.kill() }));
+          p.once('error', reject);
+        }),
+    ),
+  );
   const url = (kind: string) => servers.find((s) => s.kind === kind)!.url;
   const full365 = JSON.parse(readFileSync(join(out, 'v1/assets/BTC/history/full.json'), 'utf8')).data.rows as { date: string }[];
   const from = full365[Math.floor(full365.length / 2)]!.date;
-  const bulk = catalog.filter((a) => written.assets.some((w) => w.symbol === a.symbol)).slice(0, 25).map((a) => a.symbol).join(',');
+  const bulk = catalog
+    .filter((a) => written.assets.some((w) => w.symbol === a.symbol))
+    .slice(0, 25)
+    .map((a) => a.symbol)
+    .join(',');
   type Load = { rps: number; p50: number; p99: number; requests: number; non2xx: number; errors: number; bytes_per_response: number };
-  const load = (target: string, headers: Record<string, string> = {}) => child<Load>('load.js', target, JSON.stringify(headers), seconds, connections);
+  const load = (target: string, headers: Record<string, string> = {}) =>
+    child<Load>('load.js', target, JSON.stringify(headers), seconds, connections);
   // Warm both servers' JIT, then two alternating rounds of the pair that makes the ratio; the better of each.
   child<Load>('load.js', `${url('shim')}/v1/assets/BTC/risk`, JSON.stringify(AUTH), '1', connections);
   child<Load>('load.js', `${url('bare')}/`, '{}', '1', connections);
@@ -109,37 +119,74 @@ try {
   // Compression (decision 23): the same requests plain and with `Accept-Encoding: br, gzip`, one after the other.
   const BR = { ...AUTH, 'Accept-Encoding': 'br, gzip' };
   const compressed: Record<string, { plain: Load; br_gzip: Load; bytes_saved: number; rps_ratio: number }> = {};
-  for (const [name, path] of [['asset_list_ultra', '/v1/assets'], ['risk', '/v1/assets/BTC/risk'], ['history_page_365', '/v1/assets/BTC/history?limit=365'], ['history_cut_on_the_fly', `/v1/assets/BTC/history?limit=50&from=${from}`]] as const) {
+  for (const [name, path] of [
+    ['asset_list_ultra', '/v1/assets'],
+    ['risk', '/v1/assets/BTC/risk'],
+    ['history_page_365', '/v1/assets/BTC/history?limit=365'],
+    ['history_cut_on_the_fly', `/v1/assets/BTC/history?limit=50&from=${from}`],
+  ] as const) {
     const plain = load(`${url('shim')}${path}`, AUTH);
     const br = load(`${url('shim')}${path}`, BR);
-    compressed[name] = { plain, br_gzip: br, bytes_saved: 1 - br.bytes_per_response / plain.bytes_per_response, rps_ratio: br.rps / plain.rps };
+    compressed[name] = {
+      plain,
+      br_gzip: br,
+      bytes_saved: 1 - br.bytes_per_response / plain.bytes_per_response,
+      rps_ratio: br.rps / plain.rps,
+    };
   }
 
   // Paying callers' paths on the real clock: 20,000 direct keys in rotation, each request counted in the store
   // (no key meets its limit), and the marketplace's proxy-secret path with 1,000 subscriber keys in rotation.
   const keyFile = join(work, 'bench-keys.json');
   const direct = Array.from({ length: 20_000 }, (_, i) => `rr_bench_${i.toString(36).padStart(6, '0')}`);
-  writeFileSync(keyFile, JSON.stringify({ keys: direct.map((k) => ({ sha256: createHash('sha256').update(k).digest('hex'), plan: 'ultra', label: 'bench' })) }));
+  writeFileSync(
+    keyFile,
+    JSON.stringify({ keys: direct.map((k) => ({ sha256: createHash('sha256').update(k).digest('hex'), plan: 'ultra', label: 'bench' })) }),
+  );
   const rotation = (name: string, header: string, values: string[]) => {
     const f = join(work, `${name}.json`);
     writeFileSync(f, JSON.stringify({ header, values }));
     return f;
   };
   const directKeys = rotation('direct', 'X-API-Key', direct);
-  const subscribers = rotation('subscribers', 'X-RapidAPI-Key', Array.from({ length: 1_000 }, (_, i) => `subscriber_${i}`));
+  const subscribers = rotation(
+    'subscribers',
+    'X-RapidAPI-Key',
+    Array.from({ length: 1_000 }, (_, i) => `subscriber_${i}`),
+  );
   const market = { 'X-RapidAPI-Host': MARKETPLACE.host, 'X-RapidAPI-Proxy-Secret': MARKETPLACE.secret, 'X-RapidAPI-Subscription': 'ULTRA' };
   const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-  const probe = new Redis(redisUrl, { lazyConnect: true, connectTimeout: 1_000, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+  const probe = new Redis(redisUrl, {
+    lazyConnect: true,
+    connectTimeout: 1_000,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+  });
   probe.on('error', () => {});
-  const haveRedis = await probe.connect().then(() => probe.ping()).then(() => true, () => false);
+  const haveRedis = await probe
+    .connect()
+    .then(() => probe.ping())
+    .then(
+      () => true,
+      () => false,
+    );
   probe.disconnect();
   const stores = ['memory', 'disk', ...(haveRedis ? ['redis'] : [])];
-  const paid = await Promise.all(stores.map((store) => new Promise<{ store: string; url: string; kill: () => void }>((resolve, reject) => {
-    const p = spawn(process.execPath, [join(here, 'server.js'), `paid-${store}`, out, keyFile], { stdio: ['ignore', 'pipe', 'inherit'] });
-    p.stdout.once('data', (d: Buffer) => resolve({ store, url: d.toString().trim(), kill: () => p.kill() }));
-    p.once('error', reject);
-  })));
-  const loadRotating = (target: string, headers: Record<string, string>, file: string) => child<Load>('load.js', target, JSON.stringify(headers), seconds, connections, file);
+  const paid = await Promise.all(
+    stores.map(
+      (store) =>
+        new Promise<{ store: string; url: string; kill: () => void }>((resolve, reject) => {
+          const p = spawn(process.execPath, [join(here, 'server.js'), `paid-${store}`, out, keyFile], {
+            stdio: ['ignore', 'pipe', 'inherit'],
+          });
+          p.stdout.once('data', (d: Buffer) => resolve({ store, url: d.toString().trim(), kill: () => p.kill() }));
+          p.once('error', reject);
+        }),
+    ),
+  );
+  const loadRotating = (target: string, headers: Record<string, string>, file: string) =>
+    child<Load>('load.js', target, JSON.stringify(headers), seconds, connections, file);
   // Bare Node is loaded the same way (the same rotating headers, which the load generator pays for too), so each
   // ratio compares the servers and not the load: the better of two rounds, one before and one after.
   const bareDirect = () => loadRotating(`${url('bare')}/`, {}, directKeys);
@@ -154,7 +201,9 @@ try {
   }
   bareLoads = { direct: best(bareLoads.direct, bareDirect()), marketplace: best(bareLoads.marketplace, bareMarket()) };
   for (const s of [...servers, ...paid]) s.kill();
-  const paidRatios = Object.fromEntries(Object.entries(paidLoads).map(([k, l]) => [k, l.rps / (k.startsWith('direct') ? bareLoads.direct : bareLoads.marketplace).rps]));
+  const paidRatios = Object.fromEntries(
+    Object.entries(paidLoads).map(([k, l]) => [k, l.rps / (k.startsWith('direct') ? bareLoads.direct : bareLoads.marketplace).rps]),
+  );
 
   const results = {
     date: new Date().toISOString().slice(0, 10),
@@ -219,11 +268,16 @@ try {
     `  ratio to full build          ${f(b.ratio_rebuild_to_full)}         <= ${b.goal_rebuild_ratio}  ${b.ratio_rebuild_to_full <= b.goal_rebuild_ratio ? 'met' : 'MISSED'}`,
     '',
     `shim (${seconds} s each, ${connections} connections)   req/s     p50 ms  p99 ms  non-2xx`,
-    ...Object.entries(loads).map(([k, l]) => `${k.padEnd(34)} ${f(l.rps, 0).padStart(7)}  ${String(l.p50).padStart(6)}  ${String(l.p99).padStart(6)}  ${l.non2xx}`),
+    ...Object.entries(loads).map(
+      ([k, l]) => `${k.padEnd(34)} ${f(l.rps, 0).padStart(7)}  ${String(l.p50).padStart(6)}  ${String(l.p99).padStart(6)}  ${l.non2xx}`,
+    ),
     `  shim / bare                      ${f(results.shim.ratio_shim_to_bare)}      >= ${results.shim.goal_ratio}  ${results.shim.ratio_shim_to_bare >= results.shim.goal_ratio ? 'met' : 'MISSED'}`,
     '',
     'compression: plain vs br, gzip    bytes/response        bytes saved   req/s plain → br   ratio',
-    ...Object.entries(compressed).map(([k, c]) => `${k.padEnd(32)} ${String(c.plain.bytes_per_response).padStart(7)} → ${String(c.br_gzip.bytes_per_response).padEnd(7)}  ${(100 * c.bytes_saved).toFixed(0).padStart(5)} %     ${f(c.plain.rps, 0).padStart(6)} → ${f(c.br_gzip.rps, 0).padEnd(6)}   ${f(c.rps_ratio)}`),
+    ...Object.entries(compressed).map(
+      ([k, c]) =>
+        `${k.padEnd(32)} ${String(c.plain.bytes_per_response).padStart(7)} → ${String(c.br_gzip.bytes_per_response).padEnd(7)}  ${(100 * c.bytes_saved).toFixed(0).padStart(5)} %     ${f(c.plain.rps, 0).padStart(6)} → ${f(c.br_gzip.rps, 0).padEnd(6)}   ${f(c.rps_ratio)}`,
+    ),
     '',
     `paid paths, real counting (${direct.length} keys)   req/s   ratio to bare`,
     ...Object.entries(paidLoads).map(([k, l]) => {

@@ -16,7 +16,9 @@ const [kind, publicDir, keysFile] = process.argv.slice(2) as [string, string, st
 // The access log as `serve` writes it by default (level info, a JSON line per request), into /dev/null.
 const logger = createLogger('info', '/dev/null');
 const listen = (server: ReturnType<typeof createServer>) =>
-  new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as { port: number }).port}`)));
+  new Promise<string>((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as { port: number }).port}`)),
+  );
 
 let url: string;
 if (kind === 'shim' || kind === 'shim-quiet') {
@@ -31,22 +33,53 @@ if (kind === 'shim' || kind === 'shim-quiet') {
     if (n % 50 === 0) t += 61_000;
     return t;
   };
-  url = (await startServer({ publicDir, keysFile, port: 0, watchMs: 0, now: clock, logger: kind === 'shim' ? logger : createLogger('silent') })).url;
+  url = (
+    await startServer({ publicDir, keysFile, port: 0, watchMs: 0, now: clock, logger: kind === 'shim' ? logger : createLogger('silent') })
+  ).url;
 } else if (kind === 'bare') {
   const body = readFileSync(join(publicDir, 'v1/assets/BTC/risk.json'));
   const manifest = JSON.parse(readFileSync(join(publicDir, 'v1/_manifest.json'), 'utf8'));
   // The same response as the shim's, headers included (the RateLimit values fixed): the same bytes on the wire.
   const headers = {
-    'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(body.length), ETag: `"${manifest.files['assets/BTC/risk.json'].sha256}"`,
-    'Cache-Control': 'private, max-age=60', Vary: `${credentialHeaders({}).join(', ')}, Accept-Encoding`, 'RateLimit-Limit': '60', 'RateLimit-Remaining': '59', 'RateLimit-Reset': '30',
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': String(body.length),
+    ETag: `"${manifest.files['assets/BTC/risk.json'].sha256}"`,
+    'Cache-Control': 'private, max-age=60',
+    Vary: `${credentialHeaders({}).join(', ')}, Accept-Encoding`,
+    'RateLimit-Limit': '60',
+    'RateLimit-Remaining': '59',
+    'RateLimit-Reset': '30',
   };
-  url = await listen(createServer((_req, res) => { res.writeHead(200, headers); res.end(body); }));
+  url = await listen(
+    createServer((_req, res) => {
+      res.writeHead(200, headers);
+      res.end(body);
+    }),
+  );
 } else if (kind.startsWith('paid-')) {
   // The path paying callers take, on the real clock: direct keys counted in the named store, and the
   // marketplace's proxy-secret path (counted by the marketplace).
   const spec = kind.slice('paid-'.length);
-  const quotas = openQuotaStore(spec === 'disk' ? join(publicDir, '.bench-quotas.json') : spec === 'redis' ? (process.env.REDIS_URL ?? 'redis://127.0.0.1:6379') : 'memory', (m) => process.stderr.write(m + '\n'));
-  url = (await startServer({ publicDir, keysFile, port: 0, watchMs: 0, quotas, marketplaceHost: MARKETPLACE.host, marketplaceSecret: MARKETPLACE.secret, logger })).url;
+  const quotas = openQuotaStore(
+    spec === 'disk'
+      ? join(publicDir, '.bench-quotas.json')
+      : spec === 'redis'
+        ? (process.env.REDIS_URL ?? 'redis://127.0.0.1:6379')
+        : 'memory',
+    (m) => process.stderr.write(m + '\n'),
+  );
+  url = (
+    await startServer({
+      publicDir,
+      keysFile,
+      port: 0,
+      watchMs: 0,
+      quotas,
+      marketplaceHost: MARKETPLACE.host,
+      marketplaceSecret: MARKETPLACE.secret,
+      logger,
+    })
+  ).url;
 } else {
   url = await listen(createServer((req, res) => handler(req, res, { public: publicDir })));
 }

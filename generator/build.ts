@@ -87,7 +87,12 @@ export interface BuildReport {
 }
 
 export class BuildError extends Error {
-  constructor(message: string, readonly report: Partial<BuildReport>, readonly problems: string[], readonly exitCode: number = EXIT.input) {
+  constructor(
+    message: string,
+    readonly report: Partial<BuildReport>,
+    readonly problems: string[],
+    readonly exitCode: number = EXIT.input,
+  ) {
     super(message);
   }
 }
@@ -107,10 +112,21 @@ function builtAt(now?: string): string {
 }
 
 /** Kinds whose pages carry a weekly archive: mined only for an asset whose ledger starts. */
-const ARCHIVE_KINDS = new Set<PageKind>(['crypto_gravity', 'crypto_twap_risk', 'crypto_sma_20w', 'dca_regression', 'equity_twap', 'equity_sma_composite']);
+const ARCHIVE_KINDS = new Set<PageKind>([
+  'crypto_gravity',
+  'crypto_twap_risk',
+  'crypto_sma_20w',
+  'dca_regression',
+  'equity_twap',
+  'equity_sma_composite',
+]);
 
 /** Every asset's previous ledger, read and checked once, a few at a time. */
-async function previousLedgers(previous: PreviousTree | null, symbols: string[], report: Partial<BuildReport>): Promise<Map<string, Ledger | undefined>> {
+async function previousLedgers(
+  previous: PreviousTree | null,
+  symbols: string[],
+  report: Partial<BuildReport>,
+): Promise<Map<string, Ledger | undefined>> {
   const out = new Map<string, Ledger | undefined>();
   if (!previous) return out;
   await forEachLimited(symbols, 8, async (symbol) => {
@@ -125,9 +141,13 @@ async function previousLedgers(previous: PreviousTree | null, symbols: string[],
 }
 
 const READING_KEYS: Partial<Record<PageKind, (keyof Carried)[]>> = {
-  crypto_gravity: ['gravity', 'twap', 'price'], equity_twap: ['gravity', 'twap', 'price'],
-  crypto_sma_20w: ['sma_composite'], equity_sma_composite: ['sma_composite'],
-  crypto_phase: ['phase'], equity_valuation: ['phase'], dca_regression: ['dca'],
+  crypto_gravity: ['gravity', 'twap', 'price'],
+  equity_twap: ['gravity', 'twap', 'price'],
+  crypto_sma_20w: ['sma_composite'],
+  equity_sma_composite: ['sma_composite'],
+  crypto_phase: ['phase'],
+  equity_valuation: ['phase'],
+  dca_regression: ['dca'],
 };
 
 export async function build(opts: BuildOptions): Promise<BuildReport> {
@@ -153,10 +173,12 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
   }
 }
 
-const noPrevious = (source: string) => new BuildError(
-  `no previous tree at ${source}: its history ledger would start over. Pass --previous DIR|URL to continue the deployed ledger, or --init to start a new one on purpose`,
-  {}, [],
-);
+const noPrevious = (source: string) =>
+  new BuildError(
+    `no previous tree at ${source}: its history ledger would start over. Pass --previous DIR|URL to continue the deployed ledger, or --init to start a new one on purpose`,
+    {},
+    [],
+  );
 
 async function buildLocked(opts: BuildOptions, at: string, previousSource: string): Promise<BuildReport> {
   const timings: Record<string, number> = {};
@@ -174,7 +196,10 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
   const { recovered, removed } = await tidy(opts.out);
   const tidied = [...(recovered ? [`recovered ${recovered} as v1`] : []), ...removed.map((r) => `removed ${r}`)];
   const found = await discover(opts.pages, catalog);
-  if (found.pages.length === 0) throw new BuildError(`${opts.pages}: no pages at all; nothing can be published`, { tidied }, [`${opts.pages}: holds no source page of the catalogue`]);
+  if (found.pages.length === 0)
+    throw new BuildError(`${opts.pages}: no pages at all; nothing can be published`, { tidied }, [
+      `${opts.pages}: holds no source page of the catalogue`,
+    ]);
   const previous = await openPrevious(previousSource, opts.previousToken);
   if (!previous && !opts.init) throw noPrevious(previousSource);
   const baseReport = { previous: previous ? previous.source : null, tidied };
@@ -182,12 +207,19 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
   // A page the previous build read must be read again: missing, its model would quietly turn null.
   const vanished = missingSincePrevious(await pagesOfPrevious(previous), found);
   const missingFiles = new Set(vanished.map((v) => v.file));
-  for (const m of found.missing) if (!missingFiles.has(m.file)) warnings.push(`${m.symbol}: ${m.file} is missing; ${KIND_MODEL[m.kind]} reads null`);
+  for (const m of found.missing)
+    if (!missingFiles.has(m.file)) warnings.push(`${m.symbol}: ${m.file} is missing; ${KIND_MODEL[m.kind]} reads null`);
   if (vanished.length && !opts.keepGoing) {
-    const perKind = Object.entries(countBy(vanished.map((v) => v.kind))).sort().map(([k, n]) => `${k} ${n}`).join(', ');
+    const perKind = Object.entries(countBy(vanished.map((v) => v.kind)))
+      .sort()
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ');
     const named = vanished.map((v) => `${v.file}: missing (the previous build read it)`);
-    throw new BuildError(`${vanished.length} page(s) the previous build read are missing (${perKind}); the previous tree is untouched`,
-      { ...baseReport, assets: catalog.length, pages_read: found.pages.length, warnings, errors: named }, named);
+    throw new BuildError(
+      `${vanished.length} page(s) the previous build read are missing (${perKind}); the previous tree is untouched`,
+      { ...baseReport, assets: catalog.length, pages_read: found.pages.length, warnings, errors: named },
+      named,
+    );
   }
 
   const cacheDir = previous?.localTree ? previousSource : opts.out;
@@ -195,10 +227,20 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
   lap('discover');
   // The plan before parsing: the previous ledgers, read once, say which assets start a ledger now and so
   // which pages must also yield their weekly archive.
-  const ledgers = await previousLedgers(previous, catalog.map((a) => a.symbol), { ...baseReport, assets: catalog.length });
+  const ledgers = await previousLedgers(
+    previous,
+    catalog.map((a) => a.symbol),
+    { ...baseReport, assets: catalog.length },
+  );
   lap('ledgers');
   const startsLedger = (symbol: string) => !ledgers.get(symbol)?.data.rows.length;
-  const site = await readSite(opts.pages, found.pages, prevCache, (ref) => !!ref.symbol && ARCHIVE_KINDS.has(ref.kind) && startsLedger(ref.symbol), opts.jobs);
+  const site = await readSite(
+    opts.pages,
+    found.pages,
+    prevCache,
+    (ref) => !!ref.symbol && ARCHIVE_KINDS.has(ref.kind) && startsLedger(ref.symbol),
+    opts.jobs,
+  );
   const guard = pageGuard(catalog, at);
   for (const ref of found.pages) {
     const result = site.results.get(ref.file);
@@ -225,8 +267,19 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
     fail(v.symbol, v.kind);
     carried.push({ ...v, reason: 'missing' });
   }
-  const reportSoFar = { ...baseReport, assets: catalog.length, pages_read: found.pages.length, pages_parsed: site.parsed, pages_reused: site.reused, warnings, errors, ignored: found.ignored, carried };
-  if (errors.length && !opts.keepGoing) throw new BuildError(`${errors.length} page(s) could not be read; the previous tree is untouched`, reportSoFar, errors);
+  const reportSoFar = {
+    ...baseReport,
+    assets: catalog.length,
+    pages_read: found.pages.length,
+    pages_parsed: site.parsed,
+    pages_reused: site.reused,
+    warnings,
+    errors,
+    ignored: found.ignored,
+    carried,
+  };
+  if (errors.length && !opts.keepGoing)
+    throw new BuildError(`${errors.length} page(s) could not be read; the previous tree is untouched`, reportSoFar, errors);
   // The pages this tree answers for, recorded so the next build can tell one that went missing (carried ones too,
   // so the guard holds until the page is back or the catalogue drops it).
   const pagesRead = [...new Set([...found.pages.map((p) => p.file), ...missingFiles])].sort();
@@ -234,18 +287,31 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
   // Nothing read differs from what produced the previous tree: a build is idempotent, so that tree is the
   // answer. Its files are re-linked (each checked against its manifest) and only the manifest is rewritten.
   const prevManifest = previous?.manifest;
-  const inputs = errors.length || vanished.length ? null : inputFingerprint(opts.catalog ?? defaultCatalogPath(), site.cache, opts.publicUrl);
+  const inputs =
+    errors.length || vanished.length ? null : inputFingerprint(opts.catalog ?? defaultCatalogPath(), site.cache, opts.publicUrl);
   if (inputs && prevManifest && previous.localTree && prevCache?.last_build?.inputs === inputs) {
     const reused = await reuseTree(previous.localTree, prevManifest, opts.out, prevCache.last_build.tree, at);
     if (reused) {
       await writeCache(opts.out, { ...site.cache, last_build: { inputs, tree: reused.tree } }, warnings);
       lap('unchanged');
-      return { ...reportSoFar, files_written: reused.files, files_linked: reused.linked, sector_sources: prevSectorSources(prevCache), timings };
+      return {
+        ...reportSoFar,
+        files_written: reused.files,
+        files_linked: reused.linked,
+        sector_sources: prevSectorSources(prevCache),
+        timings,
+      };
     }
   }
 
   const prevRisk = async (symbol: string) => previous?.risk(symbol);
-  const { contexts, sectorSources, ranks, freeTier } = await marketReadings([...site.results.values()], failedKinds.get('(market)') ?? new Set(), catalog, prevRisk, warnings);
+  const { contexts, sectorSources, ranks, freeTier } = await marketReadings(
+    [...site.results.values()],
+    failedKinds.get('(market)') ?? new Set(),
+    catalog,
+    prevRisk,
+    warnings,
+  );
   const freeSet = new Set(freeTier);
 
   // Per asset: readings, history, signal.
@@ -287,7 +353,9 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
 
     const prevLedger = ledgers.get(asset.symbol);
     const today = publishedRow(risk);
-    const archives = Object.values(pages).map((p) => (p as PageResult).archive).filter((a) => !!a);
+    const archives = Object.values(pages)
+      .map((p) => (p as PageResult).archive)
+      .filter((a) => !!a);
     let merged;
     try {
       merged = mergeRows(asset.symbol, prevLedger?.data.rows ?? null, today, () => archiveRows(archives, today!.date));
@@ -299,12 +367,20 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
     const full = ledger(asset.symbol, merged.rows, risk.as_of, modelVersion(riskReadings(risk), riskExtraModels(risk)));
     objects.set(TREE.historyFull(asset.symbol), full);
     for (const page of PRECOMPUTED_PAGES) objects.set(TREE.historyPage(asset.symbol, page.limit), historyPage(full, page));
-    catalogAssets[asset.symbol] = { asset_class: asset.asset_class, universes: [...asset.universes], free_tier: risk.free_tier, dca_signal: !!signal };
+    catalogAssets[asset.symbol] = {
+      asset_class: asset.asset_class,
+      universes: [...asset.universes],
+      free_tier: risk.free_tier,
+      dca_signal: !!signal,
+    };
   }
 
   // A published history must not vanish with its asset.
   for (const s of Object.keys(prevCatalog?.assets ?? {})) {
-    if (!risks.has(s)) throw new BuildError(`history would lose a published row: ${s} has published history but is not in the catalogue`, reportSoFar, [`${s}: dropped from the catalogue`]);
+    if (!risks.has(s))
+      throw new BuildError(`history would lose a published row: ${s} has published history but is not in the catalogue`, reportSoFar, [
+        `${s}: dropped from the catalogue`,
+      ]);
   }
 
   for (const plan of PLANS) objects.set(TREE.assetList(plan), assetList(plan, catalog, risks, pagesOf, freeTier));
@@ -312,13 +388,22 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
   for (const u of UNIVERSES) {
     const members = catalog.filter((a) => a.universes.includes(u));
     universes[u] = members.map((a) => a.symbol);
-    objects.set(TREE.summary(u), universeSummary(u, members.map((a) => risks.get(a.symbol)!), contexts[u]));
+    objects.set(
+      TREE.summary(u),
+      universeSummary(
+        u,
+        members.map((a) => risks.get(a.symbol)!),
+        contexts[u],
+      ),
+    );
   }
   objects.set(TREE.health, health(renderVersion(), at, newest([...risks.values()].map((r) => r.as_of))));
   const contractDoc = openApiDocument();
   objects.set(TREE.openapi, servedDocument({ servers: opts.publicUrl, examples: operationExamples(objects, contractDoc.info) }));
   objects.set(TREE.catalog, {
-    schema: 1, universes, free_tier: freeTier,
+    schema: 1,
+    universes,
+    free_tier: freeTier,
     index: Object.fromEntries(catalog.map((a) => [a.symbol.toUpperCase(), a.symbol])),
     assets: catalogAssets,
   });
@@ -333,7 +418,12 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
   if (prevManifest?.contract === tree.contract) {
     for (const [path, entry] of Object.entries(tree.files)) if (prevManifest!.files[path]?.sha256 === entry.sha256) unchanged.add(path);
   }
-  const plan = await planFiles(tree, texts, unchanged, previous?.localTree ? { tree: previous.localTree, manifest: prevManifest! } : undefined);
+  const plan = await planFiles(
+    tree,
+    texts,
+    unchanged,
+    previous?.localTree ? { tree: previous.localTree, manifest: prevManifest! } : undefined,
+  );
   lap('serialize');
   // Files go to a staging folder while this thread validates and zlib's threads compress; a tree that fails
   // validation is discarded with its staging folder, so nothing of it is ever seen.
@@ -343,7 +433,10 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
     const v = await variants(path, texts.get(path)!);
     tree.files[path]!.encodings = Object.fromEntries(ENCODINGS.map((e) => [e, v[e].digest])) as Record<Encoding, Digest>;
     staged.write(ENCODINGS.map((e) => [v[e].path, v[e].bytes]));
-  }).then(() => null, (e: unknown) => ({ error: e }));
+  }).then(
+    () => null,
+    (e: unknown) => ({ error: e }),
+  );
   // The previous ledger's rows passed this same contract when they were published.
   const checkedRows = new WeakSet<object>();
   if (prevManifest?.contract === tree.contract) for (const l of ledgers.values()) for (const r of l?.data.rows ?? []) checkedRows.add(r);
@@ -351,12 +444,25 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
   lap('validate');
   const compressed = await compressing;
   if (problems.length || compressed) await staged.discard();
-  if (problems.length) throw new BuildError(`the tree breaks the contract in ${problems.length} place(s); the previous tree is untouched`, reportSoFar, problems);
+  if (problems.length)
+    throw new BuildError(
+      `the tree breaks the contract in ${problems.length} place(s); the previous tree is untouched`,
+      reportSoFar,
+      problems,
+    );
   if (compressed) throw compressed.error;
   lap('compress');
 
-  const { linked, files } = await staged.publish(toJson(tree), at, previous?.localTree ? { tree: previous.localTree, paths: plan.lend } : undefined);
-  await writeCache(opts.out, { ...site.cache, last_build: inputs ? { inputs, tree: treeHash(tree) } : undefined, sector_sources: sectorSources }, warnings);
+  const { linked, files } = await staged.publish(
+    toJson(tree),
+    at,
+    previous?.localTree ? { tree: previous.localTree, paths: plan.lend } : undefined,
+  );
+  await writeCache(
+    opts.out,
+    { ...site.cache, last_build: inputs ? { inputs, tree: treeHash(tree) } : undefined, sector_sources: sectorSources },
+    warnings,
+  );
   lap('write');
   return { ...reportSoFar, files_written: files, files_linked: linked, sector_sources: sectorSources, timings };
 }
@@ -377,7 +483,10 @@ function generatorCode(): string {
 
 /** Everything a build reads besides the previous tree: page bytes, the catalogue, the code that reads them. */
 function inputFingerprint(catalogFile: string, cache: ParseCache, publicUrl = '/'): string {
-  const pages = Object.entries(cache.pages).map(([f, e]) => `${f}:${e.hash}`).sort().join('\n');
+  const pages = Object.entries(cache.pages)
+    .map(([f, e]) => `${f}:${e.hash}`)
+    .sort()
+    .join('\n');
   return sha256([generatorCode(), PARSER_VERSION, sha256(readFileSync(catalogFile)), publicUrl, pages].join('\n'));
 }
 
@@ -390,7 +499,8 @@ async function planFiles(tree: Manifest, texts: Map<string, string>, unchanged: 
   const candidates = new Map<string, number>();
   if (prev) {
     const sizes = manifestSizes(prev.manifest);
-    for (const path of unchanged) for (const p of [path, ...ENCODINGS.map((e) => variantPath(path, e))]) if (sizes.has(p)) candidates.set(p, sizes.get(p)!);
+    for (const path of unchanged)
+      for (const p of [path, ...ENCODINGS.map((e) => variantPath(path, e))]) if (sizes.has(p)) candidates.set(p, sizes.get(p)!);
   }
   const lend = prev ? await reusable(prev.tree, candidates) : new Set<string>();
   const write = new Map<string, string | Uint8Array>();
@@ -419,22 +529,41 @@ const COMPRESS_CONCURRENCY = 4;
 /** A tree's identity: the hashes of all its files but the manifest (whose build time differs). */
 const treeHash = (m: Manifest) => sha256(JSON.stringify(m.files));
 
-async function reuseTree(previousTree: string, prev: Manifest, out: string, expectedTree: string, at: string): Promise<{ files: number; linked: number; tree: string } | null> {
+async function reuseTree(
+  previousTree: string,
+  prev: Manifest,
+  out: string,
+  expectedTree: string,
+  at: string,
+): Promise<{ files: number; linked: number; tree: string } | null> {
   if (treeHash(prev) !== expectedTree) return null;
   const sizes = manifestSizes(prev);
   const paths = await reusable(previousTree, sizes);
   if (paths.size !== sizes.size) return null;
-  const { linked, files } = await writeTree(out, new Map([[TREE.manifest, toJson({ ...prev, built_at: at })]]), at, { tree: previousTree, paths });
+  const { linked, files } = await writeTree(out, new Map([[TREE.manifest, toJson({ ...prev, built_at: at })]]), at, {
+    tree: previousTree,
+    paths,
+  });
   return { files, linked, tree: expectedTree };
 }
 
-const prevSectorSources = (cache: ParseCache) => (cache as ParseCache & { sector_sources?: Record<string, string | null> }).sector_sources ?? {};
+const prevSectorSources = (cache: ParseCache) =>
+  (cache as ParseCache & { sector_sources?: Record<string, string | null> }).sector_sources ?? {};
 
 function carriedTwapRisk(prev: AssetRisk): PageResult {
   const t = prev.twap!;
   return {
-    file: t.source_page, kind: 'crypto_twap_risk', symbol: prev.symbol,
-    twap_risk: { risk_level: t.risk_level, risk_level_model: t.risk_level_model ?? MODELS.twapRiskCrypto, as_of: t.as_of, as_of_basis: 'page_stamp', model: MODELS.twapRiskCrypto, source_page: t.source_page },
+    file: t.source_page,
+    kind: 'crypto_twap_risk',
+    symbol: prev.symbol,
+    twap_risk: {
+      risk_level: t.risk_level,
+      risk_level_model: t.risk_level_model ?? MODELS.twapRiskCrypto,
+      as_of: t.as_of,
+      as_of_basis: 'page_stamp',
+      model: MODELS.twapRiskCrypto,
+      source_page: t.source_page,
+    },
   };
 }
 
@@ -442,7 +571,11 @@ function carriedTwapRisk(prev: AssetRisk): PageResult {
  * The parse cache, replaced whole (a build killed while writing it leaves the old one, never half a file). It
  * only saves work: once the tree is published, failing to write it is a warning, not a failed build.
  */
-async function writeCache(out: string, cache: ParseCache & { sector_sources?: Record<string, string | null> }, warnings: string[]): Promise<void> {
+async function writeCache(
+  out: string,
+  cache: ParseCache & { sector_sources?: Record<string, string | null> },
+  warnings: string[],
+): Promise<void> {
   const tmp = join(out, `${CACHE_FILE}.${process.pid}.tmp`);
   try {
     await writeNamed(tmp, JSON.stringify(cache));
@@ -488,4 +621,3 @@ async function readJson<T>(file: string): Promise<T | undefined> {
     return undefined;
   }
 }
-

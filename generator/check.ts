@@ -35,7 +35,10 @@ export async function checkTree(dir: string): Promise<string[]> {
   }
   if (!manifest?.files) return [...problems, `${TREE.manifest}: absent or not a manifest`];
   const listed = new Set<string>([TREE.manifest]);
-  const same = (a: Uint8Array, d: { size: number; sha256: string }) => { const x = digest(a); return x.size === d.size && x.sha256 === d.sha256; };
+  const same = (a: Uint8Array, d: { size: number; sha256: string }) => {
+    const x = digest(a);
+    return x.size === d.size && x.sha256 === d.sha256;
+  };
   for (const [path, entry] of Object.entries(manifest.files)) {
     listed.add(path);
     const file = bytes.get(path);

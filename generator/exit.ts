@@ -22,9 +22,18 @@ export class EnvironmentError extends Error {
 }
 
 const CAUSES: Record<string, string> = {
-  ENOSPC: 'disk full', EDQUOT: 'disk quota exceeded', EACCES: 'permission denied', EPERM: 'operation not permitted',
-  EROFS: 'read-only file system', EMFILE: 'too many open files', ENFILE: 'too many open files in the system', EIO: 'input/output error',
-  EBUSY: 'resource busy', ENOTDIR: 'a path component is not a folder', EEXIST: 'already exists', EXDEV: 'crosses filesystems',
+  ENOSPC: 'disk full',
+  EDQUOT: 'disk quota exceeded',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EROFS: 'read-only file system',
+  EMFILE: 'too many open files',
+  ENFILE: 'too many open files in the system',
+  EIO: 'input/output error',
+  EBUSY: 'resource busy',
+  ENOTDIR: 'a path component is not a folder',
+  EEXIST: 'already exists',
+  EXDEV: 'crosses filesystems',
 };
 
 /** An fs error of the environment as an EnvironmentError naming its path and cause; anything else unchanged. */

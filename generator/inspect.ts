@@ -39,7 +39,12 @@ export async function inspect(files: string[], catalog: Asset[]): Promise<{ item
     try {
       bytes = await readFile(path);
     } catch (e) {
-      items.push({ file: path, kind: null, symbol: null, error: `cannot read: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}` });
+      items.push({
+        file: path,
+        kind: null,
+        symbol: null,
+        error: `cannot read: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`,
+      });
       failed++;
       continue;
     }
@@ -55,7 +60,12 @@ export async function inspect(files: string[], catalog: Asset[]): Promise<{ item
       items.push({ file, kind: what.kind, symbol: what.symbol, ...presentable(result) });
     } catch (e) {
       failed++;
-      items.push({ file, kind: what.kind, symbol: what.symbol, error: e instanceof PageError ? { field: e.field, found: e.found, message: e.message } : String((e as Error).message) });
+      items.push({
+        file,
+        kind: what.kind,
+        symbol: what.symbol,
+        error: e instanceof PageError ? { field: e.field, found: e.found, message: e.message } : String((e as Error).message),
+      });
     }
   }
   return { items, failed };

@@ -18,7 +18,7 @@ function readKeys(file: string): KeyFile {
   try {
     doc = JSON.parse(readFileSync(file, 'utf8'));
   } catch (e) {
-    throw new Error(`${file}: not JSON (${(e as Error).message})`);
+    throw new Error(`${file}: not JSON (${(e as Error).message})`, { cause: e });
   }
   keyStoreFromJson(doc, file);
   return doc as KeyFile;
@@ -33,15 +33,30 @@ async function writeKeys(file: string, doc: KeyFile): Promise<void> {
 export async function addKey(file: string, plan: Plan, label = '', now = new Date()): Promise<string> {
   const doc = readKeys(file);
   const key = `rr_${randomBytes(24).toString('base64url')}`;
-  doc.keys.push({ sha256: createHash('sha256').update(key).digest('hex'), plan, label, created: now.toISOString().replace(/\.\d{3}Z$/, 'Z') });
+  doc.keys.push({
+    sha256: createHash('sha256').update(key).digest('hex'),
+    plan,
+    label,
+    created: now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+  });
   await writeKeys(file, doc);
   return key;
 }
 
-export interface KeyListing { label: string; plan: Plan; sha256_prefix: string; created: string | null }
+export interface KeyListing {
+  label: string;
+  plan: Plan;
+  sha256_prefix: string;
+  created: string | null;
+}
 
 export function listKeys(file: string): KeyListing[] {
-  return readKeys(file).keys.map((k) => ({ label: k.label, plan: k.plan, sha256_prefix: k.sha256.slice(0, 8), created: k.created ?? null }));
+  return readKeys(file).keys.map((k) => ({
+    label: k.label,
+    plan: k.plan,
+    sha256_prefix: k.sha256.slice(0, 8),
+    created: k.created ?? null,
+  }));
 }
 
 /**
@@ -53,14 +68,18 @@ export async function revokeKeys(file: string, by: { label?: string; sha256?: st
   let match: (k: KeyRecord) => boolean;
   if (by.sha256 !== undefined) {
     const prefix = by.sha256.toLowerCase();
-    if (!/^[0-9a-f]{8,64}$/.test(prefix)) throw new Error(`--sha256: expected 8 to 64 hex digits of a key's hash, found ${JSON.stringify(by.sha256)}`);
+    if (!/^[0-9a-f]{8,64}$/.test(prefix))
+      throw new Error(`--sha256: expected 8 to 64 hex digits of a key's hash, found ${JSON.stringify(by.sha256)}`);
     const hits = doc.keys.filter((k) => k.sha256.startsWith(prefix));
     if (hits.length > 1) throw new Error(`${file}: ${hits.length} keys have a hash starting ${prefix}; give more digits`);
     match = (k) => k.sha256.startsWith(prefix);
   } else if (by.label !== undefined) match = (k) => k.label === by.label;
   else throw new Error('keys revoke: give --label or --sha256');
   const gone = doc.keys.filter(match);
-  if (!gone.length) throw new Error(`${file}: no key ${by.sha256 !== undefined ? `has a hash starting ${by.sha256}` : `is labelled ${JSON.stringify(by.label)}`}`);
+  if (!gone.length)
+    throw new Error(
+      `${file}: no key ${by.sha256 !== undefined ? `has a hash starting ${by.sha256}` : `is labelled ${JSON.stringify(by.label)}`}`,
+    );
   await writeKeys(file, { ...doc, keys: doc.keys.filter((k) => !match(k)) });
   return gone.map((k) => ({ label: k.label, plan: k.plan, sha256_prefix: k.sha256.slice(0, 8), created: k.created ?? null }));
 }

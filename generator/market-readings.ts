@@ -26,8 +26,12 @@ export async function marketReadings(
     return a ? (await prevRisk(a.symbol))?.market_context : undefined;
   };
   const cryptoMarket = {
-    fear_greed: byKind('crypto_fear_greed')[0]?.fear_greed ?? (failedMarket.has('crypto_fear_greed') ? ((await firstOf('crypto'))?.fear_greed ?? null) : null),
-    peak_valley: byKind('crypto_peak_valley')[0]?.peak_valley ?? (failedMarket.has('crypto_peak_valley') ? ((await firstOf('crypto'))?.peak_valley ?? null) : null),
+    fear_greed:
+      byKind('crypto_fear_greed')[0]?.fear_greed ??
+      (failedMarket.has('crypto_fear_greed') ? ((await firstOf('crypto'))?.fear_greed ?? null) : null),
+    peak_valley:
+      byKind('crypto_peak_valley')[0]?.peak_valley ??
+      (failedMarket.has('crypto_peak_valley') ? ((await firstOf('crypto'))?.peak_valley ?? null) : null),
   };
   if (!cryptoMarket.fear_greed) warnings.push('crypto fear & greed: no reading (BTC_Unified_FNG_Matrix.html missing or unreadable)');
   if (!cryptoMarket.peak_valley) warnings.push('crypto peak/valley: no reading (crypto_risk_normalized.html missing or unreadable)');
@@ -61,13 +65,18 @@ export async function marketReadings(
   if (ranking) {
     for (const r of ranking) if (cryptoSymbols.has(r.symbol) && !ranks.has(r.symbol)) ranks.set(r.symbol, r.rank);
   } else {
-    warnings.push('market-cap ranking: Crypto_Story_Galaxy.html missing or unreadable; ranks and free tier carried from the previous build');
+    warnings.push(
+      'market-cap ranking: Crypto_Story_Galaxy.html missing or unreadable; ranks and free tier carried from the previous build',
+    );
     for (const s of cryptoSymbols) {
       const rank = (await prevRisk(s))?.market_cap_rank;
       if (rank) ranks.set(s, rank);
     }
   }
-  const freeTier = [...ranks.entries()].sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1)).slice(0, FREE_TIER_SIZE).map(([s]) => s);
+  const freeTier = [...ranks.entries()]
+    .sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1))
+    .slice(0, FREE_TIER_SIZE)
+    .map(([s]) => s);
 
   return { contexts, sectorSources, ranks, freeTier };
 }

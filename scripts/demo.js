@@ -18,5 +18,7 @@ step(['check', '--public', 'public']);
 const port = process.env.PORT ?? '8787';
 const args = ['serve', '--public', 'public', '--keys', 'fixtures/keys/example-keys.json', '--port', port];
 process.stdout.write(`\n$ risk-readings ${args.join(' ')}\n`);
-process.stdout.write(`\nTry it (demo keys: fixtures/keys/README.md):\n  curl -s -H 'X-API-Key: rr_demo_pro_key_not_secret' http://127.0.0.1:${port}/v1/assets/BTC/risk\n  curl -s -H 'X-API-Key: rr_demo_basic_key_not_secret' 'http://127.0.0.1:${port}/v1/assets/BTC/history?from=2026-01-01'\n\n`);
+process.stdout.write(
+  `\nTry it (demo keys: fixtures/keys/README.md):\n  curl -s -H 'X-API-Key: rr_demo_pro_key_not_secret' http://127.0.0.1:${port}/v1/assets/BTC/risk\n  curl -s -H 'X-API-Key: rr_demo_basic_key_not_secret' 'http://127.0.0.1:${port}/v1/assets/BTC/history?from=2026-01-01'\n\n`,
+);
 spawn(process.execPath, [cli, ...args], { stdio: 'inherit', cwd: root });

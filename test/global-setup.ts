@@ -10,6 +10,9 @@ import { join } from 'node:path';
 export default function setup(): void {
   const root = join(import.meta.dirname, '..');
   if (existsSync(join(root, 'dist', 'generator', 'cli.js')) && existsSync(join(root, 'dist', 'bench', 'run.js'))) return;
-  const r = spawnSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.bench.json'], { cwd: root, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.bench.json'], {
+    cwd: root,
+    encoding: 'utf8',
+  });
   if (r.status !== 0) throw new Error(`compiling dist/ for the tests failed:\n${r.stdout}${r.stderr}`);
 }

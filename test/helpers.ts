@@ -53,12 +53,23 @@ export const BIN = join(ROOT, 'bin', 'risk-readings.js');
 export const FAULTS = join(ROOT, 'test', 'generator', 'output', 'faults.mjs');
 
 export function cli(args: string[], env: Record<string, string> = {}, preload = false): SpawnSyncReturns<string> {
-  return spawnSync(process.execPath, [...(preload ? ['--import', FAULTS] : []), BIN, ...args], { encoding: 'utf8', cwd: ROOT, env: { ...process.env, ...env } });
+  return spawnSync(process.execPath, [...(preload ? ['--import', FAULTS] : []), BIN, ...args], {
+    encoding: 'utf8',
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+  });
 }
 
 /** The same, not waited for: resolves with the exit status, signal and output. */
-export function cliAsync(args: string[], env: Record<string, string> = {}, preload = false): Promise<{ status: number | null; signal: string | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [...(preload ? ['--import', FAULTS] : []), BIN, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
+export function cliAsync(
+  args: string[],
+  env: Record<string, string> = {},
+  preload = false,
+): Promise<{ status: number | null; signal: string | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [...(preload ? ['--import', FAULTS] : []), BIN, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));

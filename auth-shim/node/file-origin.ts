@@ -13,8 +13,14 @@ import { OriginError, type Origin, type OriginFile } from '../origin.js';
 /** History ledgers are read on demand (only unusual page cuts need them); everything else is kept in memory. */
 const COLD_LIMIT = 64;
 
-interface Digest { size: number; sha256: string }
-interface Manifest { built_at: string; files: Record<string, Digest & { encodings?: Partial<Record<Encoding, Digest>> }> }
+interface Digest {
+  size: number;
+  sha256: string;
+}
+interface Manifest {
+  built_at: string;
+  files: Record<string, Digest & { encodings?: Partial<Record<Encoding, Digest>> }>;
+}
 
 export class FileOrigin implements Origin {
   private hot = new Map<string, OriginFile>();
@@ -55,7 +61,7 @@ export class FileOrigin implements Origin {
       mtime = statSync(path).mtimeMs;
       manifest = JSON.parse(readFileSync(path, 'utf8')) as Manifest;
     } catch (e) {
-      throw new Error(`${path}: cannot read the tree's manifest (${(e as Error).message}); build the tree first`);
+      throw new Error(`${path}: cannot read the tree's manifest (${(e as Error).message}); build the tree first`, { cause: e });
     }
     const hot = new Map<string, OriginFile>();
     const etags = new Map<string, string>();
@@ -64,7 +70,10 @@ export class FileOrigin implements Origin {
       const etag = `"${entry.sha256}"`;
       etags.set(file, etag);
       if (isLedger(file)) continue;
-      const encoded = Object.entries(entry.encodings ?? {}).map(([e, d]) => [e, { bytes: read(file + ENCODING_SUFFIX[e as Encoding]), etag: `"${d!.sha256}"` }]);
+      const encoded = Object.entries(entry.encodings ?? {}).map(([e, d]) => [
+        e,
+        { bytes: read(file + ENCODING_SUFFIX[e as Encoding]), etag: `"${d!.sha256}"` },
+      ]);
       hot.set(file, { bytes: read(file), etag, ...(encoded.length ? { encoded: Object.fromEntries(encoded) } : {}) });
     }
     [this.dir, this.manifestMtime, this.manifest, this.hot, this.etags, this.cold] = [dir, mtime, manifest, hot, etags, new Map()];

@@ -12,7 +12,10 @@ import type { AccessEvent } from '../handler.js';
  * than a write per line under load) and at least once a second, so a quiet server's lines still show promptly.
  */
 export function createLogger(level: string = 'info', dest: number | string = 1): Logger {
-  const logger = pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ dest, sync: false, minLength: 8192 }));
+  const logger = pino(
+    { level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime },
+    pino.destination({ dest, sync: false, minLength: 8192 }),
+  );
   setInterval(() => logger.flush(), 1_000).unref();
   return logger;
 }
@@ -28,16 +31,48 @@ export interface Metrics {
 export function createMetrics(treeBuiltAt: () => string, newestReading: () => string | null): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const requests = new Counter({ name: 'risk_readings_requests_total', help: 'Requests answered, by route and status', labelNames: ['route', 'status'], registers: [registry] });
-  const latency = new Histogram({
-    name: 'risk_readings_request_duration_seconds', help: 'Time from request to response headers, by route', labelNames: ['route'],
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1], registers: [registry],
+  const requests = new Counter({
+    name: 'risk_readings_requests_total',
+    help: 'Requests answered, by route and status',
+    labelNames: ['route', 'status'],
+    registers: [registry],
   });
-  const refusals = new Counter({ name: 'risk_readings_quota_refusals_total', help: 'Requests refused by a quota window, by plan and code', labelNames: ['plan', 'code'], registers: [registry] });
+  const latency = new Histogram({
+    name: 'risk_readings_request_duration_seconds',
+    help: 'Time from request to response headers, by route',
+    labelNames: ['route'],
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+    registers: [registry],
+  });
+  const refusals = new Counter({
+    name: 'risk_readings_quota_refusals_total',
+    help: 'Requests refused by a quota window, by plan and code',
+    labelNames: ['plan', 'code'],
+    registers: [registry],
+  });
   const ageOf = (iso: string | null) => (iso && Number.isFinite(Date.parse(iso)) ? (Date.now() - Date.parse(iso)) / 1000 : NaN);
-  new Gauge({ name: 'risk_readings_tree_age_seconds', help: 'Seconds since the served tree was built', registers: [registry], collect() { this.set(ageOf(treeBuiltAt())); } });
-  new Gauge({ name: 'risk_readings_newest_reading_age_seconds', help: 'Seconds since the newest reading in the served tree', registers: [registry], collect() { this.set(ageOf(newestReading())); } });
-  const reloads = new Counter({ name: 'risk_readings_reloads_total', help: 'Reloads of the served tree or of the key file', labelNames: ['what'], registers: [registry] });
+  new Gauge({
+    name: 'risk_readings_tree_age_seconds',
+    help: 'Seconds since the served tree was built',
+    registers: [registry],
+    collect() {
+      this.set(ageOf(treeBuiltAt()));
+    },
+  });
+  new Gauge({
+    name: 'risk_readings_newest_reading_age_seconds',
+    help: 'Seconds since the newest reading in the served tree',
+    registers: [registry],
+    collect() {
+      this.set(ageOf(newestReading()));
+    },
+  });
+  const reloads = new Counter({
+    name: 'risk_readings_reloads_total',
+    help: 'Reloads of the served tree or of the key file',
+    labelNames: ['what'],
+    registers: [registry],
+  });
   return {
     registry,
     onResponse(e) {
@@ -70,7 +105,17 @@ export function startMetricsServer(registry: Registry, port: number, host: strin
 
 /** The access-log line of one request: the fields an operator filters on, never a key. */
 export function logAccess(logger: Logger, e: AccessEvent): void {
-  const line = { method: e.method, path: e.path, route: e.route, status: e.status, plan: e.plan, credential: e.credential, code: e.code, bytes: e.bytes, ms: Math.round(e.ms * 100) / 100 };
+  const line = {
+    method: e.method,
+    path: e.path,
+    route: e.route,
+    status: e.status,
+    plan: e.plan,
+    credential: e.credential,
+    code: e.code,
+    bytes: e.bytes,
+    ms: Math.round(e.ms * 100) / 100,
+  };
   if (e.status >= 500) logger.error(line, 'request');
   else logger.info(line, 'request');
 }

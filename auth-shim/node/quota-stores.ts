@@ -7,7 +7,16 @@ import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { Redis } from 'ioredis';
-import { FallbackQuotaStore, MemoryQuotaStore, MINUTE_MS, type Admission, type Counts, type Limits, type MonthWindow, type QuotaStore } from '../quota.js';
+import {
+  FallbackQuotaStore,
+  MemoryQuotaStore,
+  MINUTE_MS,
+  type Admission,
+  type Counts,
+  type Limits,
+  type MonthWindow,
+  type QuotaStore,
+} from '../quota.js';
 
 /**
  * Counts held in memory and written to `file` at most once a second when they changed (write to a temporary
@@ -18,7 +27,11 @@ export class DiskQuotaStore extends MemoryQuotaStore {
   private dirty = false;
   private timer: ReturnType<typeof setInterval>;
 
-  constructor(readonly file: string, flushMs = 1_000, private log: (m: string) => void = () => {}) {
+  constructor(
+    readonly file: string,
+    flushMs = 1_000,
+    private log: (m: string) => void = () => {},
+  ) {
     super();
     this.load();
     this.timer = setInterval(() => this.flush(), flushMs);
@@ -36,7 +49,8 @@ export class DiskQuotaStore extends MemoryQuotaStore {
       const doc = JSON.parse(text) as { schema: number; credentials: Record<string, Counts> };
       if (doc.schema !== 1 || typeof doc.credentials !== 'object') throw new Error('expected {"schema": 1, "credentials": {...}}');
       for (const [k, c] of Object.entries(doc.credentials)) {
-        if (!Array.isArray(c.minute) || typeof c.monthStart !== 'number' || typeof c.month !== 'number') throw new Error(`credentials.${k}: expected minute, monthStart, month`);
+        if (!Array.isArray(c.minute) || typeof c.monthStart !== 'number' || typeof c.month !== 'number')
+          throw new Error(`credentials.${k}: expected minute, monthStart, month`);
         this.counts.set(k, { minute: c.minute.filter(Number.isFinite), monthStart: c.monthStart, month: c.month });
       }
     } catch (e) {
@@ -101,9 +115,18 @@ type TakeReply = [number, number, number, number, number];
 export class RedisQuotaStore implements QuotaStore {
   readonly redis: Redis;
   /** `prefix` namespaces the keys (several deployments, or tests, on one Redis). */
-  constructor(url: string, private prefix = 'rr:q:') {
+  constructor(
+    url: string,
+    private prefix = 'rr:q:',
+  ) {
     // Fail fast while Redis is away (no queueing, a bounded wait): the fallback answers instead.
-    this.redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 500, connectTimeout: 1_000, lazyConnect: false });
+    this.redis = new Redis(url, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: 500,
+      connectTimeout: 1_000,
+      lazyConnect: false,
+    });
     this.redis.on('error', () => {}); // reported through the failing commands, once a minute
     this.redis.defineCommand('rrTake', { numberOfKeys: 2, lua: TAKE });
     this.connected = new Promise((resolve) => {
@@ -118,8 +141,16 @@ export class RedisQuotaStore implements QuotaStore {
   async take(credential: string, limits: Limits, now: number, month: MonthWindow): Promise<Admission> {
     if (this.redis.status !== 'ready') await this.connected;
     const take = (this.redis as unknown as { rrTake: (...a: (string | number)[]) => Promise<TakeReply> }).rrTake;
-    const [ok, code, remaining, resetMs, retryMs] = await take.call(this.redis, `${this.prefix}${credential}:minute`, `${this.prefix}${credential}:month:${month.start}`,
-      now, limits.perMinute, limits.perMonth, month.end, `${now}:${randomBytes(6).toString('hex')}`);
+    const [ok, code, remaining, resetMs, retryMs] = await take.call(
+      this.redis,
+      `${this.prefix}${credential}:minute`,
+      `${this.prefix}${credential}:month:${month.start}`,
+      now,
+      limits.perMinute,
+      limits.perMonth,
+      month.end,
+      `${now}:${randomBytes(6).toString('hex')}`,
+    );
     return { ok: ok === 1, code: code === 1 ? 'rate_limited' : code === 2 ? 'quota_exceeded' : undefined, remaining, resetMs, retryMs };
   }
 

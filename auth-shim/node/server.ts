@@ -39,7 +39,7 @@ export function loadKeys(file: string): KeyStore {
   try {
     json = JSON.parse(readFileSync(file, 'utf8'));
   } catch (e) {
-    throw new Error(`${file}: cannot read the key store (${(e as Error).message})`);
+    throw new Error(`${file}: cannot read the key store (${(e as Error).message})`, { cause: e });
   }
   return keyStoreFromJson(json, file);
 }
@@ -49,7 +49,12 @@ export function loadKeys(file: string): KeyStore {
  * (or by hand) is in force within 2 s, with no restart and no count reset. A file that no longer parses leaves the
  * previous store in force, and the log says why.
  */
-export function liveKeys(file: string, log: (m: string) => void, pollMs = 1_000, onReload: () => void = () => {}): KeySource & { close(): void } {
+export function liveKeys(
+  file: string,
+  log: (m: string) => void,
+  pollMs = 1_000,
+  onReload: () => void = () => {},
+): KeySource & { close(): void } {
   // The file's identity is taken with the store it was read into, so a change made at any moment, even before
   // the first poll, is seen at the next one.
   const stamp = () => {
@@ -88,9 +93,16 @@ const zlibCompressor: Compressor = {
   encodings: ['br', 'gzip'],
   compress: async (bytes, e) => {
     if (bytes.byteLength >= SYNC_BELOW) return new Uint8Array(await compress(bytes, e));
-    const out = e === 'br'
-      ? brotliCompressSync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 4, [constants.BROTLI_PARAM_LGWIN]: 16, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.byteLength } })
-      : gzipSync(bytes, { level: 6 });
+    const out =
+      e === 'br'
+        ? brotliCompressSync(bytes, {
+            params: {
+              [constants.BROTLI_PARAM_QUALITY]: 4,
+              [constants.BROTLI_PARAM_LGWIN]: 16,
+              [constants.BROTLI_PARAM_SIZE_HINT]: bytes.byteLength,
+            },
+          })
+        : gzipSync(bytes, { level: 6 });
     return new Uint8Array(out.buffer, out.byteOffset, out.byteLength) as Uint8Array<ArrayBuffer>;
   },
 };
@@ -102,7 +114,9 @@ const zlibCompressor: Compressor = {
 function rawError(socket: Duplex, status: 400 | 431, code: ErrorCode, message: string): void {
   const body = JSON.stringify(errorBody(code, message));
   if (!socket.writable) return void socket.destroy();
-  socket.end(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 export async function startServer(o: ServeOptions): Promise<{ server: Server; origin: FileOrigin; url: string; metricsUrl?: string }> {
@@ -111,7 +125,9 @@ export async function startServer(o: ServeOptions): Promise<{ server: Server; or
   const log = (m: string) => logger.warn(m);
   const newestReading = () => {
     try {
-      return (JSON.parse(new TextDecoder().decode(origin.peek(TREE.health)?.bytes)) as { newest_reading?: string | null }).newest_reading ?? null;
+      return (
+        (JSON.parse(new TextDecoder().decode(origin.peek(TREE.health)?.bytes)) as { newest_reading?: string | null }).newest_reading ?? null
+      );
     } catch {
       return null;
     }

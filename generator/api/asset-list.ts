@@ -4,17 +4,30 @@ import type { AssetRisk } from './asset-risk.js';
 import { DISCLAIMER, newest } from './envelope.js';
 import { FREE_TIER_RULE, type Plan } from '../contract/plans.js';
 
-export function assetList(plan: Plan, catalog: Asset[], risks: Map<string, AssetRisk>, pages: Map<string, Record<string, string>>, freeTier: string[]) {
+export function assetList(
+  plan: Plan,
+  catalog: Asset[],
+  risks: Map<string, AssetRisk>,
+  pages: Map<string, Record<string, string>>,
+  freeTier: string[],
+) {
   const visible = plan === 'basic' ? catalog.filter((a) => freeTier.includes(a.symbol)) : catalog;
   const entries = visible.map((a) => {
     const r = risks.get(a.symbol)!;
     return {
-      symbol: a.symbol, name: a.name, asset_class: a.asset_class, universes: [...a.universes], free_tier: r.free_tier, as_of: r.as_of,
-      models: [...a.models].sort(), pages: pages.get(a.symbol) ?? {},
+      symbol: a.symbol,
+      name: a.name,
+      asset_class: a.asset_class,
+      universes: [...a.universes],
+      free_tier: r.free_tier,
+      as_of: r.as_of,
+      models: [...a.models].sort(),
+      pages: pages.get(a.symbol) ?? {},
     };
   });
   const universes: Record<string, string[]> = {};
-  for (const u of [...new Set(catalog.flatMap((a) => a.universes))].sort()) universes[u] = entries.filter((e) => e.universes.includes(u)).map((e) => e.symbol);
+  for (const u of [...new Set(catalog.flatMap((a) => a.universes))].sort())
+    universes[u] = entries.filter((e) => e.universes.includes(u)).map((e) => e.symbol);
   return {
     // The list carries no model reading, only each asset's as_of: model_version is null (decision 16).
     as_of: newest(entries.map((e) => e.as_of)),

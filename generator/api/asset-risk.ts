@@ -1,24 +1,37 @@
 /** AssetRisk: one asset's readings, every model key present (null where the asset lacks the model). */
 import type { Asset, ModelKey } from '../catalog/catalog.js';
 import type { DcaReading, GravityReading, PageKind, PageResult, PhaseReading, SmaReading } from '../site/readings.js';
-import { instant, newest } from './envelope.js';
+import { dailyReadings, staleModels } from '../contract/stale.js';
+import { newest } from './envelope.js';
 import type { MarketContext } from './market-context.js';
 
-const DAY_MS = 86_400_000;
-/** Spec: a model is stale when its page is more than three days behind the asset's newest page. */
-export const STALE_AFTER_DAYS = 3;
-
-export interface PriceOut { value: number | null; currency: 'USD'; source_page: string | null }
+export interface PriceOut {
+  value: number | null;
+  currency: 'USD';
+  source_page: string | null;
+}
 export interface TwapOut {
-  baseline: number | null; premium_pct: number | null; risk_level: number | null; risk_level_model: string | null;
-  as_of: string; as_of_basis: string; model: string; source_page: string;
+  baseline: number | null;
+  premium_pct: number | null;
+  risk_level: number | null;
+  risk_level_model: string | null;
+  as_of: string;
+  as_of_basis: string;
+  model: string;
+  source_page: string;
 }
 type Stamp = { as_of: string; as_of_basis: string; model: string; source_page: string };
 const stamp = (r: Stamp): Stamp => ({ as_of: r.as_of, as_of_basis: r.as_of_basis, model: r.model, source_page: r.source_page });
 
 export interface AssetRisk {
-  symbol: string; name: string; asset_class: 'CRYPTO' | 'EQUITY'; universes: string[]; as_of: string | null;
-  free_tier: boolean; market_cap_rank: number | null; price: PriceOut;
+  symbol: string;
+  name: string;
+  asset_class: 'CRYPTO' | 'EQUITY';
+  universes: string[];
+  as_of: string | null;
+  free_tier: boolean;
+  market_cap_rank: number | null;
+  price: PriceOut;
   gravity: (Omit<GravityReading, keyof Stamp> & Stamp) | null;
   twap: TwapOut | null;
   sma_composite: (Omit<SmaReading, keyof Stamp> & Stamp) | null;
@@ -46,31 +59,33 @@ function smaOut(p: PageResult | undefined): AssetRisk['sma_composite'] {
 
 function phaseOut(p: PageResult | undefined): AssetRisk['phase'] {
   const s = p?.phase;
-  return s ? { label: s.label, completion_pct: s.completion_pct, fair_value: s.fair_value, max_euphoria_target: s.max_euphoria_target, ...stamp(s) } : null;
+  return s
+    ? {
+        label: s.label,
+        completion_pct: s.completion_pct,
+        fair_value: s.fair_value,
+        max_euphoria_target: s.max_euphoria_target,
+        ...stamp(s),
+      }
+    : null;
 }
 
 function dcaOut(p: PageResult | undefined): AssetRisk['dca'] {
   const d = p?.dca;
   return d
-    ? { band: d.band, risk: d.risk, price: d.price, fair_value: d.fair_value, floor: d.floor, ceiling: d.ceiling, premium_pct: d.premium_pct, premium_source: d.premium_source, reading_date: d.reading_date, ...stamp(d) }
+    ? {
+        band: d.band,
+        risk: d.risk,
+        price: d.price,
+        fair_value: d.fair_value,
+        floor: d.floor,
+        ceiling: d.ceiling,
+        premium_pct: d.premium_pct,
+        premium_source: d.premium_source,
+        reading_date: d.reading_date,
+        ...stamp(d),
+      }
     : null;
-}
-
-/** Daily readings set the asset's as_of; weekly ones (phase, the equity composite) do not. */
-function dailyReadings(r: Pick<AssetRisk, 'gravity' | 'twap' | 'sma_composite' | 'dca' | 'asset_class'>): (string | undefined)[] {
-  return [r.gravity?.as_of, r.twap?.as_of, r.asset_class === 'CRYPTO' ? r.sma_composite?.as_of : undefined, r.dca?.as_of];
-}
-
-/** Decision 17: the AssetRisk keys of readings more than three days behind the asset's newest daily page, sorted. */
-export function staleModels(r: Pick<AssetRisk, 'gravity' | 'twap' | 'sma_composite' | 'phase' | 'dca' | 'asset_class'>): ModelKey[] {
-  const keys: ModelKey[] = ['dca', 'gravity', 'phase', 'sma_composite', 'twap'];
-  const reference = newest(dailyReadings(r)) ?? newest(keys.map((k) => r[k]?.as_of));
-  if (!reference) return [];
-  const refDay = Math.floor(instant(reference.slice(0, 10)) / DAY_MS);
-  return keys.filter((k) => {
-    const asOf = r[k]?.as_of;
-    return asOf ? refDay - Math.floor(instant(asOf.slice(0, 10)) / DAY_MS) > STALE_AFTER_DAYS : false;
-  });
 }
 
 export function assembleAssetRisk(
@@ -82,7 +97,8 @@ export function assembleAssetRisk(
   const has = (m: ModelKey) => asset.models.includes(m);
   const crypto = asset.asset_class === 'CRYPTO';
   const gravityPage = crypto ? pages.crypto_gravity : pages.equity_twap;
-  const pick = <K extends keyof Carried>(key: K, fresh: NonNullable<Carried[K]> | null): NonNullable<Carried[K]> | null => fresh ?? carried[key] ?? null;
+  const pick = <K extends keyof Carried>(key: K, fresh: NonNullable<Carried[K]> | null): NonNullable<Carried[K]> | null =>
+    fresh ?? carried[key] ?? null;
 
   const price: PriceOut = gravityPage?.price
     ? { value: gravityPage.price.value, currency: 'USD', source_page: gravityPage.price.source_page }
@@ -93,9 +109,18 @@ export function assembleAssetRisk(
     const base = gravityPage?.twap;
     const risk = pages.crypto_twap_risk?.twap_risk;
     if (base) {
-      twap = { baseline: base.baseline, premium_pct: base.premium_pct, risk_level: risk?.risk_level ?? null, risk_level_model: risk?.risk_level != null ? risk.risk_level_model : null, ...stamp(base) };
+      twap = {
+        baseline: base.baseline,
+        premium_pct: base.premium_pct,
+        risk_level: risk?.risk_level ?? null,
+        risk_level_model: risk?.risk_level != null ? risk.risk_level_model : null,
+        ...stamp(base),
+      };
     } else if (carried.twap) {
-      twap = { ...carried.twap, ...(risk ? { risk_level: risk.risk_level, risk_level_model: risk.risk_level != null ? risk.risk_level_model : null } : {}) };
+      twap = {
+        ...carried.twap,
+        ...(risk ? { risk_level: risk.risk_level, risk_level_model: risk.risk_level != null ? risk.risk_level_model : null } : {}),
+      };
     }
   }
 

@@ -3,7 +3,7 @@ import type { AssetRisk } from './asset-risk.js';
 import { envelope } from './envelope.js';
 
 export const MULTIPLIER_NOTE =
-  'The regression model publishes a risk band, not a sizing rule: there is no multiplier to apply. Any position sizing is the reader\'s own decision.';
+  "The regression model publishes a risk band, not a sizing rule: there is no multiplier to apply. Any position sizing is the reader's own decision.";
 
 export function dcaSignal(r: AssetRisk) {
   const d = r.dca;
@@ -16,8 +16,15 @@ export function dcaSignal(r: AssetRisk) {
       as_of: d.as_of.slice(0, 10),
       reading_date: d.reading_date ?? d.as_of.slice(0, 10),
       state: {
-        band: d.band, risk: d.risk, band_label: `Risk level ${level} of 10: ${d.band}`,
-        price: d.price, fair_value: d.fair_value, floor: d.floor, ceiling: d.ceiling, premium_pct: d.premium_pct, premium_source: d.premium_source,
+        band: d.band,
+        risk: d.risk,
+        band_label: `Risk level ${level} of 10: ${d.band}`,
+        price: d.price,
+        fair_value: d.fair_value,
+        floor: d.floor,
+        ceiling: d.ceiling,
+        premium_pct: d.premium_pct,
+        premium_source: d.premium_source,
       },
       multiplier: null,
       multiplier_note: MULTIPLIER_NOTE,

@@ -16,7 +16,10 @@ export { instant, newest } from '../contract/time.js';
 const WEEKLY_MODELS = /^(polynomial_phase_|sma_composite_equity)/;
 
 /** Decision 16: one entry per model that produced a reading, keyed by name without version; null when none. */
-export function modelVersion(readings: (Stamped | null | undefined)[], extra: (string | null | undefined)[] = []): Record<string, string> | null {
+export function modelVersion(
+  readings: (Stamped | null | undefined)[],
+  extra: (string | null | undefined)[] = [],
+): Record<string, string> | null {
   const map = new Map<string, string>();
   for (const m of [...readings.map((r) => r?.model), ...extra]) {
     if (!m) continue;
@@ -27,7 +30,11 @@ export function modelVersion(readings: (Stamped | null | undefined)[], extra: (s
   return Object.fromEntries([...map.entries()].sort(([a], [b]) => (a < b ? -1 : 1)));
 }
 
-export function envelope<T>(data: T, readings: (Stamped | null | undefined)[], extraModels: (string | null | undefined)[] = []): { as_of: string | null; model_version: Record<string, string> | null; disclaimer: string; data: T } {
+export function envelope<T>(
+  data: T,
+  readings: (Stamped | null | undefined)[],
+  extraModels: (string | null | undefined)[] = [],
+): { as_of: string | null; model_version: Record<string, string> | null; disclaimer: string; data: T } {
   const present = readings.filter((r): r is Stamped => !!r);
   const daily = present.filter((r) => !WEEKLY_MODELS.test(r.model));
   return {

@@ -4,5 +4,13 @@ import { API_VERSION, DISCLAIMER } from './envelope.js';
 export const SCHEMA_VERSION = 1;
 
 export function health(renderVersion: string, builtAt: string, newestReading: string | null) {
-  return { status: 'ok', api_version: API_VERSION, render_version: renderVersion, schema: SCHEMA_VERSION, disclaimer: DISCLAIMER, built_at: builtAt, newest_reading: newestReading };
+  return {
+    status: 'ok',
+    api_version: API_VERSION,
+    render_version: renderVersion,
+    schema: SCHEMA_VERSION,
+    disclaimer: DISCLAIMER,
+    built_at: builtAt,
+    newest_reading: newestReading,
+  };
 }

@@ -12,7 +12,17 @@ export { historyPage } from '../contract/history-page.js';
 
 export class HistoryLossError extends Error {}
 
-const EMPTY = { price: null, gravity: null, sma_composite: null, phase_completion_pct: null, twap_premium_pct: null, twap_risk_level: null, dca_premium_pct: null, dca_risk: null, dca_band: null };
+const EMPTY = {
+  price: null,
+  gravity: null,
+  sma_composite: null,
+  phase_completion_pct: null,
+  twap_premium_pct: null,
+  twap_risk_level: null,
+  dca_premium_pct: null,
+  dca_risk: null,
+  dca_band: null,
+};
 
 /** Today's row: what this build publishes for the asset, dated by the asset's as_of. */
 export function publishedRow(r: AssetRisk): HistoryRow | null {
@@ -48,14 +58,31 @@ export function archiveRows(archives: Archive[], before: string): HistoryRow[] {
     .sort((a, b) => (a.date < b.date ? -1 : 1));
 }
 
-const ROW_KEYS = ['date', 'basis', 'price', 'gravity', 'sma_composite', 'phase_completion_pct', 'twap_premium_pct', 'twap_risk_level', 'dca_premium_pct', 'dca_risk', 'dca_band'] as const;
+const ROW_KEYS = [
+  'date',
+  'basis',
+  'price',
+  'gravity',
+  'sma_composite',
+  'phase_completion_pct',
+  'twap_premium_pct',
+  'twap_risk_level',
+  'dca_premium_pct',
+  'dca_risk',
+  'dca_band',
+] as const;
 const sameRow = (a: HistoryRow, b: HistoryRow) => ROW_KEYS.every((k) => a[k] === b[k]);
 
 /**
  * The new ledger rows: the previous ones, plus today's row (replacing a row of the same day that this
  * pipeline published, never an earlier one). Fails rather than lose or rewrite a published row.
  */
-export function mergeRows(symbol: string, previous: HistoryRow[] | null, today: HistoryRow | null, archive: () => HistoryRow[]): { rows: HistoryRow[]; warning?: string } {
+export function mergeRows(
+  symbol: string,
+  previous: HistoryRow[] | null,
+  today: HistoryRow | null,
+  archive: () => HistoryRow[],
+): { rows: HistoryRow[]; warning?: string } {
   if (!previous || previous.length === 0) {
     if (!today) return { rows: [] };
     return { rows: [...archive(), today] };
@@ -86,6 +113,10 @@ export function cadence(firstPublished: string | null): string {
 
 export function ledger(symbol: string, rows: HistoryRow[], as_of: string | null, model_version: Record<string, string> | null): Ledger {
   const first = rows.find((r) => r.basis === 'as_published')?.date ?? null;
-  return { as_of, model_version, disclaimer: DISCLAIMER, data: { symbol, cadence: cadence(first), first_published: first, total_row_count: rows.length, rows } };
+  return {
+    as_of,
+    model_version,
+    disclaimer: DISCLAIMER,
+    data: { symbol, cadence: cadence(first), first_published: first, total_row_count: rows.length, rows },
+  };
 }
-

@@ -42,14 +42,14 @@ export function universeSummary(universe: Universe, members: AssetRisk[], contex
     },
     sma_composite: { median: median(sma) },
     barometer: {
-      peak_valley: context.peak_valley ? { score: context.peak_valley.score, zone: context.peak_valley.zone, scope: context.peak_valley.scope } : null,
-      fear_greed: context.fear_greed ? { value: context.fear_greed.value, label: context.fear_greed.label, provider: context.fear_greed.provider } : null,
+      peak_valley: context.peak_valley
+        ? { score: context.peak_valley.score, zone: context.peak_valley.zone, scope: context.peak_valley.scope }
+        : null,
+      fear_greed: context.fear_greed
+        ? { value: context.fear_greed.value, label: context.fear_greed.label, provider: context.fear_greed.provider }
+        : null,
     },
   };
-  const readings = [
-    ...members.flatMap((r) => [r.gravity, r.twap, r.sma_composite]),
-    context.peak_valley,
-    context.fear_greed,
-  ];
+  const readings = [...members.flatMap((r) => [r.gravity, r.twap, r.sma_composite]), context.peak_valley, context.fear_greed];
   return envelope(data, readings);
 }

@@ -12,7 +12,7 @@ const Asset = z.object({
   name: z.string().min(1),
   asset_class: z.enum(['CRYPTO', 'EQUITY']),
   universes: z.array(z.enum(UNIVERSES)).min(1),
-  file_id: z.string().regex(/^[A-Za-z0-9_.\-]+$/),
+  file_id: z.string().regex(/^[A-Za-z0-9_.-]+$/),
   models: z.array(z.enum(MODEL_KEYS)),
   data_paused_since: z.string().optional(),
 });
@@ -32,7 +32,7 @@ export function loadCatalog(file = defaultCatalogPath()): Asset[] {
   try {
     json = JSON.parse(readFileSync(file, 'utf8'));
   } catch (e) {
-    throw new Error(`${file}: cannot read the catalogue (${(e as Error).message})`);
+    throw new Error(`${file}: cannot read the catalogue (${(e as Error).message})`, { cause: e });
   }
   const r = Catalog.safeParse(json);
   if (!r.success) {

@@ -2,7 +2,11 @@
 import { DISCLAIMER } from './constants.js';
 import { newest } from './time.js';
 
-export interface RiskDoc { as_of: string | null; model_version: Record<string, string> | null; data: unknown }
+export interface RiskDoc {
+  as_of: string | null;
+  model_version: Record<string, string> | null;
+  data: unknown;
+}
 
 /** `found` holds each requested symbol's risk file, or undefined for a symbol the service does not cover. */
 export function bulkBody(requested: string[], found: (RiskDoc | undefined)[]) {

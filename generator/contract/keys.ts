@@ -4,7 +4,12 @@
  */
 import { PLANS, type Plan } from './plans.js';
 
-export interface KeyRecord { sha256: string; plan: Plan; label: string; created?: string }
+export interface KeyRecord {
+  sha256: string;
+  plan: Plan;
+  label: string;
+  created?: string;
+}
 /** The credential store of decision 12, loaded: SHA-256 hex of the key to its record. */
 export type KeyStore = ReadonlyMap<string, KeyRecord>;
 
@@ -14,10 +19,18 @@ export function keyStoreFromJson(json: unknown, source = 'keys'): KeyStore {
   if (!Array.isArray(keys)) throw new Error(`${source}: expected {"keys": [...]}`);
   const store = new Map<string, KeyRecord>();
   keys.forEach((k: { sha256?: unknown; plan?: unknown; label?: unknown; created?: unknown }, i) => {
-    if (typeof k?.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(k.sha256)) throw new Error(`${source}: keys[${i}].sha256: expected 64 lower-case hex digits`);
-    if (typeof k.plan !== 'string' || !(PLANS as readonly string[]).includes(k.plan)) throw new Error(`${source}: keys[${i}].plan: expected basic, pro or ultra, found ${JSON.stringify(k.plan)}`);
-    if (k.created !== undefined && (typeof k.created !== 'string' || !Number.isFinite(Date.parse(k.created)))) throw new Error(`${source}: keys[${i}].created: expected an ISO 8601 time, found ${JSON.stringify(k.created)}`);
-    store.set(k.sha256, { sha256: k.sha256, plan: k.plan as Plan, label: typeof k.label === 'string' ? k.label : '', ...(k.created ? { created: k.created as string } : {}) });
+    if (typeof k?.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(k.sha256))
+      throw new Error(`${source}: keys[${i}].sha256: expected 64 lower-case hex digits`);
+    if (typeof k.plan !== 'string' || !(PLANS as readonly string[]).includes(k.plan))
+      throw new Error(`${source}: keys[${i}].plan: expected basic, pro or ultra, found ${JSON.stringify(k.plan)}`);
+    if (k.created !== undefined && (typeof k.created !== 'string' || !Number.isFinite(Date.parse(k.created))))
+      throw new Error(`${source}: keys[${i}].created: expected an ISO 8601 time, found ${JSON.stringify(k.created)}`);
+    store.set(k.sha256, {
+      sha256: k.sha256,
+      plan: k.plan as Plan,
+      label: typeof k.label === 'string' ? k.label : '',
+      ...(k.created ? { created: k.created as string } : {}),
+    });
   });
   return store;
 }

@@ -43,13 +43,21 @@ function scalar(group: Group, subject: string, field: string, a: unknown, b: unk
 }
 
 /** Field by field over two objects of plain values (one level of nesting is walked). */
-function fields(group: Group, subject: string, prefix: string, a: Doc | null | undefined, b: Doc | null | undefined, skip = PROVENANCE): Change[] {
+function fields(
+  group: Group,
+  subject: string,
+  prefix: string,
+  a: Doc | null | undefined,
+  b: Doc | null | undefined,
+  skip = PROVENANCE,
+): Change[] {
   if (!a || !b) return [];
   const out: Change[] = [];
   for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) {
     if (skip.has(k)) continue;
     const [x, y] = [a[k], b[k]];
-    if (x && y && typeof x === 'object' && typeof y === 'object' && !Array.isArray(x) && !Array.isArray(y)) out.push(...fields(group, subject, `${prefix}${k}.`, x, y, skip));
+    if (x && y && typeof x === 'object' && typeof y === 'object' && !Array.isArray(x) && !Array.isArray(y))
+      out.push(...fields(group, subject, `${prefix}${k}.`, x, y, skip));
     else out.push(...scalar(group, subject, `${prefix}${k}`, x, y));
   }
   return out;
@@ -59,19 +67,26 @@ function riskChanges(symbol: string, a: Doc, b: Doc): Change[] {
   const [x, y] = [a.data, b.data];
   const out: Change[] = [];
   for (const k of MODEL_KEYS) {
-    if (x[k] === null && y[k] !== null) out.push({ group: 'readings', subject: symbol, field: k, old: null, new: 'a reading', level: 'info' });
-    else if (x[k] !== null && y[k] === null) out.push({ group: 'readings', subject: symbol, field: k, old: 'a reading', new: null, level: 'info' });
+    if (x[k] === null && y[k] !== null)
+      out.push({ group: 'readings', subject: symbol, field: k, old: null, new: 'a reading', level: 'info' });
+    else if (x[k] !== null && y[k] === null)
+      out.push({ group: 'readings', subject: symbol, field: k, old: 'a reading', new: null, level: 'info' });
     else out.push(...fields('readings', symbol, `${k}.`, x[k], y[k]));
   }
   out.push(...scalar('readings', symbol, 'as_of', x.as_of, y.as_of));
   out.push(...scalar('readings', symbol, 'market_cap_rank', x.market_cap_rank, y.market_cap_rank));
   out.push(...scalar('readings', symbol, 'free_tier', x.free_tier, y.free_tier));
   const [sa, sb] = [new Set<string>(x.stale_models), new Set<string>(y.stale_models)];
-  for (const m of sb) if (!sa.has(m)) out.push({ group: 'readings', subject: symbol, field: 'stale_models', old: null, new: `${m} became stale`, level: 'info' });
-  for (const m of sa) if (!sb.has(m)) out.push({ group: 'readings', subject: symbol, field: 'stale_models', old: `${m} was stale`, new: null, level: 'info' });
+  for (const m of sb)
+    if (!sa.has(m))
+      out.push({ group: 'readings', subject: symbol, field: 'stale_models', old: null, new: `${m} became stale`, level: 'info' });
+  for (const m of sa)
+    if (!sb.has(m))
+      out.push({ group: 'readings', subject: symbol, field: 'stale_models', old: `${m} was stale`, new: null, level: 'info' });
   for (const [name, version] of Object.entries({ ...a.model_version, ...b.model_version })) {
     const [va, vb] = [a.model_version?.[name], b.model_version?.[name]];
-    if (va !== undefined && vb !== undefined && va !== vb) out.push({ group: 'contract', subject: symbol, field: `model_version.${name}`, old: va, new: vb ?? version, level: 'contract' });
+    if (va !== undefined && vb !== undefined && va !== vb)
+      out.push({ group: 'contract', subject: symbol, field: `model_version.${name}`, old: va, new: vb ?? version, level: 'contract' });
   }
   return out;
 }
@@ -85,11 +100,28 @@ function historyChanges(symbol: string, a: Doc | undefined, b: Doc | undefined):
     const now = after.get(row.date);
     if (!now) out.push({ group: 'history', subject: symbol, field: `row ${row.date}`, old: row.basis, new: null, level: 'alarm' });
     // The last as_published row may be replaced by a later build of the same day; every other row is final.
-    else if (!same(row, now)) out.push({ group: 'history', subject: symbol, field: `row ${row.date}`, old: row, new: now, level: row.date === lastBefore && row.basis === 'as_published' ? 'info' : 'alarm' });
+    else if (!same(row, now))
+      out.push({
+        group: 'history',
+        subject: symbol,
+        field: `row ${row.date}`,
+        old: row,
+        new: now,
+        level: row.date === lastBefore && row.basis === 'as_published' ? 'info' : 'alarm',
+      });
   }
   const known = new Set(before.map((r) => r.date));
   const added = [...after.values()].filter((r) => !known.has(r.date));
-  if (added.length) out.push({ group: 'history', subject: symbol, field: 'rows added', old: before.length, new: before.length + added.length, delta: added.length, level: 'info' });
+  if (added.length)
+    out.push({
+      group: 'history',
+      subject: symbol,
+      field: 'rows added',
+      old: before.length,
+      new: before.length + added.length,
+      delta: added.length,
+      level: 'info',
+    });
   return out;
 }
 
@@ -97,12 +129,16 @@ function catalogueChanges(a: Doc | undefined, b: Doc | undefined): Change[] {
   if (!a || !b) return [];
   const out: Change[] = [];
   const [sa, sb] = [Object.keys(a.assets), Object.keys(b.assets)];
-  for (const s of sb) if (!a.assets[s]) out.push({ group: 'catalogue', subject: s, field: 'asset', old: null, new: 'added', level: 'info' });
-  for (const s of sa) if (!b.assets[s]) out.push({ group: 'catalogue', subject: s, field: 'asset', old: 'present', new: 'removed', level: 'info' });
+  for (const s of sb)
+    if (!a.assets[s]) out.push({ group: 'catalogue', subject: s, field: 'asset', old: null, new: 'added', level: 'info' });
+  for (const s of sa)
+    if (!b.assets[s]) out.push({ group: 'catalogue', subject: s, field: 'asset', old: 'present', new: 'removed', level: 'info' });
   for (const s of sb) if (a.assets[s]) out.push(...scalar('catalogue', s, 'universes', a.assets[s].universes, b.assets[s].universes));
   const [fa, fb] = [new Set<string>(a.free_tier), new Set<string>(b.free_tier)];
-  for (const s of fb) if (!fa.has(s)) out.push({ group: 'catalogue', subject: s, field: 'free_tier', old: false, new: true, level: 'info' });
-  for (const s of fa) if (!fb.has(s)) out.push({ group: 'catalogue', subject: s, field: 'free_tier', old: true, new: false, level: 'info' });
+  for (const s of fb)
+    if (!fa.has(s)) out.push({ group: 'catalogue', subject: s, field: 'free_tier', old: false, new: true, level: 'info' });
+  for (const s of fa)
+    if (!fb.has(s)) out.push({ group: 'catalogue', subject: s, field: 'free_tier', old: true, new: false, level: 'info' });
   return out;
 }
 

@@ -15,10 +15,14 @@ export function summaryLine(r: DiffResult): string {
   const count = (g: string) => r.changes.filter((c) => c.group === g).length;
   const alarms = r.changes.filter((c) => c.level === 'alarm').length;
   const contract = r.changes.filter((c) => c.level === 'contract').length;
-  const parts = GROUPS.map((g) => [g, count(g)] as const).filter(([, n]) => n).map(([g, n]) => `${n} ${g}`);
-  return `${r.changes.length} changes (${parts.join(', ')}) in ${r.files.changed + r.files.added + r.files.removed} files` +
+  const parts = GROUPS.map((g) => [g, count(g)] as const)
+    .filter(([, n]) => n)
+    .map(([g, n]) => `${n} ${g}`);
+  return (
+    `${r.changes.length} changes (${parts.join(', ')}) in ${r.files.changed + r.files.added + r.files.removed} files` +
     (contract ? ` · CONTRACT CHANGED (${contract})` : ' · contract unchanged') +
-    (alarms ? ` · ${alarms} PUBLISHED HISTORY ROW(S) CHANGED OR VANISHED` : ' · no published row changed');
+    (alarms ? ` · ${alarms} PUBLISHED HISTORY ROW(S) CHANGED OR VANISHED` : ' · no published row changed')
+  );
 }
 
 /** How big a move is, across fields of different units: relative to where it started. */
@@ -39,9 +43,10 @@ export function human(r: DiffResult, colour: boolean): string {
     lines.push('', paint('bold', `${g} (${list.length})`));
     for (const c of list) {
       const move = c.delta !== undefined && c.group !== 'history' ? `  (${signed(c.delta)})` : '';
-      const text = c.field.startsWith('row ') && c.level === 'alarm'
-        ? `  ${c.subject}  ${c.field}  ${c.new === null ? 'VANISHED' : 'CHANGED'}: ${show(c.old)} → ${show(c.new)}`
-        : `  ${c.subject}  ${c.field}  ${show(c.old)} → ${show(c.new)}${move}`;
+      const text =
+        c.field.startsWith('row ') && c.level === 'alarm'
+          ? `  ${c.subject}  ${c.field}  ${c.new === null ? 'VANISHED' : 'CHANGED'}: ${show(c.old)} → ${show(c.new)}`
+          : `  ${c.subject}  ${c.field}  ${show(c.old)} → ${show(c.new)}${move}`;
       lines.push(c.level === 'alarm' ? paint(['red', 'bold'], text) : c.level === 'contract' ? paint('yellow', text) : text);
     }
   }

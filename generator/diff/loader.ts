@@ -27,7 +27,8 @@ export function diskLoader(dir: string): Loader {
   return {
     manifest: async () => {
       const m = await read<Manifest>(TREE.manifest);
-      if (!m?.files) throw new TreeTrouble(`${join(dir, 'v1', TREE.manifest)}: no manifest here; is ${dir} a built tree (a folder holding v1/)?`);
+      if (!m?.files)
+        throw new TreeTrouble(`${join(dir, 'v1', TREE.manifest)}: no manifest here; is ${dir} a built tree (a folder holding v1/)?`);
       return m;
     },
     json: read,

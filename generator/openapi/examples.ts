@@ -19,8 +19,17 @@ export function operationExamples(files: Map<string, unknown>, info: object): Ex
   const out: Examples = {
     listAssets: { summary: 'GET /v1/assets with a basic key', value: list },
     getAssetRisk: { summary: `GET /v1/assets/${first}/risk`, value: get(TREE.risk(first)) },
-    getAssetHistory: { summary: `GET /v1/assets/${first}/history?limit=3 with a pro key`, value: historyPage(history, { limit: 3, maxLimit: PLAN_LIMITS.pro.historyCap }) },
-    getBulkRisk: { summary: `GET /v1/bulk/risk?symbols=${requested.join(',')}`, value: bulkBody(requested, requested.map((s) => get(TREE.risk(s)) as RiskDoc | undefined)) },
+    getAssetHistory: {
+      summary: `GET /v1/assets/${first}/history?limit=3 with a pro key`,
+      value: historyPage(history, { limit: 3, maxLimit: PLAN_LIMITS.pro.historyCap }),
+    },
+    getBulkRisk: {
+      summary: `GET /v1/bulk/risk?symbols=${requested.join(',')}`,
+      value: bulkBody(
+        requested,
+        requested.map((s) => get(TREE.risk(s)) as RiskDoc | undefined),
+      ),
+    },
     getUniverseSummary: { summary: 'GET /v1/market/crypto/summary', value: get(TREE.summary('crypto')) },
     getHealth: { summary: 'GET /v1/health', value: get(TREE.health) },
     getOpenApi: { summary: 'GET /v1/openapi.json (its opening members only)', value: { openapi: '3.1.0', info } },

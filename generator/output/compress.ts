@@ -24,7 +24,11 @@ export function compress(bytes: Uint8Array, encoding: Encoding): Promise<Buffer>
     : gz(bytes, { level: GZIP_LEVEL });
 }
 
-export interface Variant { path: string; bytes: Buffer; digest: Digest }
+export interface Variant {
+  path: string;
+  bytes: Buffer;
+  digest: Digest;
+}
 
 /** Both variants of one file, named by ENCODING_SUFFIX. */
 export async function variants(path: string, text: string): Promise<Record<Encoding, Variant>> {

@@ -14,17 +14,31 @@ import { join } from 'node:path';
 
 export const LOCK_FILE = '.lock';
 
-export interface LockHolder { pid: number; host: string; started: string; proc_start: string | null; command: string }
+export interface LockHolder {
+  pid: number;
+  host: string;
+  started: string;
+  proc_start: string | null;
+  command: string;
+}
 
 export class LockHeld extends Error {
-  constructor(readonly path: string, readonly holder: LockHolder | null) {
-    super(holder
-      ? `${path}: another build holds the output (pid ${holder.pid} on ${holder.host}, since ${holder.started}: ${holder.command})`
-      : `${path}: another build holds the output (its lock file names no holder yet)`);
+  constructor(
+    readonly path: string,
+    readonly holder: LockHolder | null,
+  ) {
+    super(
+      holder
+        ? `${path}: another build holds the output (pid ${holder.pid} on ${holder.host}, since ${holder.started}: ${holder.command})`
+        : `${path}: another build holds the output (its lock file names no holder yet)`,
+    );
   }
 }
 
-export interface Lock { path: string; release(): Promise<void> }
+export interface Lock {
+  path: string;
+  release(): Promise<void>;
+}
 
 /** The kernel's start time of a process (Linux), so a pid reused by another program is not taken for the holder. */
 function procStart(pid: number): string | null {
@@ -82,7 +96,13 @@ async function isStale(path: string, holder: LockHolder | null): Promise<boolean
 
 export async function acquireLock(dir: string, command: string): Promise<Lock> {
   const path = join(dir, LOCK_FILE);
-  const me: LockHolder = { pid: process.pid, host: hostname(), started: new Date().toISOString(), proc_start: procStart(process.pid), command };
+  const me: LockHolder = {
+    pid: process.pid,
+    host: hostname(),
+    started: new Date().toISOString(),
+    proc_start: procStart(process.pid),
+    command,
+  };
   const text = JSON.stringify(me) + '\n';
   const release = async () => {
     const h = await readHolder(path);

@@ -2,9 +2,14 @@
 import { createHash } from 'node:crypto';
 import type { Encoding } from '../contract/encodings.js';
 
-export interface Digest { size: number; sha256: string }
+export interface Digest {
+  size: number;
+  sha256: string;
+}
 /** A file, and its compressed variants (decision 23) where it has them, each with its own digest. */
-export interface ManifestEntry extends Digest { encodings?: Partial<Record<Encoding, Digest>> }
+export interface ManifestEntry extends Digest {
+  encodings?: Partial<Record<Encoding, Digest>>;
+}
 export interface Manifest {
   schema: 1;
   built_at: string;
@@ -20,7 +25,10 @@ export interface Manifest {
 
 export const sha256 = (bytes: string | Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
-export const digest = (bytes: string | Uint8Array): Digest => ({ size: typeof bytes === 'string' ? Buffer.byteLength(bytes) : bytes.byteLength, sha256: sha256(bytes) });
+export const digest = (bytes: string | Uint8Array): Digest => ({
+  size: typeof bytes === 'string' ? Buffer.byteLength(bytes) : bytes.byteLength,
+  sha256: sha256(bytes),
+});
 
 export function manifest(files: Map<string, string>, builtAt: string, pages: string[], contract: string): Manifest {
   const out: Record<string, ManifestEntry> = {};

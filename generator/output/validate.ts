@@ -5,8 +5,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { staleModels, type AssetRisk } from '../api/asset-risk.js';
-import { historyPage, type Ledger } from '../api/history.js';
+import { historyPage, type Ledger } from '../contract/history-page.js';
+import { staleModels, type StaleInput } from '../contract/stale.js';
 import { FREE_TIER_SIZE, PLANS, PRECOMPUTED_PAGES } from '../contract/plans.js';
 import { INTERNAL_SCHEMAS } from './internal-schemas.js';
 import { SCHEMA_OF, TREE } from '../contract/tree.js';
@@ -48,7 +48,12 @@ const rowsOf = (doc: unknown): unknown[] | undefined => {
  * under the same contract); a row is checked once per build however many files hold it (the ledger and its
  * pages share row objects), and every row this pass checks is added.
  */
-export async function validateTree(files: Map<string, unknown>, contract: object, unchanged: ReadonlySet<string> = new Set(), checkedRows: WeakSet<object> = new WeakSet()): Promise<string[]> {
+export async function validateTree(
+  files: Map<string, unknown>,
+  contract: object,
+  unchanged: ReadonlySet<string> = new Set(),
+  checkedRows: WeakSet<object> = new WeakSet(),
+): Promise<string[]> {
   const problems: string[] = [];
   if (!files.get(TREE.openapi)) return [`${TREE.openapi}: absent`];
   const schema = compileSchemas(contract);
@@ -72,8 +77,12 @@ export async function validateTree(files: Map<string, unknown>, contract: object
     }
     const e = validate.errors![0]!;
     // An error in the unchecked subset is named at the row's index in the file itself.
-    const where = subset ? e.instancePath.replace(/^\/data\/rows\/(\d+)/, (_, k: string) => `/data/rows/${rows.indexOf(unchecked![Number(k)])}`) : e.instancePath;
-    problems.push(`${path}: ${where || '/'}: ${e.message}${e.params && 'allowedValues' in e.params ? ` (${(e.params.allowedValues as unknown[]).join(', ')})` : ''}`);
+    const where = subset
+      ? e.instancePath.replace(/^\/data\/rows\/(\d+)/, (_, k: string) => `/data/rows/${rows.indexOf(unchecked![Number(k)])}`)
+      : e.instancePath;
+    problems.push(
+      `${path}: ${where || '/'}: ${e.message}${e.params && 'allowedValues' in e.params ? ` (${(e.params.allowedValues as unknown[]).join(', ')})` : ''}`,
+    );
   }
   if (problems.length === 0) problems.push(...invariants(files));
   return problems;
@@ -85,32 +94,37 @@ function invariants(files: Map<string, unknown>): string[] {
   const catalog = files.get(TREE.catalog) as Doc | undefined;
   if (!catalog) return [`${TREE.catalog}: absent`];
   const symbols = Object.keys(catalog.assets);
-  const risks = new Map<string, AssetRisk>();
+  const risks = new Map<string, Doc>();
   for (const s of symbols) {
     const doc = files.get(TREE.risk(s)) as Doc | undefined;
     if (!doc) p.push(`${TREE.risk(s)}: absent for a catalogue asset`);
-    else risks.set(s, doc.data as AssetRisk);
+    else risks.set(s, doc.data);
   }
 
   // Universes: every member has a risk file, summaries count the catalogue's members.
   for (const [u, members] of Object.entries(catalog.universes as Record<string, string[]>)) {
     const summary = files.get(TREE.summary(u)) as Doc | undefined;
     if (!summary) p.push(`${TREE.summary(u)}: absent`);
-    else if (summary.data.asset_count !== members.length) p.push(`${TREE.summary(u)}: data.asset_count is ${summary.data.asset_count}, the catalogue has ${members.length}`);
+    else if (summary.data.asset_count !== members.length)
+      p.push(`${TREE.summary(u)}: data.asset_count is ${summary.data.asset_count}, the catalogue has ${members.length}`);
     for (const s of members) if (!risks.get(s)?.universes.includes(u)) p.push(`${TREE.risk(s)}: data.universes lacks ${u}`);
   }
 
   // Free tier: ten crypto assets (fewer only when fewer are ranked), the same everywhere.
   const free: string[] = catalog.free_tier;
   const rankedCrypto = [...risks.values()].filter((r) => r.asset_class === 'CRYPTO' && r.market_cap_rank !== null).length;
-  if (free.length !== Math.min(FREE_TIER_SIZE, rankedCrypto)) p.push(`${TREE.catalog}: free_tier has ${free.length} assets, expected ${Math.min(FREE_TIER_SIZE, rankedCrypto)}`);
+  if (free.length !== Math.min(FREE_TIER_SIZE, rankedCrypto))
+    p.push(`${TREE.catalog}: free_tier has ${free.length} assets, expected ${Math.min(FREE_TIER_SIZE, rankedCrypto)}`);
   for (const [s, r] of risks) {
-    if (r.free_tier !== free.includes(s)) p.push(`${TREE.risk(s)}: data.free_tier is ${r.free_tier}, the catalogue says ${free.includes(s)}`);
+    if (r.free_tier !== free.includes(s))
+      p.push(`${TREE.risk(s)}: data.free_tier is ${r.free_tier}, the catalogue says ${free.includes(s)}`);
     if (r.free_tier && r.asset_class !== 'CRYPTO') p.push(`${TREE.risk(s)}: data.free_tier on a non-crypto asset`);
-    const stale = staleModels(r);
-    if (!isDeepStrictEqual(stale, r.stale_models)) p.push(`${TREE.risk(s)}: data.stale_models is ${JSON.stringify(r.stale_models)}, the readings say ${JSON.stringify(stale)}`);
+    const stale = staleModels(r as StaleInput);
+    if (!isDeepStrictEqual(stale, r.stale_models))
+      p.push(`${TREE.risk(s)}: data.stale_models is ${JSON.stringify(r.stale_models)}, the readings say ${JSON.stringify(stale)}`);
     const signal = files.has(TREE.dcaSignal(s));
-    if (signal !== (r.dca !== null) || signal !== catalog.assets[s].dca_signal) p.push(`${TREE.dcaSignal(s)}: ${signal ? 'present' : 'absent'} but dca is ${r.dca === null ? 'null' : 'a reading'}`);
+    if (signal !== (r.dca !== null) || signal !== catalog.assets[s].dca_signal)
+      p.push(`${TREE.dcaSignal(s)}: ${signal ? 'present' : 'absent'} but dca is ${r.dca === null ? 'null' : 'a reading'}`);
   }
   for (const plan of PLANS) {
     const list = files.get(TREE.assetList(plan)) as Doc | undefined;
@@ -120,8 +134,10 @@ function invariants(files: Map<string, unknown>): string[] {
     }
     const listed: string[] = list.data.assets.map((a: Doc) => a.symbol);
     const expected = plan === 'basic' ? symbols.filter((s) => free.includes(s)) : symbols;
-    if (!isDeepStrictEqual(listed, expected)) p.push(`${TREE.assetList(plan)}: data.assets lists ${listed.length} assets, expected ${expected.length}`);
-    if (list.data.total_asset_count !== symbols.length) p.push(`${TREE.assetList(plan)}: data.total_asset_count is ${list.data.total_asset_count}, expected ${symbols.length}`);
+    if (!isDeepStrictEqual(listed, expected))
+      p.push(`${TREE.assetList(plan)}: data.assets lists ${listed.length} assets, expected ${expected.length}`);
+    if (list.data.total_asset_count !== symbols.length)
+      p.push(`${TREE.assetList(plan)}: data.total_asset_count is ${list.data.total_asset_count}, expected ${symbols.length}`);
     if (list.data.asset_count !== listed.length) p.push(`${TREE.assetList(plan)}: data.asset_count does not count data.assets`);
   }
 
@@ -133,14 +149,18 @@ function invariants(files: Map<string, unknown>): string[] {
       continue;
     }
     const rows = full.data.rows;
-    for (let i = 1; i < rows.length; i++) if (!(rows[i - 1]!.date < rows[i]!.date)) p.push(`${TREE.historyFull(s)}: data.rows[${i}].date ${rows[i]!.date} is not after ${rows[i - 1]!.date}`);
+    for (let i = 1; i < rows.length; i++)
+      if (!(rows[i - 1]!.date < rows[i]!.date))
+        p.push(`${TREE.historyFull(s)}: data.rows[${i}].date ${rows[i]!.date} is not after ${rows[i - 1]!.date}`);
     const first = full.data.first_published;
     rows.forEach((r, i) => {
-      if (r.basis === 'weekly_archive' && first !== null && r.date >= first) p.push(`${TREE.historyFull(s)}: data.rows[${i}] is weekly_archive on or after the first published day ${first}`);
+      if (r.basis === 'weekly_archive' && first !== null && r.date >= first)
+        p.push(`${TREE.historyFull(s)}: data.rows[${i}] is weekly_archive on or after the first published day ${first}`);
     });
     if (full.data.total_row_count !== rows.length) p.push(`${TREE.historyFull(s)}: data.total_row_count is not the row count`);
     for (const page of PRECOMPUTED_PAGES) {
-      if (!isDeepStrictEqual(files.get(TREE.historyPage(s, page.limit)), historyPage(full, page))) p.push(`${TREE.historyPage(s, page.limit)}: differs from the page cut from the ledger`);
+      if (!isDeepStrictEqual(files.get(TREE.historyPage(s, page.limit)), historyPage(full, page)))
+        p.push(`${TREE.historyPage(s, page.limit)}: differs from the page cut from the ledger`);
     }
   }
   return p;

@@ -26,18 +26,23 @@ export interface Reuse {
  * manifest (written last), so a hand-edited file is made again.
  */
 export async function reusable(tree: string, candidates: Map<string, number>): Promise<Set<string>> {
-  const manifestMtime = await stat(join(tree, TREE.manifest)).then((s) => s.mtimeMs, () => -Infinity);
+  const manifestMtime = await stat(join(tree, TREE.manifest)).then(
+    (s) => s.mtimeMs,
+    () => -Infinity,
+  );
   const out = new Set<string>();
   const paths = [...candidates.keys()];
   for (let i = 0; i < paths.length; i += 64) {
-    await Promise.all(paths.slice(i, i + 64).map(async (path) => {
-      try {
-        const st = await stat(join(tree, path));
-        if (st.size === candidates.get(path) && st.mtimeMs <= manifestMtime) out.add(path);
-      } catch {
-        // absent: made again
-      }
-    }));
+    await Promise.all(
+      paths.slice(i, i + 64).map(async (path) => {
+        try {
+          const st = await stat(join(tree, path));
+          if (st.size === candidates.get(path) && st.mtimeMs <= manifestMtime) out.add(path);
+        } catch {
+          // absent: made again
+        }
+      }),
+    );
   }
   return out;
 }
@@ -87,7 +92,10 @@ export class StagedTree {
   /** Files written so far (not lent), for the build report. */
   private written = 0;
 
-  private constructor(readonly out: string, readonly dir: string) {}
+  private constructor(
+    readonly out: string,
+    readonly dir: string,
+  ) {}
 
   static async open(out: string): Promise<StagedTree> {
     return new StagedTree(out, await newStaging(out));
@@ -96,12 +104,14 @@ export class StagedTree {
   /** Writes these files, 64 at a time; a failure surfaces at `publish`. */
   write(files: Iterable<[string, string | Uint8Array]>): void {
     const batch = [...files];
-    this.pending.push(forEachLimited(batch, 64, async ([path, data]) => {
-      const file = join(this.dir, path);
-      await this.folder(dirname(file));
-      await writeNamed(file, data);
-      this.written++;
-    }).catch((e) => void (this.failed ??= e)));
+    this.pending.push(
+      forEachLimited(batch, 64, async ([path, data]) => {
+        const file = join(this.dir, path);
+        await this.folder(dirname(file));
+        await writeNamed(file, data);
+        this.written++;
+      }).catch((e) => void (this.failed ??= e)),
+    );
   }
 
   /** Publishes the tree; `files` counts every file in it (written or lent), the manifest included. */
@@ -138,7 +148,12 @@ export class StagedTree {
 }
 
 /** A whole tree at once: `files` (the manifest among them) written, `reuse.paths` lent, then published. */
-export async function writeTree(outDir: string, files: Map<string, string | Uint8Array>, builtAt: string, reuse?: Reuse): Promise<{ linked: number; files: number }> {
+export async function writeTree(
+  outDir: string,
+  files: Map<string, string | Uint8Array>,
+  builtAt: string,
+  reuse?: Reuse,
+): Promise<{ linked: number; files: number }> {
   const staged = await StagedTree.open(outDir);
   staged.write([...files].filter(([p]) => p !== TREE.manifest));
   return staged.publish(String(files.get(TREE.manifest) ?? ''), builtAt, reuse);

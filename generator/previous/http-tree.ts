@@ -33,7 +33,11 @@ export async function fetchTree(url: string, token?: string): Promise<PreviousTr
       throw new EnvironmentError(target, `cannot fetch the previous tree (${cause?.code ?? cause?.message ?? (e as Error).message})`);
     }
     if (res.status === 404) return undefined;
-    if (res.status === 401 || res.status === 403) throw new EnvironmentError(target, `the origin refused the request (${res.status}); set RISK_READINGS_PREVIOUS_TOKEN if it needs a bearer token`);
+    if (res.status === 401 || res.status === 403)
+      throw new EnvironmentError(
+        target,
+        `the origin refused the request (${res.status}); set RISK_READINGS_PREVIOUS_TOKEN if it needs a bearer token`,
+      );
     if (!res.ok) throw new EnvironmentError(target, `the origin answered ${res.status} ${res.statusText}`);
     return new Uint8Array(await res.arrayBuffer());
   };
@@ -44,11 +48,13 @@ export async function fetchTree(url: string, token?: string): Promise<PreviousTr
   const tree = await openTree(base, async (path) => (fetched.has(path) ? fetched.get(path) : read(path)), null);
   const ledgers = Object.keys(tree.manifest.files).filter(isLedger);
   let next = 0;
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (next < ledgers.length) {
-      const p = ledgers[next++]!;
-      fetched.set(p, await read(p));
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < ledgers.length) {
+        const p = ledgers[next++]!;
+        fetched.set(p, await read(p));
+      }
+    }),
+  );
   return tree;
 }

@@ -16,7 +16,9 @@ import { fetchTree } from './http-tree.js';
 /** The previous tree cannot serve as a ledger (exit 1: nothing is published). */
 export class PreviousTreeError extends Error {}
 
-export interface PreviousCatalog { assets: Record<string, unknown> }
+export interface PreviousCatalog {
+  assets: Record<string, unknown>;
+}
 
 export interface PreviousTree {
   /** Where it was read from, for messages and the report. */
@@ -48,15 +50,20 @@ export async function openTree(source: string, read: ReadBytes, localTree: strin
   if (!manifest || typeof manifest !== 'object' || typeof manifest.files !== 'object' || typeof manifest.built_at !== 'string') {
     throw new PreviousTreeError(`${source}: ${TREE.manifest} is not a manifest (expected built_at and files)`);
   }
-  const failed = (path: string, why: string) => new PreviousTreeError(`${source}: ${path} ${why}; the previous tree fails its own manifest check, so its ledger cannot be continued`);
+  const failed = (path: string, why: string) =>
+    new PreviousTreeError(`${source}: ${path} ${why}; the previous tree fails its own manifest check, so its ledger cannot be continued`);
 
   /** A file of the tree, checked against the manifest; undefined when the manifest does not list it. */
-  const verified = async <T>(path: string, absent = () => failed(path, `is listed in ${TREE.manifest} but absent`)): Promise<T | undefined> => {
+  const verified = async <T>(
+    path: string,
+    absent = () => failed(path, `is listed in ${TREE.manifest} but absent`),
+  ): Promise<T | undefined> => {
     const entry = manifest.files[path];
     if (!entry) return undefined;
     const bytes = await read(path);
     if (!bytes) throw absent();
-    if (bytes.byteLength !== entry.size || sha256(bytes) !== entry.sha256) throw failed(path, `does not match ${TREE.manifest} (size or sha256)`);
+    if (bytes.byteLength !== entry.size || sha256(bytes) !== entry.sha256)
+      throw failed(path, `does not match ${TREE.manifest} (size or sha256)`);
     try {
       return JSON.parse(Buffer.from(bytes).toString('utf8')) as T;
     } catch (e) {
@@ -68,11 +75,15 @@ export async function openTree(source: string, read: ReadBytes, localTree: strin
   // Market readings and carried readings ask for the same asset's AssetRisk more than once: read and check it once.
   const risks = new Map<string, Promise<AssetRisk | undefined>>();
   return {
-    source, manifest, catalog, localTree,
+    source,
+    manifest,
+    catalog,
+    localTree,
     async ledger(symbol) {
       const path = TREE.historyFull(symbol);
       if (!manifest.files[path] && !catalog?.assets[symbol]) return undefined;
-      const vanished = () => new PreviousTreeError(`history would lose a published row: the previous tree lists ${symbol} but holds no ${path}`);
+      const vanished = () =>
+        new PreviousTreeError(`history would lose a published row: the previous tree lists ${symbol} but holds no ${path}`);
       if (!manifest.files[path]) throw vanished();
       return verified<Ledger>(path, vanished);
     },

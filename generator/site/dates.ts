@@ -102,7 +102,11 @@ export class DateColumn implements Dates {
   day(i: number): number {
     const b = this.bytes;
     const p = this.first + i * this.stride;
-    return daysFrom((b[p]! - 48) * 1000 + (b[p + 1]! - 48) * 100 + (b[p + 2]! - 48) * 10 + b[p + 3]! - 48, (b[p + 5]! - 48) * 10 + b[p + 6]! - 48, (b[p + 8]! - 48) * 10 + b[p + 9]! - 48);
+    return daysFrom(
+      (b[p]! - 48) * 1000 + (b[p + 1]! - 48) * 100 + (b[p + 2]! - 48) * 10 + b[p + 3]! - 48,
+      (b[p + 5]! - 48) * 10 + b[p + 6]! - 48,
+      (b[p + 8]! - 48) * 10 + b[p + 9]! - 48,
+    );
   }
 
   lastIndexOf(date: string): number {
@@ -131,7 +135,14 @@ export class DateColumn implements Dates {
     if (end < 0 || (end - open) % stride !== 0) return null;
     const n = (end - open) / stride;
     for (let i = 0, p = open + 1; i < n; i++, p += stride) {
-      if (bytes[p] !== QUOTE || bytes[p + 5] !== DASH || bytes[p + 8] !== DASH || bytes[p + stride - 2] !== QUOTE || bytes[p + stride - 1] !== (i === n - 1 ? CLOSE : COMMA)) return null;
+      if (
+        bytes[p] !== QUOTE ||
+        bytes[p + 5] !== DASH ||
+        bytes[p + 8] !== DASH ||
+        bytes[p + stride - 2] !== QUOTE ||
+        bytes[p + stride - 1] !== (i === n - 1 ? CLOSE : COMMA)
+      )
+        return null;
     }
     const last = open + 2 + (n - 1) * stride;
     if (!isDate((k) => bytes[open + 2 + k]) || !isDate((k) => bytes[last + k])) return null;

@@ -28,8 +28,14 @@ export const MARKET_PAGES: Record<string, PageKind> = {
 
 /** Which page kinds feed which model of an asset. */
 export const KIND_MODEL: Partial<Record<PageKind, ModelKey>> = {
-  crypto_gravity: 'gravity', crypto_twap_risk: 'twap', crypto_sma_20w: 'sma_composite', crypto_phase: 'phase',
-  equity_twap: 'gravity', equity_sma_composite: 'sma_composite', equity_valuation: 'phase', dca_regression: 'dca',
+  crypto_gravity: 'gravity',
+  crypto_twap_risk: 'twap',
+  crypto_sma_20w: 'sma_composite',
+  crypto_phase: 'phase',
+  equity_twap: 'gravity',
+  equity_sma_composite: 'sma_composite',
+  equity_valuation: 'phase',
+  dca_regression: 'dca',
 };
 
 /** The file names an asset's models are published under, as the site spells them. */
@@ -47,7 +53,8 @@ export function expectedPages(a: Asset): { kind: PageKind; names: string[] }[] {
     if (has('sma_composite')) out.push({ kind: 'equity_sma_composite', names: [`${id}_Composite_SMA_Risk.html`] });
     if (has('phase')) out.push({ kind: 'equity_valuation', names: [`${id}_Equities_Valuation.html`] });
   }
-  if (has('dca')) out.push({ kind: 'dca_regression', names: [`${id}_lin_reg_price_with_risk.html`, `${id.toLowerCase()}_lin_reg_price_with_risk.html`] });
+  if (has('dca'))
+    out.push({ kind: 'dca_regression', names: [`${id}_lin_reg_price_with_risk.html`, `${id.toLowerCase()}_lin_reg_price_with_risk.html`] });
   return out;
 }
 

@@ -8,12 +8,19 @@ import type { Asset } from '../catalog/catalog.js';
 import type { PageRef } from './discover.js';
 import type { PageResult } from './readings.js';
 
-export interface GuardProblem { field: string; found: string; message: string }
+export interface GuardProblem {
+  field: string;
+  found: string;
+  message: string;
+}
 
 const DAY_MS = 86_400_000;
 const upper = (s: string) => s.toUpperCase();
 
-interface CatalogIndex { bySymbol: Map<string, Asset>; byName: Map<string, Asset> }
+interface CatalogIndex {
+  bySymbol: Map<string, Asset>;
+  byName: Map<string, Asset>;
+}
 
 /** The asset a page names, if it names another than its file name's: `ETH (Ethereum)`. */
 function otherAsset(result: PageResult, asset: Asset, { bySymbol, byName }: CatalogIndex): string | null {
@@ -59,7 +66,15 @@ const instantOf = (s: string) => Date.parse(s.length === 10 ? `${s}T00:00:00Z` :
 /** The guards for one build: the catalogue indexed once, then one call per page. */
 export function pageGuard(catalog: Asset[], now: string): (result: PageResult, ref: PageRef) => GuardProblem | null {
   const index: CatalogIndex = {
-    bySymbol: new Map(catalog.flatMap((a) => [[upper(a.symbol), a], [upper(a.file_id), a]] as const)),
+    bySymbol: new Map(
+      catalog.flatMap(
+        (a) =>
+          [
+            [upper(a.symbol), a],
+            [upper(a.file_id), a],
+          ] as const,
+      ),
+    ),
     byName: new Map(catalog.map((a) => [upper(a.name), a])),
   };
   const bySymbol = new Map(catalog.map((a) => [a.symbol, a]));

@@ -50,10 +50,14 @@ export interface Card {
 }
 
 /** How a page names its own asset: the symbols and names its title, breadcrumb and headers give. */
-export interface PageIdentity { symbols: string[]; names: string[] }
+export interface PageIdentity {
+  symbols: string[];
+  names: string[];
+}
 
 /** Headers that open with the asset's ticker: `BTC Current Price`, `BTC TWAP Risk Analysis`, `NVDA TWAP Gravity Risk Model`, ... */
-const TICKER_HEADER = /^([A-Z0-9][A-Z0-9.\-]{0,19}) (Current Price|TWAP Risk Analysis|Risk Matrix|DCA Risk Analysis|Macro Risk Analysis|3-Sigma Polynomial Phase Detector|Polynomial Phase Detector|TWAP Gravity Risk Model|Polynomial Fair Value & Phase Detector|Composite SMA Squeeze & Derived Risk Metric)$/;
+const TICKER_HEADER =
+  /^([A-Z0-9][A-Z0-9.-]{0,19}) (Current Price|TWAP Risk Analysis|Risk Matrix|DCA Risk Analysis|Macro Risk Analysis|3-Sigma Polynomial Phase Detector|Polynomial Phase Detector|TWAP Gravity Risk Model|Polynomial Fair Value & Phase Detector|Composite SMA Squeeze & Derived Risk Metric)$/;
 export type StampLabel = 'LAST UPDATED' | 'LAST UPDATE' | 'UPDATED';
 const STAMP = /\b(LAST UPDATED|LAST UPDATE|UPDATED)\s*:\s*([^|]{6,40}?UTC)/g;
 
@@ -73,7 +77,11 @@ export interface Chrome {
   identity(): PageIdentity;
 }
 
-interface Index { text: string; cards: Map<string, Card[]>; tickers: Set<string> }
+interface Index {
+  text: string;
+  cards: Map<string, Card[]>;
+  tickers: Set<string>;
+}
 
 type Node = { type: string; name?: string; data?: string; children?: Node[]; next?: Node | null; attribs?: Record<string, string> };
 const isElement = (n: Node) => n.type === 'tag';
@@ -92,7 +100,12 @@ function index($: CheerioAPI): Index {
     }
     if (!isElement(node)) continue;
     const kids = node.children ?? [];
-    const own = squash(kids.filter((k) => k.type === 'text').map((k) => k.data).join(' '));
+    const own = squash(
+      kids
+        .filter((k) => k.type === 'text')
+        .map((k) => k.data)
+        .join(' '),
+    );
     const ticker = TICKER_HEADER.exec(own);
     if (ticker) tickers.add(ticker[1]!);
     if (own && own.length <= 80 && !kids.some(isElement)) {
@@ -124,7 +137,12 @@ export function loadChrome(page: Uint8Array | string, figures: PlotlyFigure[], f
     at = f.end;
   }
   small += bytes.toString('utf8', at);
-  if (small.length > MAX_CHROME_CHARS) throw new PageError(file, '(page)', `${small.length} characters of HTML around the charts, more than the ${MAX_CHROME_CHARS} a page may have`);
+  if (small.length > MAX_CHROME_CHARS)
+    throw new PageError(
+      file,
+      '(page)',
+      `${small.length} characters of HTML around the charts, more than the ${MAX_CHROME_CHARS} a page may have`,
+    );
   const depth = nestingDepth(small);
   if (depth > MAX_DEPTH) throw new PageError(file, '(page)', `elements nested ${depth} deep, more than the ${MAX_DEPTH} a page may have`);
   const $ = load(small);
@@ -137,7 +155,9 @@ export function loadChrome(page: Uint8Array | string, figures: PlotlyFigure[], f
     return list[0];
   };
   return {
-    $, file, card,
+    $,
+    file,
+    card,
     requireCard(label) {
       const c = card(label);
       if (!c) throw new PageError(file, `card "${label}"`, 'absent from the page');
@@ -170,7 +190,7 @@ export function loadChrome(page: Uint8Array | string, figures: PlotlyFigure[], f
 function identityOf($: CheerioAPI, idx: Index): PageIdentity {
   const symbols = new Set(idx.tickers);
   const names = new Set<string>();
-  const title = /^(.+?) \(([A-Za-z0-9.\-]{1,20})\)/.exec(squash($('title').first().text()));
+  const title = /^(.+?) \(([A-Za-z0-9.-]{1,20})\)/.exec(squash($('title').first().text()));
   if (title) {
     names.add(title[1]!);
     symbols.add(title[2]!);
@@ -183,7 +203,7 @@ function identityOf($: CheerioAPI, idx: Index): PageIdentity {
       continue;
     }
     const crumb = doc['@type'] === 'BreadcrumbList' ? doc.itemListElement?.find((i) => i.position === 3) : undefined;
-    const reports = crumb?.item ? /\/reports\/([A-Za-z0-9.\-]{1,20})$/.exec(crumb.item) : null;
+    const reports = crumb?.item ? /\/reports\/([A-Za-z0-9.-]{1,20})$/.exec(crumb.item) : null;
     if (reports) {
       symbols.add(reports[1]!);
       if (crumb?.name) names.add(crumb.name);
@@ -193,8 +213,16 @@ function identityOf($: CheerioAPI, idx: Index): PageIdentity {
 }
 
 export const LEVEL_PALETTE = [
-  'rgb(221, 160, 221)', 'rgb(30, 144, 255)', 'rgb(0, 255, 255)', 'rgb(189, 252, 201)', 'rgb(0, 128, 128)',
-  'rgb(0, 255, 0)', 'rgb(255, 255, 0)', 'rgb(255, 165, 0)', 'rgb(255, 0, 0)', 'rgb(220, 20, 60)',
+  'rgb(221, 160, 221)',
+  'rgb(30, 144, 255)',
+  'rgb(0, 255, 255)',
+  'rgb(189, 252, 201)',
+  'rgb(0, 128, 128)',
+  'rgb(0, 255, 0)',
+  'rgb(255, 255, 0)',
+  'rgb(255, 165, 0)',
+  'rgb(255, 0, 0)',
+  'rgb(220, 20, 60)',
 ] as const;
 
 /** Level 1..10 of a `color: rgb(...)` inline style, by the site's level palette; undefined when none matches. */

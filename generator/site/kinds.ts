@@ -13,7 +13,9 @@ import type { PageKind, PageResult } from './readings.js';
  * `archive`: mine the page's whole series for weekly history rows. Only an asset whose ledger starts needs
  * them; without it a parser reads the readings and leaves the series' past alone.
  */
-export interface ParseOptions { archive: boolean }
+export interface ParseOptions {
+  archive: boolean;
+}
 /** A parser reads the page's bytes: most of a page is chart data read in place, never decoded as text. */
 export type Parser = (page: Buffer, file: string, options?: ParseOptions) => PageResult;
 

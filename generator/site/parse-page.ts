@@ -7,7 +7,13 @@ import { PARSERS } from './kinds.js';
 import type { PageKind, PageResult } from './readings.js';
 
 /** `archive`: mine the weekly history too (only for an asset whose ledger starts; see ParseOptions). */
-export interface ParseJob { dir: string; file: string; kind: PageKind; knownHash?: string; archive: boolean }
+export interface ParseJob {
+  dir: string;
+  file: string;
+  kind: PageKind;
+  knownHash?: string;
+  archive: boolean;
+}
 export type ParseOutcome =
   | { file: string; hash: string; result: PageResult }
   | { file: string; hash: string; unchanged: true }
@@ -25,6 +31,10 @@ export async function parsePage(job: ParseJob): Promise<ParseOutcome> {
     return { file: job.file, hash, result: PARSERS[job.kind](bytes, job.file, { archive: job.archive }) };
   } catch (e) {
     if (e instanceof PageError) return { file: job.file, hash, error: { field: e.field, found: e.found, message: e.message } };
-    return { file: job.file, hash, error: { field: '(page)', found: String((e as Error).message), message: `${job.file}: ${(e as Error).message}` } };
+    return {
+      file: job.file,
+      hash,
+      error: { field: '(page)', found: String((e as Error).message), message: `${job.file}: ${(e as Error).message}` },
+    };
   }
 }

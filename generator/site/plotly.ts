@@ -96,7 +96,7 @@ function scanTraces(bytes: Buffer, start: number, file: string): { traces: unkno
   let custom = next(CUSTOMDATA, start);
   let b64 = next(BDATA, start);
   let close = nextEnd(start);
-  for (let tries = 0; close >= 0 && tries < 3; ) {
+  for (let tries = 0; close >= 0 && tries < 3;) {
     const first = Math.min(...[x, custom, b64].filter((k) => k >= 0 && k < close));
     if (first === x) {
       const open = x + X_ARRAY.length - 1;
@@ -167,7 +167,8 @@ function matchingEnd(bytes: Buffer, start: number): number {
 }
 
 /** The page's bytes (a string is taken as its UTF-8). */
-export const pageBytes = (page: Uint8Array | string): Buffer => (typeof page === 'string' ? Buffer.from(page) : Buffer.isBuffer(page) ? page : Buffer.from(page.buffer, page.byteOffset, page.byteLength));
+export const pageBytes = (page: Uint8Array | string): Buffer =>
+  typeof page === 'string' ? Buffer.from(page) : Buffer.isBuffer(page) ? page : Buffer.from(page.buffer, page.byteOffset, page.byteLength);
 
 /**
  * Every `Plotly.newPlot("<id>", [traces], ...)` call of a page. Scans the bytes for the call rather than building
@@ -202,9 +203,14 @@ export function readFigure(page: Uint8Array | string, file: string): PlotlyFigur
 }
 
 const DTYPES = {
-  f8: Float64Array, f4: Float32Array,
-  i1: Int8Array, i2: Int16Array, i4: Int32Array,
-  u1: Uint8Array, u2: Uint16Array, u4: Uint32Array,
+  f8: Float64Array,
+  f4: Float32Array,
+  i1: Int8Array,
+  i2: Int16Array,
+  i4: Int32Array,
+  u1: Uint8Array,
+  u2: Uint16Array,
+  u4: Uint32Array,
 } as const;
 
 export interface Matrix {
@@ -235,16 +241,24 @@ export function decodeNumbers(value: unknown, file: string, field: string): Matr
     if (!Ctor) throw new PageError(file, field, `unknown typed-array dtype ${describe(dtype)}`);
     if (typeof bdata !== 'string' && !(bdata instanceof Base64Text)) throw new PageError(file, field, 'typed array without bdata');
     const bytes = typeof bdata === 'string' ? Buffer.from(bdata, 'base64') : bdata.decode();
-    if (bytes.byteLength % Ctor.BYTES_PER_ELEMENT !== 0) throw new PageError(file, field, `bdata length ${bytes.byteLength} is not a whole number of ${dtype}`);
+    if (bytes.byteLength % Ctor.BYTES_PER_ELEMENT !== 0)
+      throw new PageError(file, field, `bdata length ${bytes.byteLength} is not a whole number of ${dtype}`);
     // Copy into a fresh, aligned buffer: a Buffer from the pool may sit at an odd offset.
     const aligned = new Uint8Array(bytes.byteLength);
     aligned.set(bytes);
     const typed = new Ctor(aligned.buffer);
-    const data = typed instanceof Float64Array ? typed : typed instanceof Float32Array ? Float64Array.from(typed, shortestFloat32) : Float64Array.from(typed as ArrayLike<number>);
+    const data =
+      typed instanceof Float64Array
+        ? typed
+        : typed instanceof Float32Array
+          ? Float64Array.from(typed, shortestFloat32)
+          : Float64Array.from(typed as ArrayLike<number>);
     let rows = data.length;
     let cols = 1;
     if (shape !== undefined) {
-      const dims = String(shape).split(',').map((s) => Number(s.trim()));
+      const dims = String(shape)
+        .split(',')
+        .map((s) => Number(s.trim()));
       if (dims.length === 2 && dims.every(Number.isInteger)) [rows, cols] = dims as [number, number];
       else if (!(dims.length === 1 && dims[0] === data.length)) throw new PageError(file, field, `unreadable shape ${describe(shape)}`);
       if (rows * cols !== data.length) throw new PageError(file, field, `shape ${describe(shape)} does not match ${data.length} values`);
@@ -334,7 +348,12 @@ export function valueAt(s: Series, date: string, hint = -1): number {
 }
 
 /** Name-pattern traces (`Risk Level 1..10`, `Risk Level 0.5-0.6`): the one whose x holds `date`, with its point index. */
-export function bandHolding(traces: Trace[], pattern: RegExp, date: string, file: string): { trace: Trace; match: RegExpExecArray; index: number } | null {
+export function bandHolding(
+  traces: Trace[],
+  pattern: RegExp,
+  date: string,
+  file: string,
+): { trace: Trace; match: RegExpExecArray; index: number } | null {
   for (const t of traces) {
     const m = typeof t.name === 'string' ? pattern.exec(t.name) : null;
     if (!m) continue;
@@ -348,7 +367,12 @@ export function bandHolding(traces: Trace[], pattern: RegExp, date: string, file
  * For each wanted day (days since 1970-01-01), which band trace holds it and where: one pass over every band
  * trace, for mining weekly history, with no allocation per point.
  */
-export function bandIndex(traces: Trace[], pattern: RegExp, wanted: Iterable<number>, file: string): Map<number, { match: RegExpExecArray; trace: Trace; index: number }> {
+export function bandIndex(
+  traces: Trace[],
+  pattern: RegExp,
+  wanted: Iterable<number>,
+  file: string,
+): Map<number, { match: RegExpExecArray; trace: Trace; index: number }> {
   const out = new Map<number, { match: RegExpExecArray; trace: Trace; index: number }>();
   const want = new Set(wanted);
   for (const t of traces) {

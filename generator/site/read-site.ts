@@ -21,7 +21,12 @@ export const PARSER_VERSION = 3;
  */
 const withoutArchive = ({ archive: _archive, ...rest }: PageResult): PageResult => rest;
 
-export interface CacheEntry { size: number; mtimeMs: number; hash: string; result: PageResult }
+export interface CacheEntry {
+  size: number;
+  mtimeMs: number;
+  hash: string;
+  result: PageResult;
+}
 export interface ParseCache {
   parser_version: number;
   pages: Record<string, CacheEntry>;
@@ -46,16 +51,18 @@ function pool(size: number) {
   const waiting = new Map<number, (o: ParseOutcome) => void>();
   let next = 0;
   let id = 0;
-  for (const w of workers) w.on('message', (m: { id: number; outcome: ParseOutcome }) => {
-    waiting.get(m.id)!(m.outcome);
-    waiting.delete(m.id);
-  });
+  for (const w of workers)
+    w.on('message', (m: { id: number; outcome: ParseOutcome }) => {
+      waiting.get(m.id)!(m.outcome);
+      waiting.delete(m.id);
+    });
   return {
-    run: (job: ParseJob) => new Promise<ParseOutcome>((resolve) => {
-      const n = id++;
-      waiting.set(n, resolve);
-      workers[next++ % workers.length]!.postMessage({ ...job, id: n });
-    }),
+    run: (job: ParseJob) =>
+      new Promise<ParseOutcome>((resolve) => {
+        const n = id++;
+        waiting.set(n, resolve);
+        workers[next++ % workers.length]!.postMessage({ ...job, id: n });
+      }),
     close: () => Promise.all(workers.map((w) => w.terminate())),
   };
 }
@@ -72,7 +79,13 @@ export const defaultJobs = (): number => Math.max(1, availableParallelism() - 1)
  * asset whose ledger starts with this build): those are parsed whole, never taken from the cache, and no page is
  * parsed twice.
  */
-export async function readSite(dir: string, pages: PageRef[], previous: ParseCache | undefined, wantsArchive: (ref: PageRef) => boolean, jobs = defaultJobs()): Promise<SiteRead> {
+export async function readSite(
+  dir: string,
+  pages: PageRef[],
+  previous: ParseCache | undefined,
+  wantsArchive: (ref: PageRef) => boolean,
+  jobs = defaultJobs(),
+): Promise<SiteRead> {
   const old = previous?.parser_version === PARSER_VERSION ? previous.pages : {};
   const cache: ParseCache = { parser_version: PARSER_VERSION, pages: {} };
   const results = new Map<string, PageResult>();
@@ -98,7 +111,13 @@ export async function readSite(dir: string, pages: PageRef[], previous: ParseCac
     await forEachLimited(todo, workers ? Math.min(jobs, 8) * 2 : 2, async ({ ref, size, mtimeMs }) => {
       const hit = old[ref.file];
       const archive = wantsArchive(ref);
-      const outcome = await run({ dir, file: ref.file, kind: ref.kind, archive, knownHash: hit?.result.kind === ref.kind && !archive ? hit.hash : undefined });
+      const outcome = await run({
+        dir,
+        file: ref.file,
+        kind: ref.kind,
+        archive,
+        knownHash: hit?.result.kind === ref.kind && !archive ? hit.hash : undefined,
+      });
       if ('error' in outcome) {
         errors.set(ref.file, outcome.error);
         return;

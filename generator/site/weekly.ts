@@ -34,6 +34,11 @@ export function lastOfWeek(dates: Dates, keep: (i: number) => boolean = () => tr
  */
 export function weeklyBandPoints(price: Series, traces: Trace[], pattern: RegExp, file: string, keep?: (i: number) => boolean) {
   const weeks = lastOfWeek(price.x, keep);
-  const bands = bandIndex(traces, pattern, [...weeks.values()].map((i) => price.x.day(i)), file);
+  const bands = bandIndex(
+    traces,
+    pattern,
+    [...weeks.values()].map((i) => price.x.day(i)),
+    file,
+  );
   return [...weeks].map(([week, index]) => ({ week, index, hit: bands.get(price.x.day(index)) }));
 }

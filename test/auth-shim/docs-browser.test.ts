@@ -16,7 +16,8 @@ import { KEY, KEYS_FILE, builtTree } from './tree.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const present = existsSync(CHROMIUM);
-if (!present && process.env.CI === 'true') throw new Error(`${CHROMIUM}: no Chromium; CI must run the browser test (apt-get install chromium)`);
+if (!present && process.env.CI === 'true')
+  throw new Error(`${CHROMIUM}: no Chromium; CI must run the browser test (apt-get install chromium)`);
 if (!present) console.warn(`docs-browser: skipped, no Chromium at ${CHROMIUM} (set CHROMIUM_PATH)`);
 
 const root = tempDir('rr-docs-');
@@ -32,7 +33,15 @@ beforeAll(async () => {
   // The flags keep a sandboxed test machine's Chromium off the network it has no access to.
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 });
 afterAll(async () => {

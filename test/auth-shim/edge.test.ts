@@ -31,7 +31,14 @@ beforeAll(async () => {
     void handler(req, res, { public: out, symlinks: true });
   });
   await new Promise<void>((r) => origin.listen(0, '127.0.0.1', () => r()));
-  const bundle = await build({ entryPoints: [join(ROOT, 'auth-shim', 'edge.ts')], bundle: true, format: 'esm', platform: 'neutral', target: 'es2022', write: false });
+  const bundle = await build({
+    entryPoints: [join(ROOT, 'auth-shim', 'edge.ts')],
+    bundle: true,
+    format: 'esm',
+    platform: 'neutral',
+    target: 'es2022',
+    write: false,
+  });
   mf = new Miniflare({
     modules: true,
     script: bundle.outputFiles[0]!.text,
@@ -51,7 +58,8 @@ afterAll(async () => {
   await new Promise<void>((r) => origin.close(() => r()));
 });
 
-const call = (path: string, headers: Record<string, string> = {}, method = 'GET') => mf.dispatchFetch(`http://edge.test${path}`, { method, headers });
+const call = (path: string, headers: Record<string, string> = {}, method = 'GET') =>
+  mf.dispatchFetch(`http://edge.test${path}`, { method, headers });
 
 describe('edge entry under workerd', () => {
   // A Workers runtime hands the worker `Accept-Encoding: gzip, br` whatever the client sent, and re-encodes the
@@ -70,7 +78,7 @@ describe('edge entry under workerd', () => {
     expect((await call('/v1/assets/BTC/risk', { 'X-API-Key': KEY.ultra, 'If-None-Match': res.headers.get('etag')! })).status).toBe(304);
   });
 
-  it('sends the build\'s br variant, read from the origin beside its file, with that variant\'s ETag', async () => {
+  it("sends the build's br variant, read from the origin beside its file, with that variant's ETag", async () => {
     const res = await call('/v1/assets', { 'X-API-Key': KEY.ultra, 'Accept-Encoding': 'br' });
     expect(res.status).toBe(200);
     expect(res.headers.get('etag')).toBe(tags('assets/index.ultra.json').br);
@@ -97,13 +105,20 @@ describe('edge entry under workerd', () => {
     expect(await codes('/v1/assets/NOPE/risk', { 'X-API-Key': KEY.ultra })).toEqual([404, 'unknown_asset']);
     expect(await codes('/v1/signals/dca/NVDA', { 'X-API-Key': KEY.ultra })).toEqual([404, 'no_signal']);
     expect(await codes('/v1/assets/BTC/history?limit=0', { 'X-API-Key': KEY.ultra })).toEqual([400, 'bad_parameter']);
-    expect(await codes('/v1/bulk/risk?symbols=BTC,ETH', { 'x-marketplace-key': KEY.pro, 'x-marketplace-host': 'risk-readings.marketplace.example' })).toEqual([200, 'ok']);
+    expect(
+      await codes('/v1/bulk/risk?symbols=BTC,ETH', {
+        'x-marketplace-key': KEY.pro,
+        'x-marketplace-host': 'risk-readings.marketplace.example',
+      }),
+    ).toEqual([200, 'ok']);
     expect(await codes('/v1/assets/BTC/risk', { 'X-API-Key': KEY.ultra }, 'POST')).toEqual([405, 'method_not_allowed']);
     expect(await codes('/v1/nope', { 'X-API-Key': KEY.ultra })).toEqual([404, 'not_found']);
   });
 
   it('cuts a history page from the ledger read over HTTP', async () => {
-    const body = (await (await call('/v1/assets/ETH/history?limit=3&from=2026-01-01', { 'X-API-Key': KEY.ultra })).json()) as { data: { rows: unknown[]; next_cursor: string } };
+    const body = (await (await call('/v1/assets/ETH/history?limit=3&from=2026-01-01', { 'X-API-Key': KEY.ultra })).json()) as {
+      data: { rows: unknown[]; next_cursor: string };
+    };
     const all = treeJson(out, 'assets/ETH/history/full.json').data.rows.filter((r: { date: string }) => r.date >= '2026-01-01');
     expect(body.data.rows).toEqual(all.slice(0, 3));
     expect(body.data.next_cursor).toBe(all[2].date);
@@ -130,11 +145,22 @@ describe('edge entry under workerd', () => {
     expect(statuses.filter((s) => s === 200).length).toBeLessThanOrEqual(5);
     expect((await call('/v1/assets/BTC/risk', { 'X-API-Key': KEY.pro })).status).toBe(200);
     // The count lives in the credential's Durable Object, not in the isolate: ask the object itself.
-    const ns = (await mf.getDurableObjectNamespace('QUOTAS')) as unknown as { idFromName(n: string): unknown; get(id: unknown): { fetch(u: string, i: RequestInit): Promise<{ json(): Promise<unknown> }> } };
+    const ns = (await mf.getDurableObjectNamespace('QUOTAS')) as unknown as {
+      idFromName(n: string): unknown;
+      get(id: unknown): { fetch(u: string, i: RequestInit): Promise<{ json(): Promise<unknown> }> };
+    };
     const now = Date.now();
-    const month = { start: Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth(), 1), end: Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth() + 1, 1) };
+    const month = {
+      start: Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth(), 1),
+      end: Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth() + 1, 1),
+    };
     const basicId = `key:${createHash('sha256').update(KEY.basic).digest('hex')}`;
-    const verdict = await (await ns.get(ns.idFromName(basicId)).fetch('https://quota.internal/take', { method: 'POST', body: JSON.stringify({ limits: { perMinute: 5, perMonth: 1000 }, now, month }) })).json();
+    const verdict = await (
+      await ns.get(ns.idFromName(basicId)).fetch('https://quota.internal/take', {
+        method: 'POST',
+        body: JSON.stringify({ limits: { perMinute: 5, perMonth: 1000 }, now, month }),
+      })
+    ).json();
     expect(verdict).toMatchObject({ ok: false, code: 'rate_limited' });
   });
 });

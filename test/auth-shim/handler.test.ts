@@ -37,7 +37,11 @@ describe('fetch handler: quotas (decision 6)', () => {
     for (let i = 0; i < 5; i++) {
       const ok = await c('/v1/assets/BTC/risk', { headers: basic });
       expect(ok.status).toBe(200);
-      expect([ok.headers.get('ratelimit-limit'), ok.headers.get('ratelimit-remaining'), ok.headers.get('ratelimit-reset')]).toEqual(['5', String(4 - i), String(60 - 2 * i)]);
+      expect([ok.headers.get('ratelimit-limit'), ok.headers.get('ratelimit-remaining'), ok.headers.get('ratelimit-reset')]).toEqual([
+        '5',
+        String(4 - i),
+        String(60 - 2 * i),
+      ]);
       t += 2_000;
     }
     const limited = await c('/v1/assets/BTC/risk', { headers: basic });
@@ -114,7 +118,6 @@ describe('fetch handler: configuration and origin failures', () => {
     expect((await call('/v1/assets/BTC/history?limit=4', { headers: { 'X-API-Key': KEY.pro } })).headers.get('etag')).not.toBe(etag);
   });
 });
-
 
 describe('fetch handler: health at request time (decision 26)', () => {
   const health = async (now: number, staleAfterMs?: number) => {

@@ -6,7 +6,15 @@ import { ROOT } from '../helpers.js';
 
 describe('runtime neutrality', () => {
   it.each(['handler.ts', 'edge.ts'])('auth-shim/%s and everything it imports bundle without Node built-ins', async (entry) => {
-    const result = await build({ entryPoints: [join(ROOT, 'auth-shim', entry)], bundle: true, format: 'esm', platform: 'neutral', write: false, metafile: true, logLevel: 'silent' });
+    const result = await build({
+      entryPoints: [join(ROOT, 'auth-shim', entry)],
+      bundle: true,
+      format: 'esm',
+      platform: 'neutral',
+      write: false,
+      metafile: true,
+      logLevel: 'silent',
+    });
     const inputs = Object.keys(result.metafile.inputs);
     expect(inputs.some((i) => i.startsWith('node:') || /(^|\/)node\//.test(i))).toBe(false);
     expect(inputs.filter((i) => i.startsWith('generator/')).every((i) => i.startsWith('generator/contract/'))).toBe(true);

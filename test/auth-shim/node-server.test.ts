@@ -17,7 +17,15 @@ let base = '';
 
 beforeAll(async () => {
   out = await builtTree(root);
-  const s = await startServer({ publicDir: out, keysFile: KEYS_FILE, port: 0, marketplaceHost: 'risk-readings.marketplace.example', marketplaceSecret: 'proxy-secret-for-tests', watchMs: 0, now: minuteClock() });
+  const s = await startServer({
+    publicDir: out,
+    keysFile: KEYS_FILE,
+    port: 0,
+    marketplaceHost: 'risk-readings.marketplace.example',
+    marketplaceSecret: 'proxy-secret-for-tests',
+    watchMs: 0,
+    now: minuteClock(),
+  });
   [server, base] = [s.server, s.url];
 });
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
@@ -141,9 +149,8 @@ describe('Node server: a rebuild underneath', () => {
   });
 });
 
-
 describe('Node server: metrics (prom-client on --metrics-port)', () => {
-  it('counts requests by route and status, quota refusals, and reports the tree\'s age', async () => {
+  it("counts requests by route and status, quota refusals, and reports the tree's age", async () => {
     let t = Date.UTC(2026, 9, 16, 12);
     const s = await startServer({ publicDir: out, keysFile: KEYS_FILE, port: 0, watchMs: 0, metricsPort: 0, now: () => t });
     try {

@@ -25,7 +25,13 @@ import { KEY, KEYS_FILE, builtTree } from './tree.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 async function redisAnswers(url: string): Promise<string | null> {
-  const r = new Redis(url, { lazyConnect: true, connectTimeout: 1_000, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+  const r = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: 1_000,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+  });
   r.on('error', () => {});
   try {
     await r.connect();
@@ -57,7 +63,10 @@ function inProcessNamespace(): DurableObjectNamespaceLike {
       let o = objects.get(id as string);
       if (!o) {
         const data = new Map<string, unknown>();
-        const storage = { get: async <T>(k: string) => structuredClone(data.get(k)) as T | undefined, put: async <T>(k: string, v: T) => void data.set(k, structuredClone(v)) };
+        const storage = {
+          get: async <T>(k: string) => structuredClone(data.get(k)) as T | undefined,
+          put: async <T>(k: string, v: T) => void data.set(k, structuredClone(v)),
+        };
         objects.set(id as string, (o = { counter: new QuotaCounter({ storage }), queue: Promise.resolve() }));
       }
       const obj = o;
@@ -108,7 +117,11 @@ describe.each(stores)('the rule, in the %s store', (_name, make) => {
     const limits = { perMinute: 1000, perMonth: 3 };
     let t = Date.UTC(2026, 9, 31, 23, 59, 0);
     for (let i = 0; i < 3; i++) expect((await s.take('m', limits, (t += 1), monthOf(t))).ok).toBe(true);
-    expect(await s.take('m', limits, (t += 1), monthOf(t))).toMatchObject({ ok: false, code: 'quota_exceeded', retryMs: Date.UTC(2026, 10, 1) - t });
+    expect(await s.take('m', limits, (t += 1), monthOf(t))).toMatchObject({
+      ok: false,
+      code: 'quota_exceeded',
+      retryMs: Date.UTC(2026, 10, 1) - t,
+    });
     t = Date.UTC(2026, 10, 1, 0, 0, 1);
     expect((await s.take('m', limits, t, monthOf(t))).ok).toBe(true);
   });
@@ -147,23 +160,44 @@ describe('the disk store (the default of serve)', () => {
     const quotas = join(root, 'cli-quotas.json');
     const serve = async () => {
       const port = await freePort();
-      const child = spawn(process.execPath, [BIN, 'serve', '--public', out, '--keys', KEYS_FILE, '--quotas', quotas, '--port', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(
+        process.execPath,
+        [BIN, 'serve', '--public', out, '--keys', KEYS_FILE, '--quotas', quotas, '--port', String(port)],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
       let stdout = '';
       child.stdout.on('data', (d) => (stdout += String(d)));
       await new Promise<void>((resolve, reject) => {
         child.stderr.on('data', (d) => String(d).includes('serving') && resolve());
         child.on('exit', (code) => reject(new Error(`serve exited ${code}`)));
       });
-      return { child, log: () => stdout, get: (path: string) => fetch(`http://127.0.0.1:${port}${path}`, { headers: { 'X-API-Key': KEY.basic } }) };
+      return {
+        child,
+        log: () => stdout,
+        get: (path: string) => fetch(`http://127.0.0.1:${port}${path}`, { headers: { 'X-API-Key': KEY.basic } }),
+      };
     };
     const first = await serve();
     for (let i = 0; i < 3; i++) expect((await first.get('/v1/assets/BTC/risk')).status).toBe(200);
     first.child.kill('SIGTERM');
     await new Promise((r) => first.child.on('exit', r));
     // The access log: one JSON line per request, with a short credential id and never the key.
-    const lines = first.log().trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.msg === 'request');
+    const lines = first
+      .log()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.msg === 'request');
     expect(lines).toHaveLength(3);
-    expect(lines[0]).toMatchObject({ method: 'GET', path: '/v1/assets/BTC/risk', route: 'risk', status: 200, plan: 'basic', credential: expect.stringMatching(/^key:[0-9a-f]{8}$/), code: null });
+    expect(lines[0]).toMatchObject({
+      method: 'GET',
+      path: '/v1/assets/BTC/risk',
+      route: 'risk',
+      status: 200,
+      plan: 'basic',
+      credential: expect.stringMatching(/^key:[0-9a-f]{8}$/),
+      code: null,
+    });
     expect(lines[0].bytes).toBeGreaterThan(1000);
     expect(typeof lines[0].ms).toBe('number');
     expect(Number.isFinite(Date.parse(lines[0].time))).toBe(true);
@@ -188,7 +222,7 @@ async function freePort(): Promise<number> {
 }
 
 describe('live keys (decision 22)', () => {
-  it('a revoked key is refused within 2 s, without a restart and without touching another key\'s count', async () => {
+  it("a revoked key is refused within 2 s, without a restart and without touching another key's count", async () => {
     const out = await sharedTree();
     const keys = join(root, 'live-keys.json');
     copyFileSync(KEYS_FILE, keys);
@@ -245,9 +279,24 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
   it('two Node servers on one Redis together admit exactly the limit', async () => {
     const shared = prefix();
     const t = Date.UTC(2026, 9, 14, 12, 0, 0);
-    const servers = await Promise.all([0, 1].map(() => startServer({ publicDir: out, keysFile: KEYS_FILE, port: 0, watchMs: 0, quotas: open(() => new RedisQuotaStore(REDIS_URL, shared)), now: () => t })));
+    const servers = await Promise.all(
+      [0, 1].map(() =>
+        startServer({
+          publicDir: out,
+          keysFile: KEYS_FILE,
+          port: 0,
+          watchMs: 0,
+          quotas: open(() => new RedisQuotaStore(REDIS_URL, shared)),
+          now: () => t,
+        }),
+      ),
+    );
     try {
-      const statuses = await Promise.all(Array.from({ length: 100 }, (_, i) => fetch(`${servers[i % 2]!.url}/v1/assets/BTC/risk`, { headers: { 'X-API-Key': KEY.ultra } }).then((r) => r.status)));
+      const statuses = await Promise.all(
+        Array.from({ length: 100 }, (_, i) =>
+          fetch(`${servers[i % 2]!.url}/v1/assets/BTC/risk`, { headers: { 'X-API-Key': KEY.ultra } }).then((r) => r.status),
+        ),
+      );
       expect(statuses.filter((s) => s === 200)).toHaveLength(PLAN_LIMITS.ultra.perMinute);
       expect(statuses.filter((s) => s === 429)).toHaveLength(100 - PLAN_LIMITS.ultra.perMinute);
     } finally {
@@ -257,7 +306,9 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
 
   it('Redis stopped mid-run: the shim answers from its fallback, never 5xx, and logs it once', async () => {
     const port = await freePort();
-    const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: 'ignore',
+    });
     try {
       const url = `redis://127.0.0.1:${port}`;
       for (let i = 0; i < 50 && (await redisAnswers(url)); i++) await new Promise((r) => setTimeout(r, 100));
@@ -285,13 +336,16 @@ describe.each(stores)('the shim on the %s store', (name, make) => {
   beforeAll(async () => {
     out = await sharedTree();
     const handle = createHandler({
-      origin: FileOrigin.open(out, 0), keys: loadKeys(KEYS_FILE), quotas: open(make), now: minuteClock(),
+      origin: FileOrigin.open(out, 0),
+      keys: loadKeys(KEYS_FILE),
+      quotas: open(make),
+      now: minuteClock(),
       marketplace: { host: 'risk-readings.marketplace.example', secret: 'proxy-secret-for-tests' },
     });
     call = (path, init = {}) => handle(new Request(`http://shim.test${path}`, { method: init.method ?? 'GET', headers: init.headers }));
   });
   shimSuite(`${name} store`, () => ({ call, out }));
-  it('refuses past the limit with 429 and the spec\'s code', async () => {
+  it("refuses past the limit with 429 and the spec's code", async () => {
     const t = Date.UTC(2026, 9, 20, 8, 0, 0);
     const handle = createHandler({ origin: FileOrigin.open(out, 0), keys: loadKeys(KEYS_FILE), quotas: open(make), now: () => t });
     const get = () => handle(new Request('http://shim.test/v1/assets/BTC/risk', { headers: { 'X-API-Key': KEY.basic } }));
@@ -299,4 +353,3 @@ describe.each(stores)('the shim on the %s store', (name, make) => {
     await expectError(await get(), 429, 'rate_limited');
   });
 });
-

@@ -56,7 +56,9 @@ export function shimSuite(name: string, setup: () => { call: Call; out: string }
       expect(res.headers.get('cache-control')).toBe('private, max-age=60');
       // Decision 20: Vary lists every header a credential can arrive in, neutral and the marketplace's own names;
       // decision 23 adds Accept-Encoding to a body that has compressed variants.
-      expect(res.headers.get('vary')).toBe('x-api-key, x-marketplace-key, x-marketplace-host, x-marketplace-proxy-secret, x-marketplace-subscription, x-rapidapi-key, x-rapidapi-host, x-rapidapi-proxy-secret, x-rapidapi-subscription, Accept-Encoding');
+      expect(res.headers.get('vary')).toBe(
+        'x-api-key, x-marketplace-key, x-marketplace-host, x-marketplace-proxy-secret, x-marketplace-subscription, x-rapidapi-key, x-rapidapi-host, x-rapidapi-proxy-secret, x-rapidapi-subscription, Accept-Encoding',
+      );
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     });
 
@@ -106,7 +108,16 @@ export function shimSuite(name: string, setup: () => { call: Call; out: string }
 
     it('404 not_found for paths that are no endpoint', async () => {
       const { call } = setup();
-      for (const p of ['/v1/nope', '/v2/health', '/v1/assets/BTC/risk/more', '/v1/assets/', '/', '/v1/_catalog.json', '/v1/_manifest.json', '/v1/assets/BTC/history/full.json']) {
+      for (const p of [
+        '/v1/nope',
+        '/v2/health',
+        '/v1/assets/BTC/risk/more',
+        '/v1/assets/',
+        '/',
+        '/v1/_catalog.json',
+        '/v1/_manifest.json',
+        '/v1/assets/BTC/history/full.json',
+      ]) {
         await expectError(await call(p, { headers: pro }), 404, 'not_found');
       }
     });
@@ -133,7 +144,15 @@ export function shimSuite(name: string, setup: () => { call: Call; out: string }
       const path = 'assets/index.ultra.json';
       const entry = manifestEntry(out, path);
       const seen = new Map<string | null, string>();
-      for (const [accept, coding] of [['br, gzip', 'br'], ['gzip, deflate', 'gzip'], ['gzip;q=1, br;q=0.5', 'gzip'], ['br;q=0, gzip;q=0', null], ['identity', null], ['*', 'br'], ['', null]] as const) {
+      for (const [accept, coding] of [
+        ['br, gzip', 'br'],
+        ['gzip, deflate', 'gzip'],
+        ['gzip;q=1, br;q=0.5', 'gzip'],
+        ['br;q=0, gzip;q=0', null],
+        ['identity', null],
+        ['*', 'br'],
+        ['', null],
+      ] as const) {
         const res = await call('/v1/assets', { headers: { ...ultra, 'Accept-Encoding': accept } });
         expect(res.status, accept).toBe(200);
         expect(res.headers.get('content-encoding'), accept).toBe(coding);
@@ -163,12 +182,20 @@ export function shimSuite(name: string, setup: () => { call: Call; out: string }
       expect(small.headers.get('vary')).toBeNull();
       const cut = await call('/v1/assets/ETH/history?limit=40&from=2026-01-01', { headers: { ...pro, 'Accept-Encoding': 'gzip' } });
       expect(cut.headers.get('content-encoding')).toBe('gzip');
-      const rows = treeJson(out, 'assets/ETH/history/full.json').data.rows.filter((r: { date: string }) => r.date >= '2026-01-01').slice(0, 40);
+      const rows = treeJson(out, 'assets/ETH/history/full.json')
+        .data.rows.filter((r: { date: string }) => r.date >= '2026-01-01')
+        .slice(0, 40);
       expect(JSON.parse((await decoded(cut)).toString('utf8')).data.rows).toEqual(rows);
       const plain = await call('/v1/assets/ETH/history?limit=40&from=2026-01-01', { headers: pro });
       expect(plain.headers.get('content-encoding')).toBeNull();
       expect(plain.headers.get('etag')).not.toBe(cut.headers.get('etag'));
-      expect((await call('/v1/assets/ETH/history?limit=40&from=2026-01-01', { headers: { ...pro, 'Accept-Encoding': 'gzip', 'If-None-Match': plain.headers.get('etag')! } })).status).toBe(304);
+      expect(
+        (
+          await call('/v1/assets/ETH/history?limit=40&from=2026-01-01', {
+            headers: { ...pro, 'Accept-Encoding': 'gzip', 'If-None-Match': plain.headers.get('etag')! },
+          })
+        ).status,
+      ).toBe(304);
       const bulk = await call('/v1/bulk/risk?symbols=BTC,ETH', { headers: { ...pro, 'Accept-Encoding': 'gzip' } });
       expect(bulk.headers.get('content-encoding')).toBe('gzip');
       expect(JSON.parse((await decoded(bulk)).toString('utf8')).data.count).toBe(2);
@@ -180,7 +207,11 @@ export function shimSuite(name: string, setup: () => { call: Call; out: string }
       const { call, out } = setup();
       const h = await call('/v1/health');
       const body = await h.json();
-      expect(body).toMatchObject({ status: 'ok', built_at: treeJson(out, '_manifest.json').built_at, newest_reading: expect.stringMatching(/^2026-10-\d\dT/) });
+      expect(body).toMatchObject({
+        status: 'ok',
+        built_at: treeJson(out, '_manifest.json').built_at,
+        newest_reading: expect.stringMatching(/^2026-10-\d\dT/),
+      });
       expect(h.headers.get('access-control-allow-origin')).toBe('*');
       expect((await call('/v1/openapi.json')).headers.get('access-control-allow-origin')).toBe('*');
       expect((await call('/v1/assets', { headers: pro })).headers.get('access-control-allow-origin')).toBeNull();
@@ -198,7 +229,14 @@ export function shimSuite(name: string, setup: () => { call: Call; out: string }
     it('401 unauthorized without a valid credential, never echoing the key', async () => {
       const { call } = setup();
       const secretish = 'rr_wrong_key_12345';
-      for (const headers of <Record<string, string>[]>[{}, { 'X-API-Key': secretish }, { 'X-API-Key': '' }, { 'X-API-Key': 'x'.repeat(5000) }, { 'x-marketplace-key': KEY.pro }, { 'x-marketplace-key': KEY.pro, 'x-marketplace-host': 'wrong.example' }]) {
+      for (const headers of <Record<string, string>[]>[
+        {},
+        { 'X-API-Key': secretish },
+        { 'X-API-Key': '' },
+        { 'X-API-Key': 'x'.repeat(5000) },
+        { 'x-marketplace-key': KEY.pro },
+        { 'x-marketplace-key': KEY.pro, 'x-marketplace-host': 'wrong.example' },
+      ]) {
         const res = await call('/v1/assets/BTC/risk', { headers });
         const text = await res.text();
         expect(res.status).toBe(401);
@@ -213,21 +251,45 @@ export function shimSuite(name: string, setup: () => { call: Call; out: string }
       const pair = { 'x-marketplace-key': KEY.pro, 'x-marketplace-host': 'risk-readings.marketplace.example' };
       expect((await call('/v1/assets/AERO/risk', { headers: pair })).status).toBe(200);
       expect((await call('/v1/assets/AERO/risk', { headers: { ...pair, 'X-API-Key': 'rr_wrong' } })).status).toBe(200);
-      expect((await call('/v1/assets/AERO/risk', { headers: { 'X-API-Key': KEY.pro, 'x-marketplace-key': 'rr_wrong', 'x-marketplace-host': 'nope' } })).status).toBe(200);
+      expect(
+        (
+          await call('/v1/assets/AERO/risk', {
+            headers: { 'X-API-Key': KEY.pro, 'x-marketplace-key': 'rr_wrong', 'x-marketplace-host': 'nope' },
+          })
+        ).status,
+      ).toBe(200);
     });
 
     it('accepts the marketplace proxy secret with the plan from x-marketplace-subscription, without counting quotas', async () => {
       const { call } = setup();
-      const base = { 'x-marketplace-key': 'any-subscriber-key', 'x-marketplace-host': 'risk-readings.marketplace.example', 'x-marketplace-proxy-secret': 'proxy-secret-for-tests' };
+      const base = {
+        'x-marketplace-key': 'any-subscriber-key',
+        'x-marketplace-host': 'risk-readings.marketplace.example',
+        'x-marketplace-proxy-secret': 'proxy-secret-for-tests',
+      };
       const res = await call('/v1/assets/AERO/risk', { headers: { ...base, 'x-marketplace-subscription': 'PRO' } });
       expect(res.status).toBe(200);
       expect(res.headers.get('ratelimit-limit')).toBeNull();
-      await expectError(await call('/v1/assets/AERO/risk', { headers: { ...base, 'x-marketplace-subscription': 'BASIC' } }), 403, 'plan_required');
-      await expectError(await call('/v1/assets/AERO/risk', { headers: { ...base, 'x-marketplace-subscription': 'GOLD' } }), 401, 'unauthorized');
-      await expectError(await call('/v1/assets/AERO/risk', { headers: { ...base, 'x-marketplace-proxy-secret': 'wrong', 'x-marketplace-subscription': 'PRO' } }), 401, 'unauthorized');
+      await expectError(
+        await call('/v1/assets/AERO/risk', { headers: { ...base, 'x-marketplace-subscription': 'BASIC' } }),
+        403,
+        'plan_required',
+      );
+      await expectError(
+        await call('/v1/assets/AERO/risk', { headers: { ...base, 'x-marketplace-subscription': 'GOLD' } }),
+        401,
+        'unauthorized',
+      );
+      await expectError(
+        await call('/v1/assets/AERO/risk', {
+          headers: { ...base, 'x-marketplace-proxy-secret': 'wrong', 'x-marketplace-subscription': 'PRO' },
+        }),
+        401,
+        'unauthorized',
+      );
     });
 
-    it('accepts the marketplace\'s real header names (X-RapidAPI-*) as shipped, by stored key and by proxy secret', async () => {
+    it("accepts the marketplace's real header names (X-RapidAPI-*) as shipped, by stored key and by proxy secret", async () => {
       const { call } = setup();
       const host = { 'X-RapidAPI-Host': 'risk-readings.marketplace.example' };
       expect((await call('/v1/assets/AERO/risk', { headers: { ...host, 'X-RapidAPI-Key': KEY.pro } })).status).toBe(200);
@@ -235,19 +297,37 @@ export function shimSuite(name: string, setup: () => { call: Call; out: string }
       const res = await call('/v1/assets/AERO/risk', { headers: { ...viaSecret, 'X-RapidAPI-Subscription': 'ULTRA' } });
       expect(res.status).toBe(200);
       expect(res.headers.get('ratelimit-limit')).toBeNull();
-      await expectError(await call('/v1/assets/AERO/risk', { headers: { ...viaSecret, 'X-RapidAPI-Subscription': 'BASIC' } }), 403, 'plan_required');
-      await expectError(await call('/v1/assets/AERO/risk', { headers: { 'X-RapidAPI-Key': KEY.pro, 'X-RapidAPI-Host': 'wrong.example' } }), 401, 'unauthorized');
+      await expectError(
+        await call('/v1/assets/AERO/risk', { headers: { ...viaSecret, 'X-RapidAPI-Subscription': 'BASIC' } }),
+        403,
+        'plan_required',
+      );
+      await expectError(
+        await call('/v1/assets/AERO/risk', { headers: { 'X-RapidAPI-Key': KEY.pro, 'X-RapidAPI-Host': 'wrong.example' } }),
+        401,
+        'unauthorized',
+      );
     });
 
-    it.each(['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'pro', ''])('a subscription of %j is 401, never a plan (and never a 502)', async (sub) => {
-      const { call } = setup();
-      const base = { 'x-marketplace-key': 'k', 'x-marketplace-host': 'risk-readings.marketplace.example', 'x-marketplace-proxy-secret': 'proxy-secret-for-tests', 'x-marketplace-subscription': sub };
-      for (const path of ['/v1/assets', '/v1/assets/AERO/risk', '/v1/bulk/risk?symbols=BTC']) await expectError(await call(path, { headers: base }), 401, 'unauthorized');
-    });
+    it.each(['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'pro', ''])(
+      'a subscription of %j is 401, never a plan (and never a 502)',
+      async (sub) => {
+        const { call } = setup();
+        const base = {
+          'x-marketplace-key': 'k',
+          'x-marketplace-host': 'risk-readings.marketplace.example',
+          'x-marketplace-proxy-secret': 'proxy-secret-for-tests',
+          'x-marketplace-subscription': sub,
+        };
+        for (const path of ['/v1/assets', '/v1/assets/AERO/risk', '/v1/bulk/risk?symbols=BTC'])
+          await expectError(await call(path, { headers: base }), 401, 'unauthorized');
+      },
+    );
 
-    it('symbols that name prototype properties are unknown assets, not lookups into an object\'s prototype', async () => {
+    it("symbols that name prototype properties are unknown assets, not lookups into an object's prototype", async () => {
       const { call } = setup();
-      for (const s of ['constructor', '__proto__', 'toString']) await expectError(await call(`/v1/assets/${s}/risk`, { headers: pro }), 404, 'unknown_asset');
+      for (const s of ['constructor', '__proto__', 'toString'])
+        await expectError(await call(`/v1/assets/${s}/risk`, { headers: pro }), 404, 'unknown_asset');
       const bulk = await (await call('/v1/bulk/risk?symbols=constructor,__proto__,BTC', { headers: pro })).json();
       expect(bulk.data.missing).toEqual(['constructor', '__proto__']);
     });
@@ -293,7 +373,11 @@ export function shimSuite(name: string, setup: () => { call: Call; out: string }
       expect([b.data.limit, b.data.max_limit]).toEqual([90, 90]);
       expect(b).toEqual(treeJson(out, 'assets/BTC/history/page-90.json'));
       const clamped = await (await call('/v1/assets/BTC/history?limit=500', { headers: basic })).json();
-      expect([clamped.data.limit, clamped.data.max_limit, clamped.data.row_count]).toEqual([90, 90, Math.min(90, clamped.data.total_row_count)]);
+      expect([clamped.data.limit, clamped.data.max_limit, clamped.data.row_count]).toEqual([
+        90,
+        90,
+        Math.min(90, clamped.data.total_row_count),
+      ]);
       const big = await (await call('/v1/assets/BTC/history?limit=1000', { headers: ultra })).json();
       expect([big.data.limit, big.data.max_limit]).toEqual([1000, 1000]);
     });
@@ -320,7 +404,19 @@ export function shimSuite(name: string, setup: () => { call: Call; out: string }
 
     it('400 bad_parameter for a malformed limit, date, order or repeated parameter', async () => {
       const { call } = setup();
-      for (const q of ['limit=0', 'limit=1001', 'limit=abc', 'limit=1.5', 'limit=-3', 'limit=', 'from=2026-13-01', 'to=yesterday', 'cursor=2026-02-30', 'from=2026-10-02&to=2026-10-01', 'limit=5&limit=6']) {
+      for (const q of [
+        'limit=0',
+        'limit=1001',
+        'limit=abc',
+        'limit=1.5',
+        'limit=-3',
+        'limit=',
+        'from=2026-13-01',
+        'to=yesterday',
+        'cursor=2026-02-30',
+        'from=2026-10-02&to=2026-10-01',
+        'limit=5&limit=6',
+      ]) {
         await expectError(await call(`/v1/assets/BTC/history?${q}`, { headers: basic }), 400, 'bad_parameter');
       }
     });
@@ -358,9 +454,18 @@ export function shimSuite(name: string, setup: () => { call: Call; out: string }
     it('never escapes the tree and never answers 5xx', async () => {
       const { call } = setup();
       const paths = [
-        '/v1/assets/%2e%2e%2f_catalog.json/risk', '/v1/assets/..%2F..%2Fpackage.json/risk', '/v1/assets/BTC%00/risk', '/v1/assets/%E0%A4%A/risk',
-        '/v1/../package.json', '/v1/assets/..', '/v1/market/..%2Fassets/summary', '/v1/signals/dca/..%2f..%2f_manifest.json', `/v1/assets/${'A'.repeat(5000)}/risk`,
-        `/v1/assets/BTC/history?limit=${'9'.repeat(4000)}`, '/v1/assets/BTC/history?from=%00', '/v1/bulk/risk?symbols=%2e%2e,%00',
+        '/v1/assets/%2e%2e%2f_catalog.json/risk',
+        '/v1/assets/..%2F..%2Fpackage.json/risk',
+        '/v1/assets/BTC%00/risk',
+        '/v1/assets/%E0%A4%A/risk',
+        '/v1/../package.json',
+        '/v1/assets/..',
+        '/v1/market/..%2Fassets/summary',
+        '/v1/signals/dca/..%2f..%2f_manifest.json',
+        `/v1/assets/${'A'.repeat(5000)}/risk`,
+        `/v1/assets/BTC/history?limit=${'9'.repeat(4000)}`,
+        '/v1/assets/BTC/history?from=%00',
+        '/v1/bulk/risk?symbols=%2e%2e,%00',
       ];
       for (const p of paths) {
         const res = await call(p, { headers: pro });

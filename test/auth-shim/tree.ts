@@ -3,7 +3,11 @@ import { join } from 'node:path';
 import { ROOT, buildSmall, readJson, smallSite } from '../helpers.js';
 
 export const KEYS_FILE = join(ROOT, 'fixtures', 'keys', 'example-keys.json');
-export const KEY = { basic: 'rr_demo_basic_key_not_secret', pro: 'rr_demo_pro_key_not_secret', ultra: 'rr_demo_ultra_key_not_secret' } as const;
+export const KEY = {
+  basic: 'rr_demo_basic_key_not_secret',
+  pro: 'rr_demo_pro_key_not_secret',
+  ultra: 'rr_demo_ultra_key_not_secret',
+} as const;
 
 export async function builtTree(root: string): Promise<string> {
   const out = join(root, 'public');

@@ -7,12 +7,33 @@ import { ROOT, readJson, tempDir } from '../helpers.js';
 describe('bench', () => {
   it('runs on a tiny site and writes the table as JSON', () => {
     const out = join(tempDir('rr-bench-'), 'results.json');
-    const r = spawnSync(process.execPath, [join(ROOT, 'dist', 'bench', 'run.js'), '--assets', '4', '--seconds', '1', '--repeats', '1', '--connections', '2', '--out', out], { encoding: 'utf8' });
+    const r = spawnSync(
+      process.execPath,
+      [join(ROOT, 'dist', 'bench', 'run.js'), '--assets', '4', '--seconds', '1', '--repeats', '1', '--connections', '2', '--out', out],
+      { encoding: 'utf8' },
+    );
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/ratio to floor/);
     const res = readJson(out);
-    for (const k of ['floor_s', 'full_s', 'ratio_full_to_floor', 'peak_rss_mb', 'rebuild_unchanged_s', 'ratio_rebuild_to_full', 'day2_s', 'ratio_day2_to_floor']) expect(typeof res.build[k], k).toBe('number');
-    for (const k of ['shim_risk', 'shim_risk_log_silent', 'bare_node_same_bytes', 'serve_handler_same_file', 'shim_history_cut', 'shim_bulk_25']) {
+    for (const k of [
+      'floor_s',
+      'full_s',
+      'ratio_full_to_floor',
+      'peak_rss_mb',
+      'rebuild_unchanged_s',
+      'ratio_rebuild_to_full',
+      'day2_s',
+      'ratio_day2_to_floor',
+    ])
+      expect(typeof res.build[k], k).toBe('number');
+    for (const k of [
+      'shim_risk',
+      'shim_risk_log_silent',
+      'bare_node_same_bytes',
+      'serve_handler_same_file',
+      'shim_history_cut',
+      'shim_bulk_25',
+    ]) {
       expect(res.shim[k].requests, k).toBeGreaterThan(0);
       expect(res.shim[k].non2xx, k).toBe(0);
     }
@@ -25,7 +46,14 @@ describe('bench', () => {
     expect(res.shim.compression.history_page_365.bytes_saved).toBeGreaterThan(0.5);
     expect(res.shim.compression.history_cut_on_the_fly.bytes_saved).toBeGreaterThan(0.5);
     // The paying callers' paths, counted for real on every store this machine has (Redis here and in CI).
-    for (const k of ['direct_key_memory', 'marketplace_memory', 'direct_key_disk', 'marketplace_disk', 'direct_key_redis', 'marketplace_redis']) {
+    for (const k of [
+      'direct_key_memory',
+      'marketplace_memory',
+      'direct_key_disk',
+      'marketplace_disk',
+      'direct_key_redis',
+      'marketplace_redis',
+    ]) {
       expect(res.paid[k].requests, k).toBeGreaterThan(0);
       expect(res.paid[k].non2xx, k).toBe(0);
       expect(typeof res.paid.ratios_to_bare[k], k).toBe('number');

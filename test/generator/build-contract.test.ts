@@ -19,8 +19,20 @@ const SYMBOLS = ['BTC', 'AERO', 'SPY'];
 const day = (n: number) => join(root, `day${n}`);
 const pristine = join(root, 'pristine');
 const NOW = (n: number) => `2026-10-${13 + n}T00:30:00Z`;
-const args = (pages: string, out: string, n: number, ...more: string[]) => ['build', '--pages', pages, '--out', out, '--catalog', join(day(1), 'catalog.json'), '--now', NOW(n), ...more];
-const rows = (dir: string, s: string) => readJson(join(dir, 'v1', 'assets', s, 'history', 'full.json')).data.rows as { date: string; basis: string }[];
+const args = (pages: string, out: string, n: number, ...more: string[]) => [
+  'build',
+  '--pages',
+  pages,
+  '--out',
+  out,
+  '--catalog',
+  join(day(1), 'catalog.json'),
+  '--now',
+  NOW(n),
+  ...more,
+];
+const rows = (dir: string, s: string) =>
+  readJson(join(dir, 'v1', 'assets', s, 'history', 'full.json')).data.rows as { date: string; basis: string }[];
 
 /** A fresh copy of the day-1 tree. */
 function copyOfDay1(name: string): string {
@@ -74,12 +86,25 @@ describe('nothing published quietly turns null', () => {
     const out = copyOfDay1('partial');
     const pages = join(root, 'partial-pages');
     cpSync(day(2), pages, { recursive: true });
-    for (const f of ['BTC_Price_TWAP_Gravity_Analysis.html', 'AERO29270_Price_TWAP_Gravity_Analysis.html', 'SPY_Composite_SMA_Risk.html', 'crypto_risk_normalized.html']) rmSync(join(pages, f));
+    for (const f of [
+      'BTC_Price_TWAP_Gravity_Analysis.html',
+      'AERO29270_Price_TWAP_Gravity_Analysis.html',
+      'SPY_Composite_SMA_Risk.html',
+      'crypto_risk_normalized.html',
+    ])
+      rmSync(join(pages, f));
     const before = treeHashes(out);
     const r = cli(args(pages, out, 2));
     expect(r.status).toBe(1);
-    expect(r.stderr).toContain('4 page(s) the previous build read are missing (crypto_gravity 2, crypto_peak_valley 1, equity_sma_composite 1)');
-    for (const f of ['BTC_Price_TWAP_Gravity_Analysis.html', 'AERO29270_Price_TWAP_Gravity_Analysis.html', 'SPY_Composite_SMA_Risk.html', 'crypto_risk_normalized.html']) {
+    expect(r.stderr).toContain(
+      '4 page(s) the previous build read are missing (crypto_gravity 2, crypto_peak_valley 1, equity_sma_composite 1)',
+    );
+    for (const f of [
+      'BTC_Price_TWAP_Gravity_Analysis.html',
+      'AERO29270_Price_TWAP_Gravity_Analysis.html',
+      'SPY_Composite_SMA_Risk.html',
+      'crypto_risk_normalized.html',
+    ]) {
       expect(r.stderr).toContain(`${f}: missing (the previous build read it)`);
     }
     expect(treeHashes(out)).toEqual(before);
@@ -157,7 +182,9 @@ describe('the previous tree from a deployed URL', () => {
     const r = await cliAsync(args(day(2), join(root, 'no-token'), 2, '--previous', url), { RISK_READINGS_PREVIOUS_TOKEN: 'wrong' });
     expect(r.status).toBe(3);
     expect(r.stderr).toMatch(/_manifest\.json: the origin refused the request \(401\)/);
-    const missing = await cliAsync(args(day(2), join(root, 'no-tree'), 2, '--previous', `${url}elsewhere/`), { RISK_READINGS_PREVIOUS_TOKEN: 's3cret' });
+    const missing = await cliAsync(args(day(2), join(root, 'no-tree'), 2, '--previous', `${url}elsewhere/`), {
+      RISK_READINGS_PREVIOUS_TOKEN: 's3cret',
+    });
     expect(missing.status).toBe(1);
     expect(missing.stderr).toMatch(/no previous tree at/);
   });
@@ -168,7 +195,8 @@ describe('one writer', () => {
     const out = copyOfDay1('two-at-once');
     const first = cliAsync(args(day(2), out, 2), { RR_FAULT_OUT: out, RR_FAULT_PAUSE_AFTER_LOCK_MS: '4000' }, true);
     const lock = join(out, '.lock');
-    for (let i = 0; i < 200 && !(existsSync(lock) && readFileSync(lock, 'utf8').includes('"pid"')); i++) await new Promise((r) => setTimeout(r, 25));
+    for (let i = 0; i < 200 && !(existsSync(lock) && readFileSync(lock, 'utf8').includes('"pid"')); i++)
+      await new Promise((r) => setTimeout(r, 25));
     const holder = JSON.parse(readFileSync(lock, 'utf8'));
     const t = Date.now();
     const second = cli(args(day(3), out, 3));
@@ -186,7 +214,16 @@ describe('one writer', () => {
   it('a lock whose holder is dead is taken over at once', async () => {
     const out = copyOfDay1('stale-lock');
     const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
-    writeFileSync(join(out, '.lock'), JSON.stringify({ pid: Number(dead.stdout), host: (await import('node:os')).hostname(), started: '2026-10-14T00:00:00Z', proc_start: null, command: 'killed' }));
+    writeFileSync(
+      join(out, '.lock'),
+      JSON.stringify({
+        pid: Number(dead.stdout),
+        host: (await import('node:os')).hostname(),
+        started: '2026-10-14T00:00:00Z',
+        proc_start: null,
+        command: 'killed',
+      }),
+    );
     const r = cli(args(day(2), out, 2));
     expect(r.status, r.stderr).toBe(0);
     expect(existsSync(join(out, '.lock'))).toBe(false);
@@ -217,7 +254,12 @@ describe('what killed builds left', () => {
     cpSync(realpathSync(join(out, 'v1')), join(out, '.trees', 'orphan'), { recursive: true });
     const r = cli(args(day(2), out, 2, '--json'));
     expect(r.status, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout).tidied.sort()).toEqual(['removed .trees/.staging-9-abc', 'removed .trees/.trash-old-1', 'removed .trees/orphan', 'removed .v1-staging-123']);
+    expect(JSON.parse(r.stdout).tidied.sort()).toEqual([
+      'removed .trees/.staging-9-abc',
+      'removed .trees/.trash-old-1',
+      'removed .trees/orphan',
+      'removed .v1-staging-123',
+    ]);
     expect(readdirSync(out).sort()).toEqual(['.risk-readings-cache.json', '.trees', 'v1']);
     expect(readdirSync(join(out, '.trees'))).toHaveLength(1);
   });
@@ -237,10 +279,17 @@ describe('the report is data', () => {
     const broken = join(root, 'json-broken');
     cpSync(day(3), broken, { recursive: true });
     const f = join(broken, 'AERO29270_Price_TWAP_Gravity_Analysis.html');
-    writeFileSync(f, readFileSync(f, 'utf8').replace(/(<p class="card-lbl">Lifetime TWAP Base<\/p>\s*<p class="card-val"[^>]*>)[^<]*/, '$1$$1,2x'));
+    writeFileSync(
+      f,
+      readFileSync(f, 'utf8').replace(/(<p class="card-lbl">Lifetime TWAP Base<\/p>\s*<p class="card-val"[^>]*>)[^<]*/, '$1$$1,2x'),
+    );
     const bad = cli(args(broken, out, 3, '--json'));
     expect(bad.status).toBe(1);
-    expect(JSON.parse(bad.stdout)).toMatchObject({ status: 'failed', exit_code: 1, errors: [expect.stringContaining('AERO29270_Price_TWAP_Gravity_Analysis.html: card "Lifetime TWAP Base"')] });
+    expect(JSON.parse(bad.stdout)).toMatchObject({
+      status: 'failed',
+      exit_code: 1,
+      errors: [expect.stringContaining('AERO29270_Price_TWAP_Gravity_Analysis.html: card "Lifetime TWAP Base"')],
+    });
     expect(bad.stderr).toContain('build failed:');
   });
 });
@@ -255,43 +304,46 @@ const probe = join(root, 'probe-mount');
 const cannotMount = tmpfs(probe, '1m');
 if (!cannotMount) spawnSync('umount', [probe]);
 
-describe.skipIf(cannotMount !== null)(`the environment's failures are named (skipped where no tmpfs can be mounted: ${cannotMount ?? 'it can'})`, () => {
-  const mounts: string[] = [];
-  afterAll(() => {
-    for (const m of mounts) spawnSync('umount', ['-l', m]);
-  });
+describe.skipIf(cannotMount !== null)(
+  `the environment's failures are named (skipped where no tmpfs can be mounted: ${cannotMount ?? 'it can'})`,
+  () => {
+    const mounts: string[] = [];
+    afterAll(() => {
+      for (const m of mounts) spawnSync('umount', ['-l', m]);
+    });
 
-  /** The day-1 tree on a filesystem of `size`, filled until `free` bytes are left. */
-  function day1On(name: string, size: string): string {
-    const mnt = join(root, name);
-    expect(tmpfs(mnt, size)).toBeNull();
-    mounts.push(mnt);
-    cpSync(pristine, join(mnt, 'out'), { recursive: true, verbatimSymlinks: true });
-    return join(mnt, 'out');
-  }
+    /** The day-1 tree on a filesystem of `size`, filled until `free` bytes are left. */
+    function day1On(name: string, size: string): string {
+      const mnt = join(root, name);
+      expect(tmpfs(mnt, size)).toBeNull();
+      mounts.push(mnt);
+      cpSync(pristine, join(mnt, 'out'), { recursive: true, verbatimSymlinks: true });
+      return join(mnt, 'out');
+    }
 
-  it('disk full: exit 3 naming the path and the cause; the old tree untouched and no staging left', () => {
-    const out = day1On('full', '4m');
-    const used = Number(spawnSync('du', ['-sb', join(out, '..')], { encoding: 'utf8' }).stdout.split('\t')[0]);
-    writeFileSync(join(out, '..', 'filler'), Buffer.alloc(Math.max(0, 4 * 1024 * 1024 - used - 160 * 1024)));
-    const before = treeHashes(out);
-    const r = cli(args(day(2), out, 2));
-    expect(r.status, r.stderr).toBe(3);
-    expect(r.stderr).toMatch(new RegExp(`${out}/\\S+: disk full \\(ENOSPC`));
-    expect(treeHashes(out)).toEqual(before);
-    expect(readdirSync(join(out, '.trees'))).toHaveLength(1);
-    expect(readdirSync(out).filter((n) => n.startsWith('.v1-') || n === '.lock')).toEqual([]);
-  });
+    it('disk full: exit 3 naming the path and the cause; the old tree untouched and no staging left', () => {
+      const out = day1On('full', '4m');
+      const used = Number(spawnSync('du', ['-sb', join(out, '..')], { encoding: 'utf8' }).stdout.split('\t')[0]);
+      writeFileSync(join(out, '..', 'filler'), Buffer.alloc(Math.max(0, 4 * 1024 * 1024 - used - 160 * 1024)));
+      const before = treeHashes(out);
+      const r = cli(args(day(2), out, 2));
+      expect(r.status, r.stderr).toBe(3);
+      expect(r.stderr).toMatch(new RegExp(`${out}/\\S+: disk full \\(ENOSPC`));
+      expect(treeHashes(out)).toEqual(before);
+      expect(readdirSync(join(out, '.trees'))).toHaveLength(1);
+      expect(readdirSync(out).filter((n) => n.startsWith('.v1-') || n === '.lock')).toEqual([]);
+    });
 
-  it('a read-only --out: exit 3 naming the path and the cause, nothing changed', async () => {
-    const out = day1On('readonly', '8m');
-    expect(spawnSync('mount', ['-o', 'remount,ro', join(out, '..')]).status).toBe(0);
-    const before = treeHashes(out);
-    const r = cli(args(day(2), out, 2));
-    expect(r.status).toBe(3);
-    expect(r.stderr).toMatch(/read-only file system \(EROFS/);
-    expect(r.stderr).toContain(out);
-    expect(treeHashes(out)).toEqual(before);
-    expect(await checkTree(out)).toEqual([]);
-  });
-});
+    it('a read-only --out: exit 3 naming the path and the cause, nothing changed', async () => {
+      const out = day1On('readonly', '8m');
+      expect(spawnSync('mount', ['-o', 'remount,ro', join(out, '..')]).status).toBe(0);
+      const before = treeHashes(out);
+      const r = cli(args(day(2), out, 2));
+      expect(r.status).toBe(3);
+      expect(r.stderr).toMatch(/read-only file system \(EROFS/);
+      expect(r.stderr).toContain(out);
+      expect(treeHashes(out)).toEqual(before);
+      expect(await checkTree(out)).toEqual([]);
+    });
+  },
+);

@@ -10,7 +10,8 @@ import { checkTree } from '../../generator/check.js';
 const root = tempDir('rr-build-');
 const day = (n: number) => join(root, `site-day${n}`);
 const out = join(root, 'public');
-const ledger = (symbol: string) => readJson(join(out, 'v1', 'assets', symbol, 'history', 'full.json')).data.rows as { date: string; basis: string }[];
+const ledger = (symbol: string) =>
+  readJson(join(out, 'v1', 'assets', symbol, 'history', 'full.json')).data.rows as { date: string; basis: string }[];
 
 beforeAll(async () => {
   for (const n of [1, 2, 3]) await smallSite(day(n), n);
@@ -33,13 +34,20 @@ describe('build over three publication days', () => {
     await buildSmall(day(3), out, { now: '2026-10-16T00:30:00Z' });
     const after = ledger('BTC');
     expect(after.slice(0, before.length)).toEqual(before);
-    expect(after.slice(before.length).map((r) => [r.date, r.basis])).toEqual([['2026-10-14', 'as_published'], ['2026-10-15', 'as_published']]);
+    expect(after.slice(before.length).map((r) => [r.date, r.basis])).toEqual([
+      ['2026-10-14', 'as_published'],
+      ['2026-10-15', 'as_published'],
+    ]);
     // An equity's rows follow its trading days.
-    expect(ledger('SPY').filter((r) => r.basis === 'as_published').map((r) => r.date)).toEqual(['2026-10-13', '2026-10-14', '2026-10-15']);
+    expect(
+      ledger('SPY')
+        .filter((r) => r.basis === 'as_published')
+        .map((r) => r.date),
+    ).toEqual(['2026-10-13', '2026-10-14', '2026-10-15']);
     expect(await checkTree(out)).toEqual([]);
   });
 
-  it('a second build of the same day replaces that day\'s row instead of adding one', async () => {
+  it("a second build of the same day replaces that day's row instead of adding one", async () => {
     const rows = ledger('ETH').length;
     await buildSmall(day(3), out, { now: '2026-10-16T08:30:00Z' });
     expect(ledger('ETH')).toHaveLength(rows);
@@ -73,10 +81,18 @@ describe('failures leave the previous tree as it was', () => {
     const broken = join(root, 'broken');
     cpSync(day(2), broken, { recursive: true });
     const f = join(broken, 'ETH_Price_TWAP_Gravity_Analysis.html');
-    writeFileSync(f, readFileSync(f, 'utf8').replace(/(<p class="card-lbl">Gravity Risk \(0-100\)<\/p>\s*<p class="card-val"[^>]*>)[^<]*/, '$1about forty'));
+    writeFileSync(
+      f,
+      readFileSync(f, 'utf8').replace(
+        /(<p class="card-lbl">Gravity Risk \(0-100\)<\/p>\s*<p class="card-val"[^>]*>)[^<]*/,
+        '$1about forty',
+      ),
+    );
     const err = await buildSmall(broken, good).catch((e) => e);
     expect(err).toBeInstanceOf(BuildError);
-    expect(err.problems).toEqual(['ETH_Price_TWAP_Gravity_Analysis.html: card "Gravity Risk (0-100)": expected a printed number, found "about forty"']);
+    expect(err.problems).toEqual([
+      'ETH_Price_TWAP_Gravity_Analysis.html: card "Gravity Risk (0-100)": expected a printed number, found "about forty"',
+    ]);
     expect(treeHashes(good)).toEqual(before);
     expect(readdirSync(good).filter((n) => n.startsWith('.v1-'))).toEqual([]);
   });
@@ -112,7 +128,9 @@ describe('failures leave the previous tree as it was', () => {
     await buildSmall(day(2), t, { now: '2026-10-15T00:30:00Z' });
     const before = readJson(join(t, 'v1/assets/BTC/history/full.json')).data.rows;
     const report = await buildSmall(day(1), t);
-    expect(report.warnings.some((w) => w.startsWith('BTC: the readings are dated 2026-10-13, not after the last history row (2026-10-14)'))).toBe(true);
+    expect(
+      report.warnings.some((w) => w.startsWith('BTC: the readings are dated 2026-10-13, not after the last history row (2026-10-14)')),
+    ).toBe(true);
     expect(readJson(join(t, 'v1/assets/BTC/history/full.json')).data.rows).toEqual(before);
   });
 
@@ -143,7 +161,9 @@ describe('failures leave the previous tree as it was', () => {
     expect(Object.keys(entry.encodings)).toEqual(['br', 'gzip']);
     const br = readFileSync(join(t, 'v1/assets/SPY/risk.json.br'));
     expect(brotliDecompressSync(br).toString('utf8')).toBe(readFileSync(join(t, 'v1/assets/SPY/risk.json'), 'utf8'));
-    expect(gunzipSync(readFileSync(join(t, 'v1/assets/SPY/risk.json.gz'))).toString('utf8')).toBe(readFileSync(join(t, 'v1/assets/SPY/risk.json'), 'utf8'));
+    expect(gunzipSync(readFileSync(join(t, 'v1/assets/SPY/risk.json.gz'))).toString('utf8')).toBe(
+      readFileSync(join(t, 'v1/assets/SPY/risk.json'), 'utf8'),
+    );
     // Never for files the shim does not send whole, nor for small ones.
     for (const [path, e] of Object.entries(m.files) as [string, { size: number; encodings?: object }][]) {
       const internal = path.startsWith('_') || path.endsWith('/history/full.json');
@@ -211,7 +231,8 @@ describe('rebuilds', () => {
     expect(report.previous).toBeNull();
     // The archive kinds (Gravity, TWAP risk, SMA, DCA, equity TWAP and composite) are parsed; phase and market
     // pages come from the cache; every page exactly once.
-    const archiveKinds = /_Price_TWAP_Gravity_Analysis|_Price_TWAP_Risk_Analysis|-usd_price_with_risk|_lin_reg_price_with_risk|_Equities_TWAP|_Composite_SMA_Risk/;
+    const archiveKinds =
+      /_Price_TWAP_Gravity_Analysis|_Price_TWAP_Risk_Analysis|-usd_price_with_risk|_lin_reg_price_with_risk|_Equities_TWAP|_Composite_SMA_Risk/;
     const pages = readJson(join(t, 'v1/_manifest.json')).pages as string[];
     expect(report.pages_parsed).toBe(pages.filter((p) => archiveKinds.test(p)).length);
     expect(report.pages_reused).toBe(pages.length - report.pages_parsed);
@@ -222,9 +243,23 @@ describe('rebuilds', () => {
 describe('the tree', () => {
   it('holds every response file the design names', () => {
     const v1 = join(out, 'v1');
-    for (const f of ['openapi.json', 'health.json', '_catalog.json', '_manifest.json', 'assets/index.basic.json', 'assets/index.pro.json', 'assets/index.ultra.json',
-      'assets/BTC/risk.json', 'assets/BTC/history/full.json', 'assets/BTC/history/page-365.json', 'assets/BTC/history/page-90.json', 'signals/dca/BTC.json',
-      'market/crypto/summary.json', 'market/quantum/summary.json']) expect(existsSync(join(v1, f)), f).toBe(true);
+    for (const f of [
+      'openapi.json',
+      'health.json',
+      '_catalog.json',
+      '_manifest.json',
+      'assets/index.basic.json',
+      'assets/index.pro.json',
+      'assets/index.ultra.json',
+      'assets/BTC/risk.json',
+      'assets/BTC/history/full.json',
+      'assets/BTC/history/page-365.json',
+      'assets/BTC/history/page-90.json',
+      'signals/dca/BTC.json',
+      'market/crypto/summary.json',
+      'market/quantum/summary.json',
+    ])
+      expect(existsSync(join(v1, f)), f).toBe(true);
     expect(existsSync(join(v1, 'signals/dca/NVDA.json'))).toBe(false);
   });
 

@@ -11,9 +11,18 @@ const root = tempDir('rr-cli-');
 const cases = join(ROOT, 'fixtures', 'cases');
 
 describe('risk-readings (compiled)', () => {
-  it('inspect --json prints one object per file with the readings under the API\'s names', () => {
+  it("inspect --json prints one object per file with the readings under the API's names", () => {
     const site = join(cases, 'price-ends-before-projection');
-    const r = run('inspect', '--json', '--catalog', join(site, 'catalog.json'), join(site, 'BTC_Price_TWAP_Gravity_Analysis.html'), join(site, 'BTC_Price_TWAP_Risk_Analysis.html'), join(site, 'spy_lin_reg_price_with_risk.html'), join(site, 'widget_markets_indicators.html'));
+    const r = run(
+      'inspect',
+      '--json',
+      '--catalog',
+      join(site, 'catalog.json'),
+      join(site, 'BTC_Price_TWAP_Gravity_Analysis.html'),
+      join(site, 'BTC_Price_TWAP_Risk_Analysis.html'),
+      join(site, 'spy_lin_reg_price_with_risk.html'),
+      join(site, 'widget_markets_indicators.html'),
+    );
     expect(r.status).toBe(0);
     const items = JSON.parse(r.stdout);
     expect(items.map((i: { file: string; kind: string; symbol: string }) => [i.file, i.kind, i.symbol])).toEqual([
@@ -35,21 +44,48 @@ describe('risk-readings (compiled)', () => {
     const site = join(cases, 'stamp-missing');
     const r = run('inspect', '--json', '--catalog', join(site, 'catalog.json'), join(site, 'btc-usd_price_with_risk.html'));
     expect(r.status).toBe(1);
-    expect(JSON.parse(r.stdout)[0].error).toEqual({ field: 'stamp "LAST UPDATE"', found: 'no stamp on the page', message: 'btc-usd_price_with_risk.html: stamp "LAST UPDATE": no stamp on the page' });
+    expect(JSON.parse(r.stdout)[0].error).toEqual({
+      field: 'stamp "LAST UPDATE"',
+      found: 'no stamp on the page',
+      message: 'btc-usd_price_with_risk.html: stamp "LAST UPDATE": no stamp on the page',
+    });
   });
 
   it('build exits 0 and check says ok; a bad page exits 1; bad usage exits 2', () => {
     const out = join(root, 'pub');
-    const ok = run('build', '--pages', join(cases, 'card-not-printed'), '--out', out, '--init', '--catalog', join(cases, 'card-not-printed', 'catalog.json'), '--now', '2026-10-14T00:30:00Z');
+    const ok = run(
+      'build',
+      '--pages',
+      join(cases, 'card-not-printed'),
+      '--out',
+      out,
+      '--init',
+      '--catalog',
+      join(cases, 'card-not-printed', 'catalog.json'),
+      '--now',
+      '2026-10-14T00:30:00Z',
+    );
     expect(ok.status, ok.stderr).toBe(0);
     // Progress and the summary go to stderr (decision 27): stdout is kept for `--json`.
     expect(ok.stdout).toBe('');
     expect(ok.stderr).toMatch(/^assets 3 · pages 21/);
-    expect(ok.stderr).toContain('sector source: ai_infrastructure ← sector_feed.json, bitcoin_equities ← widget_bitcoin_equities_indicators.html');
+    expect(ok.stderr).toContain(
+      'sector source: ai_infrastructure ← sector_feed.json, bitcoin_equities ← widget_bitcoin_equities_indicators.html',
+    );
     expect(run('check', '--out', out).stdout).toBe('ok\n');
-    const bad = run('build', '--pages', join(cases, 'number-does-not-parse'), '--out', out, '--catalog', join(cases, 'number-does-not-parse', 'catalog.json'));
+    const bad = run(
+      'build',
+      '--pages',
+      join(cases, 'number-does-not-parse'),
+      '--out',
+      out,
+      '--catalog',
+      join(cases, 'number-does-not-parse', 'catalog.json'),
+    );
     expect(bad.status).toBe(1);
-    expect(bad.stderr).toContain('error: BTC_Price_TWAP_Gravity_Analysis.html: card "Lifetime TWAP Base": expected a printed number, found "$16,7x0"');
+    expect(bad.stderr).toContain(
+      'error: BTC_Price_TWAP_Gravity_Analysis.html: card "Lifetime TWAP Base": expected a printed number, found "$16,7x0"',
+    );
     expect(run('check', '--out', out).stdout).toBe('ok\n');
     expect(run('build', '--pages', join(cases, 'card-not-printed')).status).toBe(2);
     expect(run('build', '--pages', join(cases, 'card-not-printed'), '--out', out, '--jobs', 'many').status).toBe(2);
@@ -84,7 +120,11 @@ describe('risk-readings (compiled)', () => {
     const list = run('keys', 'list', '--keys', file, '--json');
     expect(list.status).toBe(0);
     const rows = JSON.parse(list.stdout);
-    expect(rows.map((r: { label: string; plan: string }) => [r.label, r.plan])).toEqual([['acme', 'pro'], ['acme', 'ultra'], ['solo', 'basic']]);
+    expect(rows.map((r: { label: string; plan: string }) => [r.label, r.plan])).toEqual([
+      ['acme', 'pro'],
+      ['acme', 'ultra'],
+      ['solo', 'basic'],
+    ]);
     expect(rows.every((r: { sha256_prefix: string; created: string }) => /^[0-9a-f]{8}$/.test(r.sha256_prefix) && !!r.created)).toBe(true);
     const human = run('keys', 'list', '--keys', file).stdout;
     for (const k of [k1, k3]) expect(human).not.toContain(k);
@@ -113,7 +153,14 @@ describe('risk-readings (compiled)', () => {
     const site = join(cases, 'card-not-printed');
     // Far more output than a pipe holds, so the writer meets the closed end.
     const page = `"${join(site, 'BTC_Price_TWAP_Gravity_Analysis.html')}" `.repeat(300);
-    const r = spawnSync('bash', ['-c', `"${process.execPath}" "${BIN}" inspect --catalog "${join(site, 'catalog.json')}" ${page} | head -c 1 > /dev/null; echo "\${PIPESTATUS[0]}"`], { encoding: 'utf8' });
+    const r = spawnSync(
+      'bash',
+      [
+        '-c',
+        `"${process.execPath}" "${BIN}" inspect --catalog "${join(site, 'catalog.json')}" ${page} | head -c 1 > /dev/null; echo "\${PIPESTATUS[0]}"`,
+      ],
+      { encoding: 'utf8' },
+    );
     expect(r.stderr).not.toContain('EPIPE');
     expect(r.stdout.trim()).toBe('0');
   });
@@ -133,7 +180,10 @@ describe('risk-readings (compiled)', () => {
 
   it('bad values name the option and what was expected, exit 2, never a TypeError', () => {
     const cases: [string[], RegExp][] = [
-      [['fixtures', '--out', join(root, 'x'), '--history-start', '2026-99-01'], /--history-start takes a date YYYY-MM-DD, not "2026-99-01"/],
+      [
+        ['fixtures', '--out', join(root, 'x'), '--history-start', '2026-99-01'],
+        /--history-start takes a date YYYY-MM-DD, not "2026-99-01"/,
+      ],
       [['build', '--pages', root, '--out', join(root, 'x'), '--now', 'yesterday'], /--now takes an ISO 8601 time/],
       [['build', '--pages', root, '--out', join(root, 'x'), '--public-url', 'ftp://x'], /--public-url takes an http\(s\) URL/],
       [['serve', '--public', root, '--stale-after', 'soon'], /--stale-after takes a duration such as 36h/],
@@ -156,7 +206,10 @@ describe('risk-readings (compiled)', () => {
 
   it('check takes --public like serve and preview; --out still works, with a deprecation note', () => {
     const empty = join(root, 'empty-tree');
-    for (const [flag, note] of [['--public', false], ['--out', true]] as const) {
+    for (const [flag, note] of [
+      ['--public', false],
+      ['--out', true],
+    ] as const) {
       const r = run('check', flag, empty);
       expect(r.status).toBe(1);
       expect(r.stderr.includes('check --out is deprecated; use --public')).toBe(note);
@@ -166,13 +219,17 @@ describe('risk-readings (compiled)', () => {
   it('a secret on the command line is warned about; from a file or the environment it is not', () => {
     const empty = join(root, 'no-tree');
     const onLine = run('serve', '--public', empty, '--marketplace-secret', 'shh-not-here');
-    expect(onLine.stderr).toContain('warning: --marketplace-secret on the command line is visible to other users in the process list; set RISK_READINGS_MARKETPLACE_SECRET or pass --marketplace-secret-file instead');
+    expect(onLine.stderr).toContain(
+      'warning: --marketplace-secret on the command line is visible to other users in the process list; set RISK_READINGS_MARKETPLACE_SECRET or pass --marketplace-secret-file instead',
+    );
     const secretFile = join(root, 'secret');
     writeFileSync(secretFile, 'shh\n');
     expect(run('serve', '--public', empty, '--marketplace-secret-file', secretFile).stderr).not.toContain('warning');
     const missing = run('serve', '--public', empty, '--marketplace-secret-file', join(root, 'absent'));
     expect(missing.status).toBe(2);
     expect(missing.stderr).toContain(`--marketplace-secret-file ${join(root, 'absent')}: cannot read it (ENOENT)`);
-    expect(run('serve', '--public', empty, '--quotas', 'redis://:pw@127.0.0.1:1').stderr).toContain('warning: a password in --quotas on the command line');
+    expect(run('serve', '--public', empty, '--quotas', 'redis://:pw@127.0.0.1:1').stderr).toContain(
+      'warning: a password in --quotas on the command line',
+    );
   });
 });

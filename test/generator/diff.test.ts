@@ -23,7 +23,8 @@ const diff = async (a: string, b: string, only?: string) => compareTrees(diskLoa
 const find = (cs: Change[], subject: string, field: string) => cs.find((c) => c.subject === subject && c.field === field);
 
 /** Edit one JSON file of a built tree and keep its manifest entry true, as a rebuild would. */
-function rewrite(tree: string, path: string, edit: (doc: any) => void) { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function rewrite(tree: string, path: string, edit: (doc: any) => void) {
   const file = join(dir(tree), 'v1', path);
   const doc = JSON.parse(readFileSync(file, 'utf8'));
   edit(doc);
@@ -49,18 +50,31 @@ describe('diff between two publication days', () => {
     for (const s of ['BTC', 'ETH', 'SPY']) {
       const a = CATALOG.find((x) => x.symbol === s)!;
       const [p2, p3] = [sig8(two.path(a).prices.at(-1)!), sig8(three.path(a).prices.at(-1)!)];
-      expect(find(r.changes, s, 'price.value')).toMatchObject({ group: 'readings', old: p2, new: p3, delta: Math.round((p3 - p2) * 1e8) / 1e8 });
+      expect(find(r.changes, s, 'price.value')).toMatchObject({
+        group: 'readings',
+        old: p2,
+        new: p3,
+        delta: Math.round((p3 - p2) * 1e8) / 1e8,
+      });
     }
     expect(find(r.changes, 'BTC', 'as_of')).toMatchObject({ old: '2026-10-14T23:58:00Z', new: '2026-10-15T23:58:00Z' });
     const g = find(r.changes, 'BTC', 'gravity.score');
-    const [ga, gb] = [readJson(join(dir('A'), 'v1/assets/BTC/risk.json')).data.gravity.score, readJson(join(dir('B'), 'v1/assets/BTC/risk.json')).data.gravity.score];
+    const [ga, gb] = [
+      readJson(join(dir('A'), 'v1/assets/BTC/risk.json')).data.gravity.score,
+      readJson(join(dir('B'), 'v1/assets/BTC/risk.json')).data.gravity.score,
+    ];
     if (ga !== gb) expect(g).toMatchObject({ old: ga, new: gb });
     else expect(g).toBeUndefined();
   });
 
   it('reports the free tier moving when ranks 10 and 11 trade places', async () => {
     const r = await diff('A', 'B');
-    expect(r.changes.filter((c) => c.group === 'catalogue' && c.field === 'free_tier').map((c) => [c.subject, c.new])).toEqual(expect.arrayContaining([[tenth, true], [eleventh, false]])); // ranking() is already day 3's: the new tenth joined
+    expect(r.changes.filter((c) => c.group === 'catalogue' && c.field === 'free_tier').map((c) => [c.subject, c.new])).toEqual(
+      expect.arrayContaining([
+        [tenth, true],
+        [eleventh, false],
+      ]),
+    ); // ranking() is already day 3's: the new tenth joined
   });
 
   it('counts one history row added per asset, flags none, and moves summaries; exit status 1', async () => {
@@ -91,7 +105,11 @@ describe('every kind of change', () => {
     const eth = cat.assets.find((a: { symbol: string }) => a.symbol === 'ETH');
     eth.models = eth.models.filter((m: string) => m !== 'dca');
     writeFileSync(join(root, 'catalog-no-eth-dca.json'), JSON.stringify(cat));
-    await buildSmall(dir('site3'), dir('C'), { previous: dir('A'), catalog: join(root, 'catalog-no-eth-dca.json'), now: '2026-10-16T00:30:00Z' });
+    await buildSmall(dir('site3'), dir('C'), {
+      previous: dir('A'),
+      catalog: join(root, 'catalog-no-eth-dca.json'),
+      now: '2026-10-16T00:30:00Z',
+    });
     expect(find((await diff('A', 'C')).changes, 'ETH', 'dca')).toMatchObject({ old: 'a reading', new: null });
     expect(find((await diff('C', 'B')).changes, 'ETH', 'dca')).toMatchObject({ old: null, new: 'a reading' });
   });
@@ -101,7 +119,10 @@ describe('every kind of change', () => {
     const aero = CATALOG.find((a) => a.symbol === 'AERO')!;
     const old = siteContext({ day: -1, historyStart: '2025-06-01' });
     const file = pageFiles(aero).crypto_sma_20w!;
-    writeFileSync(join(dir('site3-stale'), file), renderAssetPage('crypto_sma_20w', { asset: aero, path: old.path(aero), day: old.day, siblings: [] }, file));
+    writeFileSync(
+      join(dir('site3-stale'), file),
+      renderAssetPage('crypto_sma_20w', { asset: aero, path: old.path(aero), day: old.day, siblings: [] }, file),
+    );
     await buildSmall(dir('site3-stale'), dir('D'), { previous: dir('A'), now: '2026-10-16T00:30:00Z' });
     expect(find((await diff('B', 'D')).changes, 'AERO', 'stale_models')).toMatchObject({ new: 'sma_composite became stale' });
     expect(find((await diff('D', 'B')).changes, 'AERO', 'stale_models')).toMatchObject({ old: 'sma_composite was stale', new: null });
@@ -135,14 +156,14 @@ describe('every kind of change', () => {
     expect(exitStatus(r)).toBe(3);
   });
 
-  it('the served document\'s examples follow the readings: under the same contract hash, no contract change', async () => {
+  it("the served document's examples follow the readings: under the same contract hash, no contract change", async () => {
     cpSync(dir('B'), dir('H'), { recursive: true, verbatimSymlinks: true });
     rewrite('H', 'openapi.json', (doc) => (doc.servers = [{ url: 'https://api.example.com' }]));
     const r = await diff('B', 'H');
     expect(r.changes.filter((c) => c.group === 'contract')).toEqual([]);
   });
 
-  it('a contract change: model_version, the OpenAPI document\'s schemas, api_version', async () => {
+  it("a contract change: model_version, the OpenAPI document's schemas, api_version", async () => {
     cpSync(dir('B'), dir('G'), { recursive: true, verbatimSymlinks: true });
     rewrite('G', 'assets/SPY/risk.json', (doc) => (doc.model_version.twap_gravity_equity = '2'));
     rewrite('G', 'openapi.json', (doc) => (doc.info.description += ' Now with more.'));
@@ -152,14 +173,24 @@ describe('every kind of change', () => {
     writeFileSync(mfile, JSON.stringify({ ...JSON.parse(readFileSync(mfile, 'utf8')), contract: '0'.repeat(64) }));
     const r = await diff('B', 'G');
     const contract = r.changes.filter((c) => c.group === 'contract');
-    expect(contract.map((c) => [c.subject, c.field])).toEqual(expect.arrayContaining([['risk.json', 'model_version.twap_gravity_equity'], ['openapi.json', 'document'], ['health.json', 'api_version']]));
+    expect(contract.map((c) => [c.subject, c.field])).toEqual(
+      expect.arrayContaining([
+        ['risk.json', 'model_version.twap_gravity_equity'],
+        ['openapi.json', 'document'],
+        ['health.json', 'api_version'],
+      ]),
+    );
     expect(contract.every((c) => c.level === 'contract')).toBe(true);
     expect(exitStatus(r)).toBe(1);
   });
 });
 
 describe('risk-readings diff (compiled)', () => {
-  const run = (...args: string[]) => spawnSync(process.execPath, [join(ROOT, 'bin', 'risk-readings.js'), 'diff', ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+  const run = (...args: string[]) =>
+    spawnSync(process.execPath, [join(ROOT, 'bin', 'risk-readings.js'), 'diff', ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, NO_COLOR: '1' },
+    });
 
   it('prints a summary line first, groups, and no colour off a TTY; --json is the same as data', () => {
     const h = run(dir('A'), dir('B'));

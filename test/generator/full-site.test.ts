@@ -8,7 +8,7 @@ import { checkTree } from '../../generator/check.js';
 
 const root = tempDir('rr-full-');
 const out = join(root, 'public');
-let reports: Awaited<ReturnType<typeof build>>[] = [];
+const reports: Awaited<ReturnType<typeof build>>[] = [];
 
 beforeAll(async () => {
   for (const day of [1, 2]) {
@@ -24,11 +24,18 @@ describe('the full fixture site', () => {
     expect(await checkTree(out)).toEqual([]);
   });
 
-  it('serves the spec\'s 161 assets split 32 / 19 / 85 / 10 / 15', () => {
+  it("serves the spec's 161 assets split 32 / 19 / 85 / 10 / 15", () => {
     const pro = readJson(join(out, 'v1/assets/index.pro.json')).data;
     expect(pro.asset_count).toBe(161);
-    expect(Object.fromEntries(Object.entries(pro.universes as Record<string, string[]>).map(([u, s]) => [u, s.length]))).toEqual({ ai_infrastructure: 32, bitcoin_equities: 19, crypto: 85, quantum: 10, us_stock_market: 15 });
-    for (const u of Object.keys(pro.universes)) expect(readJson(join(out, `v1/market/${u}/summary.json`)).data.asset_count).toBe(pro.universes[u].length);
+    expect(Object.fromEntries(Object.entries(pro.universes as Record<string, string[]>).map(([u, s]) => [u, s.length]))).toEqual({
+      ai_infrastructure: 32,
+      bitcoin_equities: 19,
+      crypto: 85,
+      quantum: 10,
+      us_stock_market: 15,
+    });
+    for (const u of Object.keys(pro.universes))
+      expect(readJson(join(out, `v1/market/${u}/summary.json`)).data.asset_count).toBe(pro.universes[u].length);
   });
 
   it('gives the free plan the ten largest crypto assets, with the whole catalogue counted', () => {

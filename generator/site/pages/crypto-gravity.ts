@@ -21,19 +21,31 @@ export function parseCryptoGravity(page: Buffer, file: string, { archive = true 
   if (score === null) throw new PageError(file, 'card "Gravity Risk (0-100)"', `expected a score, found "${scoreCard.value}"`);
   const band = bandHolding(fig.traces, /^Risk Level (\d+)$/, end.date, file);
   const level = levelOfStyle(scoreCard.style) ?? (band ? Number(band.match[1]) : undefined);
-  if (level === undefined) throw new PageError(file, 'card "Gravity Risk (0-100)" colour', `no level colour and no "Risk Level k" trace holds ${end.date}`);
+  if (level === undefined)
+    throw new PageError(file, 'card "Gravity Risk (0-100)" colour', `no level colour and no "Risk Level k" trace holds ${end.date}`);
 
   const common = { as_of, as_of_basis: 'page_stamp' as const, model: MODELS.gravityCrypto, source_page: file };
   return {
-    file, kind: 'crypto_gravity', symbol: null,
+    file,
+    kind: 'crypto_gravity',
+    symbol: null,
     gravity: validated(GravityReading, { score, risk_level: level, verdict: verdict(score, 'CRYPTO'), ...common }, file, 'gravity'),
-    twap: validated(TwapReading, {
-      baseline: parsePrinted(chrome.requireCard('Lifetime TWAP Base').value, file, 'card "Lifetime TWAP Base"'),
-      premium_pct: parsePrinted(chrome.requireCard('Market Premium').value, file, 'card "Market Premium"'),
-      ...common,
-    }, file, 'twap'),
+    twap: validated(
+      TwapReading,
+      {
+        baseline: parsePrinted(chrome.requireCard('Lifetime TWAP Base').value, file, 'card "Lifetime TWAP Base"'),
+        premium_pct: parsePrinted(chrome.requireCard('Market Premium').value, file, 'card "Market Premium"'),
+        ...common,
+      },
+      file,
+      'twap',
+    ),
     price: validated(PriceReading, { value: sig8(end.value), currency: 'USD', source_page: file, date: end.date }, file, 'price'),
-    archive: archive ? Object.fromEntries([...lastOfWeek(price.x, (i) => Number.isFinite(price.values[i]!))].map(([week, i]) => [week, { price: sig8(price.values[i]!) }])) : undefined,
+    archive: archive
+      ? Object.fromEntries(
+          [...lastOfWeek(price.x, (i) => Number.isFinite(price.values[i]!))].map(([week, i]) => [week, { price: sig8(price.values[i]!) }]),
+        )
+      : undefined,
     identity: chrome.identity(),
   };
 }

@@ -26,12 +26,28 @@ export function parseCryptoSma(page: Buffer, file: string, { archive: mine = tru
   if (!band) throw new PageError(file, 'trace "Risk Level a-b"', `no band trace holds the last price date ${end.date}`);
 
   const archive: Archive | undefined = mine ? {} : undefined;
-  if (archive) for (const { week, hit } of weeklyBandPoints(price, fig.traces, BAND, file)) {
-    if (hit) archive[week] = { sma_composite: round2OrNull(customRow(hit.trace, hit.index, file)[0]! * 100) };
-  }
+  if (archive)
+    for (const { week, hit } of weeklyBandPoints(price, fig.traces, BAND, file)) {
+      if (hit) archive[week] = { sma_composite: round2OrNull(customRow(hit.trace, hit.index, file)[0]! * 100) };
+    }
   return {
-    file, kind: 'crypto_sma_20w', symbol: null,
-    sma_composite: validated(SmaReading, { score: round2(page_value * 100), page_value, band: band.match[1], as_of, as_of_basis: 'page_stamp', model: MODELS.smaCrypto, source_page: file }, file, 'sma_composite'),
+    file,
+    kind: 'crypto_sma_20w',
+    symbol: null,
+    sma_composite: validated(
+      SmaReading,
+      {
+        score: round2(page_value * 100),
+        page_value,
+        band: band.match[1],
+        as_of,
+        as_of_basis: 'page_stamp',
+        model: MODELS.smaCrypto,
+        source_page: file,
+      },
+      file,
+      'sma_composite',
+    ),
     archive,
     identity: chrome.identity(),
   };

@@ -24,12 +24,28 @@ export function parseCryptoTwapRisk(page: Buffer, file: string, { archive: mine 
   const price = series(traceNamed(fig.traces, 'Price Trend', file), file);
   lastPoint(price, file, 'trace "Price Trend"');
   const archive: Archive | undefined = mine ? {} : undefined;
-  if (archive) for (const { week, hit } of weeklyBandPoints(price, fig.traces, /^Risk Level (\d+)$/, file)) {
-    if (hit) archive[week] = { twap_risk_level: Number(hit.match[1]), twap_premium_pct: round2OrNull(customRow(hit.trace, hit.index, file)[0]) };
-  }
+  if (archive)
+    for (const { week, hit } of weeklyBandPoints(price, fig.traces, /^Risk Level (\d+)$/, file)) {
+      if (hit)
+        archive[week] = { twap_risk_level: Number(hit.match[1]), twap_premium_pct: round2OrNull(customRow(hit.trace, hit.index, file)[0]) };
+    }
   return {
-    file, kind: 'crypto_twap_risk', symbol: null,
-    twap_risk: validated(TwapRiskReading, { risk_level, risk_level_model: MODELS.twapRiskCrypto, as_of, as_of_basis: 'page_stamp', model: MODELS.twapRiskCrypto, source_page: file }, file, 'twap'),
+    file,
+    kind: 'crypto_twap_risk',
+    symbol: null,
+    twap_risk: validated(
+      TwapRiskReading,
+      {
+        risk_level,
+        risk_level_model: MODELS.twapRiskCrypto,
+        as_of,
+        as_of_basis: 'page_stamp',
+        model: MODELS.twapRiskCrypto,
+        source_page: file,
+      },
+      file,
+      'twap',
+    ),
     archive,
     identity: chrome.identity(),
   };

@@ -58,22 +58,39 @@ export function parseDca(page: Buffer, file: string, { archive: mine = true }: P
   }
 
   const archive: Archive | undefined = mine ? {} : undefined;
-  if (archive) for (const { week, index: i, hit } of weeklyBandPoints(price, fig.traces, BAND, file, (k) => Number.isFinite(price.values[k]!))) {
-    const f = fair ? valueAt(fair, dateAt(price, i), i) : NaN;
-    archive[week] = {
-      dca_band: hit ? hit.match[1]! : null,
-      dca_risk: hit ? bandMidpoint(hit.match[1]!) : null,
-      dca_premium_pct: f !== 0 ? round2OrNull((price.values[i]! / f - 1) * 100) : null,
-    };
-  }
+  if (archive)
+    for (const { week, index: i, hit } of weeklyBandPoints(price, fig.traces, BAND, file, (k) => Number.isFinite(price.values[k]!))) {
+      const f = fair ? valueAt(fair, dateAt(price, i), i) : NaN;
+      archive[week] = {
+        dca_band: hit ? hit.match[1]! : null,
+        dca_risk: hit ? bandMidpoint(hit.match[1]!) : null,
+        dca_premium_pct: f !== 0 ? round2OrNull((price.values[i]! / f - 1) * 100) : null,
+      };
+    }
   return {
-    file, kind: 'dca_regression', symbol: null,
-    dca: validated(DcaReading, {
-      band: band.match[1], risk: bandMidpoint(band.match[1]!), price: priceValue, fair_value: fairValue,
-      floor: at(line(fig.traces, LINES.floor, file), end.date), ceiling: at(line(fig.traces, LINES.ceiling, file), end.date),
-      premium_pct, premium_source, reading_date: end.date,
-      as_of: end.date, as_of_basis: 'trace_end', model: MODELS.dca, source_page: file,
-    }, file, 'dca'),
+    file,
+    kind: 'dca_regression',
+    symbol: null,
+    dca: validated(
+      DcaReading,
+      {
+        band: band.match[1],
+        risk: bandMidpoint(band.match[1]!),
+        price: priceValue,
+        fair_value: fairValue,
+        floor: at(line(fig.traces, LINES.floor, file), end.date),
+        ceiling: at(line(fig.traces, LINES.ceiling, file), end.date),
+        premium_pct,
+        premium_source,
+        reading_date: end.date,
+        as_of: end.date,
+        as_of_basis: 'trace_end',
+        model: MODELS.dca,
+        source_page: file,
+      },
+      file,
+      'dca',
+    ),
     archive,
     identity: chrome.identity(),
   };

@@ -11,16 +11,29 @@ export function parseEquityComposite(page: Buffer, file: string, { archive: mine
   const end = lastPoint(composite, file, 'trace "Normalized Composite Risk"');
   const page_value = sig8(end.value);
   const archive: Archive | undefined = mine ? {} : undefined;
-  if (archive) composite.values.forEach((v, i) => {
-    // Weekly bars are already labelled by their closing Sunday.
-    if (Number.isFinite(v)) archive[dateAt(composite, i)] = { sma_composite: round2(v * 100) };
-  });
+  if (archive)
+    composite.values.forEach((v, i) => {
+      // Weekly bars are already labelled by their closing Sunday.
+      if (Number.isFinite(v)) archive[dateAt(composite, i)] = { sma_composite: round2(v * 100) };
+    });
   return {
-    file, kind: 'equity_sma_composite', symbol: null,
-    sma_composite: validated(SmaReading, {
-      score: round2(page_value * 100), page_value, band: tenthBand(page_value),
-      as_of: end.date, as_of_basis: 'trace_end', model: MODELS.smaEquity, source_page: file,
-    }, file, 'sma_composite'),
+    file,
+    kind: 'equity_sma_composite',
+    symbol: null,
+    sma_composite: validated(
+      SmaReading,
+      {
+        score: round2(page_value * 100),
+        page_value,
+        band: tenthBand(page_value),
+        as_of: end.date,
+        as_of_basis: 'trace_end',
+        model: MODELS.smaEquity,
+        source_page: file,
+      },
+      file,
+      'sma_composite',
+    ),
     archive,
   };
 }

@@ -23,18 +23,26 @@ export function parseEquityTwap(page: Buffer, file: string, { archive: mine = tr
   const common = { as_of: end.date, as_of_basis: 'trace_end' as const, model: MODELS.gravityEquity, source_page: file };
 
   const archive: Archive | undefined = mine ? {} : undefined;
-  if (archive) for (const { week, index: i, hit } of weeklyBandPoints(price, fig.traces, LEVEL, file, (k) => Number.isFinite(price.values[k]!))) {
-    const row = hit ? customRow(hit.trace, hit.index, file) : undefined;
-    archive[week] = { price: sig8(price.values[i]!), twap_premium_pct: round2OrNull(row?.[0]), gravity: round2OrNull(row?.[2]) };
-  }
+  if (archive)
+    for (const { week, index: i, hit } of weeklyBandPoints(price, fig.traces, LEVEL, file, (k) => Number.isFinite(price.values[k]!))) {
+      const row = hit ? customRow(hit.trace, hit.index, file) : undefined;
+      archive[week] = { price: sig8(price.values[i]!), twap_premium_pct: round2OrNull(row?.[0]), gravity: round2OrNull(row?.[2]) };
+    }
   return {
-    file, kind: 'equity_twap', symbol: null,
+    file,
+    kind: 'equity_twap',
+    symbol: null,
     gravity: validated(GravityReading, { score, risk_level: level, verdict: verdict(score, 'EQUITY'), ...common }, file, 'gravity'),
-    twap: validated(TwapReading, {
-      baseline: parsePrinted(chrome.requireCard('EXPANDING TWAP').value, file, 'card "EXPANDING TWAP"'),
-      premium_pct: parsePrinted(chrome.requireCard('PREMIUM / DISCOUNT').value, file, 'card "PREMIUM / DISCOUNT"'),
-      ...common,
-    }, file, 'twap'),
+    twap: validated(
+      TwapReading,
+      {
+        baseline: parsePrinted(chrome.requireCard('EXPANDING TWAP').value, file, 'card "EXPANDING TWAP"'),
+        premium_pct: parsePrinted(chrome.requireCard('PREMIUM / DISCOUNT').value, file, 'card "PREMIUM / DISCOUNT"'),
+        ...common,
+      },
+      file,
+      'twap',
+    ),
     price: validated(PriceReading, { value: sig8(end.value), currency: 'USD', source_page: file, date: end.date }, file, 'price'),
     archive,
     identity: chrome.identity(),

@@ -17,7 +17,8 @@ export function parseCryptoFearGreed(page: Buffer, file: string): PageResult {
   const gauge = figures.flatMap((f) => f.traces).find((t) => t.type === 'indicator');
   if (!gauge) throw new PageError(file, 'gauge', 'no indicator trace on the page');
   const steps = (gauge.gauge as { steps?: { range?: number[] }[] } | undefined)?.steps;
-  if (!Array.isArray(steps) || steps.length !== FNG_LABELS.length) throw new PageError(file, 'gauge.steps', `expected the ${FNG_LABELS.length}-band table, found ${describe(JSON.stringify(steps))}`);
+  if (!Array.isArray(steps) || steps.length !== FNG_LABELS.length)
+    throw new PageError(file, 'gauge.steps', `expected the ${FNG_LABELS.length}-band table, found ${describe(JSON.stringify(steps))}`);
   const trend = figures.flatMap((f) => f.traces).find((t) => t.name === 'BTC Base Trend');
   if (!trend) throw new PageError(file, 'trace "BTC Base Trend"', 'absent');
   const end = lastPoint(series(trend, file), file, 'trace "BTC Base Trend"');
@@ -25,17 +26,33 @@ export function parseCryptoFearGreed(page: Buffer, file: string): PageResult {
   const value = parsePrinted(chrome.requireCard('Daily Fear & Greed').value, file, 'card "Daily Fear & Greed"');
   let label: string | null = null;
   if (value !== null) {
-    const i = steps.findIndex((s, k) => Array.isArray(s.range) && value >= s.range[0]! && (value < s.range[1]! || (k === steps.length - 1 && value <= s.range[1]!)));
+    const i = steps.findIndex(
+      (s, k) => Array.isArray(s.range) && value >= s.range[0]! && (value < s.range[1]! || (k === steps.length - 1 && value <= s.range[1]!)),
+    );
     if (i < 0) throw new PageError(file, 'gauge.steps', `no band holds the value ${value}`);
     label = FNG_LABELS[i]!;
   }
   return {
-    file, kind: 'crypto_fear_greed', symbol: null,
-    fear_greed: validated(FearGreedReading, {
-      value, label, label_source: 'site_band_table',
-      sma_30: parsePrinted(chrome.requireCard('30-Day Sentiment SMA').value, file, 'card "30-Day Sentiment SMA"'),
-      provider: FNG_PROVIDER, scope: 'market', model: MODELS.fearGreedCrypto, as_of: end.date, as_of_basis: 'trace_end', source_page: file,
-    }, file, 'fear_greed'),
+    file,
+    kind: 'crypto_fear_greed',
+    symbol: null,
+    fear_greed: validated(
+      FearGreedReading,
+      {
+        value,
+        label,
+        label_source: 'site_band_table',
+        sma_30: parsePrinted(chrome.requireCard('30-Day Sentiment SMA').value, file, 'card "30-Day Sentiment SMA"'),
+        provider: FNG_PROVIDER,
+        scope: 'market',
+        model: MODELS.fearGreedCrypto,
+        as_of: end.date,
+        as_of_basis: 'trace_end',
+        source_page: file,
+      },
+      file,
+      'fear_greed',
+    ),
   };
 }
 
@@ -47,13 +64,24 @@ export function parseCryptoPeakValley(page: Buffer, file: string): PageResult {
   if (value === undefined) throw new PageError(file, '#metric-value', 'absent from the page');
   const zone = chrome.byId('metric-label');
   return {
-    file, kind: 'crypto_peak_valley', symbol: null,
-    peak_valley: validated(PeakValleyReading, {
-      score: parsePrinted(value, file, '#metric-value'),
-      zone: zone === undefined || /^(N\/A|—|-|)$/.test(zone) ? null : zone,
-      series: 'Leading (BTC+ETH)', scope: 'market', model: MODELS.peakValleyCrypto,
-      as_of: parseStamp(chrome.stamp('LAST UPDATE'), file, 'stamp "LAST UPDATE"'), as_of_basis: 'page_stamp', source_page: file,
-    }, file, 'peak_valley'),
+    file,
+    kind: 'crypto_peak_valley',
+    symbol: null,
+    peak_valley: validated(
+      PeakValleyReading,
+      {
+        score: parsePrinted(value, file, '#metric-value'),
+        zone: zone === undefined || /^(N\/A|—|-|)$/.test(zone) ? null : zone,
+        series: 'Leading (BTC+ETH)',
+        scope: 'market',
+        model: MODELS.peakValleyCrypto,
+        as_of: parseStamp(chrome.stamp('LAST UPDATE'), file, 'stamp "LAST UPDATE"'),
+        as_of_basis: 'page_stamp',
+        source_page: file,
+      },
+      file,
+      'peak_valley',
+    ),
   };
 }
 
@@ -64,11 +92,34 @@ export const WIDGET_UNIVERSE: Record<string, string> = {
   'widget_markets_indicators.html': 'us_stock_market',
 };
 
-function sector(parts: { fg: number | null; fgLabel: string | null; sma: number | null; pv: number | null; zone: string | null; macro: number | null; status: string | null }, as_of: string, basis: 'page_stamp' | 'feed_generated_at', file: string): SectorReadings {
+function sector(
+  parts: {
+    fg: number | null;
+    fgLabel: string | null;
+    sma: number | null;
+    pv: number | null;
+    zone: string | null;
+    macro: number | null;
+    status: string | null;
+  },
+  as_of: string,
+  basis: 'page_stamp' | 'feed_generated_at',
+  file: string,
+): SectorReadings {
   const context = { scope: 'sector' as const, model: MODELS.sector, as_of, as_of_basis: basis, source_page: file };
   return {
-    fear_greed: validated(FearGreedReading, { value: parts.fg, label: parts.fgLabel, label_source: 'engine', sma_30: parts.sma, provider: SECTOR_PROVIDER, ...context }, file, 'fear_greed'),
-    peak_valley: validated(PeakValleyReading, { score: parts.pv, zone: parts.zone, series: 'sector leading oscillator', ...context }, file, 'peak_valley'),
+    fear_greed: validated(
+      FearGreedReading,
+      { value: parts.fg, label: parts.fgLabel, label_source: 'engine', sma_30: parts.sma, provider: SECTOR_PROVIDER, ...context },
+      file,
+      'fear_greed',
+    ),
+    peak_valley: validated(
+      PeakValleyReading,
+      { score: parts.pv, zone: parts.zone, series: 'sector leading oscillator', ...context },
+      file,
+      'peak_valley',
+    ),
     macro_risk: validated(MacroRiskReading, { score: parts.macro, status: parts.status, ...context }, file, 'macro_risk'),
   };
 }
@@ -92,17 +143,26 @@ export function parseSectorWidget(page: Buffer, file: string): PageResult {
   const close = /market close\s+(\S+)/.exec($('.strip-foot').text());
   if (!close) throw new PageError(file, 'strip foot "market close"', 'absent');
   return {
-    file, kind: 'sector_widget', symbol: null,
+    file,
+    kind: 'sector_widget',
+    symbol: null,
     sectors: {
-      [universe]: sector({
-        fg: marker ? parsePrinted(marker[1], file, 'tile "fear_greed" marker') : parsePrinted(fg.find('.score').text(), file, 'tile "fear_greed" score'),
-        fgLabel: pill('fear_greed'),
-        sma: foot ? parsePrinted(foot[1], file, 'tile "fear_greed" 30-day average') : null,
-        pv: parsePrinted(tile('peak_valley').find('.score').text(), file, 'tile "peak_valley" score'),
-        zone: pill('peak_valley'),
-        macro: parsePrinted(tile('macro_risk').find('.score').text(), file, 'tile "macro_risk" score'),
-        status: pill('macro_risk'),
-      }, parseDate(close[1], file, 'strip foot "market close"'), 'page_stamp', file),
+      [universe]: sector(
+        {
+          fg: marker
+            ? parsePrinted(marker[1], file, 'tile "fear_greed" marker')
+            : parsePrinted(fg.find('.score').text(), file, 'tile "fear_greed" score'),
+          fgLabel: pill('fear_greed'),
+          sma: foot ? parsePrinted(foot[1], file, 'tile "fear_greed" 30-day average') : null,
+          pv: parsePrinted(tile('peak_valley').find('.score').text(), file, 'tile "peak_valley" score'),
+          zone: pill('peak_valley'),
+          macro: parsePrinted(tile('macro_risk').find('.score').text(), file, 'tile "macro_risk" score'),
+          status: pill('macro_risk'),
+        },
+        parseDate(close[1], file, 'strip foot "market close"'),
+        'page_stamp',
+        file,
+      ),
     },
   };
 }
@@ -111,11 +171,14 @@ const nullableNum = z.number().finite().nullable();
 const FeedSchema = z.object({
   schema: z.literal(1),
   generated_at: z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?Z$/),
-  universes: z.record(z.string(), z.object({
-    fear_greed: z.object({ value: nullableNum, label: z.string().nullable(), sma_30: nullableNum }),
-    peak_valley: z.object({ score: nullableNum, zone: z.string().nullable() }),
-    macro_risk: z.object({ score: nullableNum, status: z.string().nullable() }),
-  })),
+  universes: z.record(
+    z.string(),
+    z.object({
+      fear_greed: z.object({ value: nullableNum, label: z.string().nullable(), sma_30: nullableNum }),
+      peak_valley: z.object({ score: nullableNum, zone: z.string().nullable() }),
+      macro_risk: z.object({ score: nullableNum, status: z.string().nullable() }),
+    }),
+  ),
 });
 
 export function parseSectorFeed(page: Buffer, file: string): PageResult {
@@ -129,7 +192,20 @@ export function parseSectorFeed(page: Buffer, file: string): PageResult {
   const as_of = feed.generated_at.slice(0, 16) + ':00Z';
   const sectors: Record<string, SectorReadings> = {};
   for (const [u, s] of Object.entries(feed.universes)) {
-    sectors[u] = sector({ fg: s.fear_greed.value, fgLabel: s.fear_greed.label, sma: s.fear_greed.sma_30, pv: s.peak_valley.score, zone: s.peak_valley.zone, macro: s.macro_risk.score, status: s.macro_risk.status }, as_of, 'feed_generated_at', file);
+    sectors[u] = sector(
+      {
+        fg: s.fear_greed.value,
+        fgLabel: s.fear_greed.label,
+        sma: s.fear_greed.sma_30,
+        pv: s.peak_valley.score,
+        zone: s.peak_valley.zone,
+        macro: s.macro_risk.score,
+        status: s.macro_risk.status,
+      },
+      as_of,
+      'feed_generated_at',
+      file,
+    );
   }
   return { file, kind: 'sector_feed', symbol: null, sectors };
 }
@@ -142,7 +218,10 @@ export function parseRanking(page: Buffer, file: string): PageResult {
   if (at < 0) throw new PageError(file, 'rawData', 'no `const rawData = [...]` on the page');
   const start = html.indexOf('[', at);
   const stop = html.indexOf('const dcaRawBundle', start);
-  const body = html.slice(start, stop < 0 ? undefined : stop).trim().replace(/;\s*$/, '');
+  const body = html
+    .slice(start, stop < 0 ? undefined : stop)
+    .trim()
+    .replace(/;\s*$/, '');
   let records: unknown;
   try {
     records = JSON.parse(body);

@@ -23,14 +23,24 @@ export function parseCryptoPhase(page: Buffer, file: string): PageResult {
   const label = chrome.requireCard('Detected Market Phase').value;
   if (NOT_PRINTED.test(label)) throw new PageError(file, 'card "Detected Market Phase"', `expected a phase name, found "${label}"`);
   return {
-    file, kind: 'crypto_phase', symbol: null,
-    phase: validated(PhaseReading, {
-      label,
-      completion_pct: parsePrinted(chrome.requireCard('Cycle Completion Matrix').value, file, 'card "Cycle Completion Matrix"'),
-      fair_value: fairValueAt(fig.traces, end.date, file),
-      max_euphoria_target: parsePrinted(chrome.requireCard('Max Euphoria Target (+3σ)').value, file, 'card "Max Euphoria Target (+3σ)"'),
-      as_of: end.date, as_of_basis: 'trace_end', model: MODELS.phaseCrypto, source_page: file,
-    }, file, 'phase'),
+    file,
+    kind: 'crypto_phase',
+    symbol: null,
+    phase: validated(
+      PhaseReading,
+      {
+        label,
+        completion_pct: parsePrinted(chrome.requireCard('Cycle Completion Matrix').value, file, 'card "Cycle Completion Matrix"'),
+        fair_value: fairValueAt(fig.traces, end.date, file),
+        max_euphoria_target: parsePrinted(chrome.requireCard('Max Euphoria Target (+3σ)').value, file, 'card "Max Euphoria Target (+3σ)"'),
+        as_of: end.date,
+        as_of_basis: 'trace_end',
+        model: MODELS.phaseCrypto,
+        source_page: file,
+      },
+      file,
+      'phase',
+    ),
     identity: chrome.identity(),
   };
 }
@@ -51,14 +61,24 @@ export function parseEquityValuation(page: Buffer, file: string): PageResult {
     target = upper !== undefined && Number.isFinite(upper) ? sig8(upper) : null;
   }
   return {
-    file, kind: 'equity_valuation', symbol: null,
-    phase: validated(PhaseReading, {
-      label,
-      completion_pct: parsePrinted(chrome.requireCard('PHASE COMPLETION').value, file, 'card "PHASE COMPLETION"'),
-      fair_value: printedFair ? parsePrinted(printedFair.value, file, 'card "FAIR VALUE"') : fairValueAt(fig.traces, end.date, file),
-      max_euphoria_target: target,
-      as_of: end.date, as_of_basis: 'trace_end', model: MODELS.phaseEquity, source_page: file,
-    }, file, 'phase'),
+    file,
+    kind: 'equity_valuation',
+    symbol: null,
+    phase: validated(
+      PhaseReading,
+      {
+        label,
+        completion_pct: parsePrinted(chrome.requireCard('PHASE COMPLETION').value, file, 'card "PHASE COMPLETION"'),
+        fair_value: printedFair ? parsePrinted(printedFair.value, file, 'card "FAIR VALUE"') : fairValueAt(fig.traces, end.date, file),
+        max_euphoria_target: target,
+        as_of: end.date,
+        as_of_basis: 'trace_end',
+        model: MODELS.phaseEquity,
+        source_page: file,
+      },
+      file,
+      'phase',
+    ),
     identity: chrome.identity(),
   };
 }

@@ -2,13 +2,30 @@ import { describe, expect, it } from 'vitest';
 import { archiveRows, historyPage, HistoryLossError, ledger, mergeRows, type HistoryRow } from '../../../generator/api/history.js';
 
 const row = (date: string, basis: HistoryRow['basis'] = 'as_published', price = 1): HistoryRow => ({
-  date, basis, price, gravity: null, sma_composite: null, phase_completion_pct: null, twap_premium_pct: null, twap_risk_level: null, dca_premium_pct: null, dca_risk: null, dca_band: null,
+  date,
+  basis,
+  price,
+  gravity: null,
+  sma_composite: null,
+  phase_completion_pct: null,
+  twap_premium_pct: null,
+  twap_risk_level: null,
+  dca_premium_pct: null,
+  dca_risk: null,
+  dca_band: null,
 });
 
 describe('mergeRows', () => {
   it('starts a ledger with the weekly archive before the first published day', () => {
-    const { rows } = mergeRows('X', null, row('2026-10-13'), () => [row('2026-10-04', 'weekly_archive'), row('2026-10-11', 'weekly_archive')]);
-    expect(rows.map((r) => `${r.date}/${r.basis}`)).toEqual(['2026-10-04/weekly_archive', '2026-10-11/weekly_archive', '2026-10-13/as_published']);
+    const { rows } = mergeRows('X', null, row('2026-10-13'), () => [
+      row('2026-10-04', 'weekly_archive'),
+      row('2026-10-11', 'weekly_archive'),
+    ]);
+    expect(rows.map((r) => `${r.date}/${r.basis}`)).toEqual([
+      '2026-10-04/weekly_archive',
+      '2026-10-11/weekly_archive',
+      '2026-10-13/as_published',
+    ]);
   });
   it('appends a later day, replaces the same day, and never rewrites an earlier one', () => {
     const prev = [row('2026-10-11', 'weekly_archive'), row('2026-10-13')];
@@ -18,7 +35,7 @@ describe('mergeRows', () => {
     expect(back.rows).toEqual(prev);
     expect(back.warning).toMatch(/not after the last history row/);
   });
-  it('does not replace a weekly_archive row that shares today\'s date', () => {
+  it("does not replace a weekly_archive row that shares today's date", () => {
     const prev = [row('2026-10-18', 'weekly_archive')];
     expect(mergeRows('X', prev, row('2026-10-18'), () => []).rows).toEqual(prev);
   });
@@ -28,17 +45,30 @@ describe('mergeRows', () => {
 });
 
 describe('archiveRows', () => {
-  it('merges each page\'s weekly samples by week, keeps only weeks before the first published day and drops empty weeks', () => {
-    const rows = archiveRows([
-      { '2026-10-04': { price: 10 }, '2026-10-11': { price: 11 }, '2026-10-18': { price: 12 } },
-      { '2026-10-04': { dca_band: '0.1-0.2', dca_risk: 0.15 }, '2026-09-27': { dca_band: null } },
-    ], '2026-10-13');
-    expect(rows).toEqual([{ ...row('2026-10-04', 'weekly_archive', 10), dca_band: '0.1-0.2', dca_risk: 0.15 }, row('2026-10-11', 'weekly_archive', 11)]);
+  it("merges each page's weekly samples by week, keeps only weeks before the first published day and drops empty weeks", () => {
+    const rows = archiveRows(
+      [
+        { '2026-10-04': { price: 10 }, '2026-10-11': { price: 11 }, '2026-10-18': { price: 12 } },
+        { '2026-10-04': { dca_band: '0.1-0.2', dca_risk: 0.15 }, '2026-09-27': { dca_band: null } },
+      ],
+      '2026-10-13',
+    );
+    expect(rows).toEqual([
+      { ...row('2026-10-04', 'weekly_archive', 10), dca_band: '0.1-0.2', dca_risk: 0.15 },
+      row('2026-10-11', 'weekly_archive', 11),
+    ]);
   });
 });
 
 describe('historyPage', () => {
-  const l = ledger('X', ['2026-01-04', '2026-01-11', '2026-01-18', '2026-01-25', '2026-01-26'].map((d, i) => row(d, i < 3 ? 'weekly_archive' : 'as_published', i)), '2026-01-26', { a: '1' });
+  const l = ledger(
+    'X',
+    ['2026-01-04', '2026-01-11', '2026-01-18', '2026-01-25', '2026-01-26'].map((d, i) =>
+      row(d, i < 3 ? 'weekly_archive' : 'as_published', i),
+    ),
+    '2026-01-26',
+    { a: '1' },
+  );
 
   it('walks every row exactly once by next_cursor, oldest first, null on the last page', () => {
     const seen: string[] = [];
@@ -56,10 +86,20 @@ describe('historyPage', () => {
     const p = historyPage(l, { limit: 10, maxLimit: 1000, from: '2026-01-11', to: '2026-01-25' });
     expect(p.data.rows.map((r) => r.date)).toEqual(['2026-01-11', '2026-01-18', '2026-01-25']);
     expect([p.data.from, p.data.through, p.data.total_row_count, p.data.next_cursor]).toEqual(['2026-01-11', '2026-01-25', 3, null]);
-    expect(historyPage(l, { limit: 10, maxLimit: 1000, cursor: '2026-01-18' }).data.rows.map((r) => r.date)).toEqual(['2026-01-25', '2026-01-26']);
+    expect(historyPage(l, { limit: 10, maxLimit: 1000, cursor: '2026-01-18' }).data.rows.map((r) => r.date)).toEqual([
+      '2026-01-25',
+      '2026-01-26',
+    ]);
   });
   it('answers an empty window with nulls, not an error', () => {
     const p = historyPage(l, { limit: 5, maxLimit: 90, from: '2027-01-01' });
-    expect([p.data.rows.length, p.data.from, p.data.through, p.data.next_cursor, p.data.limit, p.data.max_limit]).toEqual([0, null, null, null, 5, 90]);
+    expect([p.data.rows.length, p.data.from, p.data.through, p.data.next_cursor, p.data.limit, p.data.max_limit]).toEqual([
+      0,
+      null,
+      null,
+      null,
+      5,
+      90,
+    ]);
   });
 });

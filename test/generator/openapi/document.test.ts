@@ -38,7 +38,8 @@ describe('the served OpenAPI document', () => {
     expect(closedCount(served)).toBe(0);
     expect(closedCount(openApiDocument())).toBeGreaterThan(30);
     // The same schemas otherwise: lifting the closures is the only difference.
-    const lift = (v: unknown): unknown => JSON.parse(JSON.stringify(v, (k, x) => (k === 'additionalProperties' && x === false ? undefined : x)));
+    const lift = (v: unknown): unknown =>
+      JSON.parse(JSON.stringify(v, (k, x) => (k === 'additionalProperties' && x === false ? undefined : x)));
     expect(served.components).toEqual(lift(openApiDocument().components));
   });
 

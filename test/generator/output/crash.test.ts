@@ -17,7 +17,8 @@ const day = (n: number) => join(root, `day${n}`);
 const pristine = join(root, 'pristine');
 const out = join(root, 'out');
 const DAY2_NOW = '2026-10-15T00:30:00Z';
-const ledgerRows = (dir: string, s: string) => readJson(join(dir, 'v1', 'assets', s, 'history', 'full.json')).data.rows as { date: string }[];
+const ledgerRows = (dir: string, s: string) =>
+  readJson(join(dir, 'v1', 'assets', s, 'history', 'full.json')).data.rows as { date: string }[];
 
 beforeAll(async () => {
   for (const n of [1, 2]) await smallSite(day(n), n, '2026-03-01', SYMBOLS);
@@ -45,8 +46,11 @@ describe('a build killed after any operation on --out', () => {
     let kills = 0;
     for (let k = 1; k < 200; k++) {
       restore();
-      const r = cli(['build', '--pages', day(2), '--out', out, '--catalog', join(day(2), 'catalog.json'), '--now', DAY2_NOW],
-        { RR_FAULT_OUT: out, RR_FAULT_KILL_AFTER: String(k), RR_FAULT_COUNT_FILE: countFile }, true);
+      const r = cli(
+        ['build', '--pages', day(2), '--out', out, '--catalog', join(day(2), 'catalog.json'), '--now', DAY2_NOW],
+        { RR_FAULT_OUT: out, RR_FAULT_KILL_AFTER: String(k), RR_FAULT_COUNT_FILE: countFile },
+        true,
+      );
       if (r.signal !== 'SIGKILL') {
         expect(r.status, r.stderr).toBe(0);
         expect(Number(readFileSync(countFile, 'utf8'))).toBe(k - 1);

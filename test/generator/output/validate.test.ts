@@ -15,7 +15,10 @@ type RowsDoc = { data: { rows: Row[] } };
 /** The built tree as the build holds it before writing: path to parsed JSON, in the build's order. */
 function loadTree(): Map<string, unknown> {
   const dir = join(out, 'v1');
-  const paths = fg.sync('**/*.json', { cwd: dir, dot: false }).filter((p) => p !== '_manifest.json').sort();
+  const paths = fg
+    .sync('**/*.json', { cwd: dir, dot: false })
+    .filter((p) => p !== '_manifest.json')
+    .sort();
   return new Map(paths.map((p) => [p, JSON.parse(readFileSync(join(dir, p), 'utf8')) as unknown]));
 }
 
@@ -75,6 +78,10 @@ describe('validateTree', () => {
     rows[0]!.price = 'not a number';
     expect((await validateTree(files, openApiDocument(), new Set(), vouched())).filter((p) => /: \/data\/rows/.test(p))).toEqual([]);
     rows.at(-1)!.price = 'not a number';
-    expect(await validateTree(files, openApiDocument(), new Set(), vouched())).toEqual(['full.json', 'page-365.json', 'page-90.json'].map((f) => `assets/SPY/history/${f}: /data/rows/${rows.length - 1}/price: must be number,null`));
+    expect(await validateTree(files, openApiDocument(), new Set(), vouched())).toEqual(
+      ['full.json', 'page-365.json', 'page-90.json'].map(
+        (f) => `assets/SPY/history/${f}: /data/rows/${rows.length - 1}/price: must be number,null`,
+      ),
+    );
   });
 });

@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { loadChrome, nestingDepth } from '../../../generator/site/html.js';
 
-const page = (body: string) => loadChrome(`<html><head><title>Bitcoin (BTC) Risk Score</title></head><body>${body}</body></html>`, [], 'X.html');
+const page = (body: string) =>
+  loadChrome(`<html><head><title>Bitcoin (BTC) Risk Score</title></head><body>${body}</body></html>`, [], 'X.html');
 
 describe('stamps by their label', () => {
   it.each([
@@ -19,8 +20,9 @@ describe('stamps by their label', () => {
     expect(p.stamp('LAST UPDATED')).toBe('2026-10-10 23:58 UTC');
   });
   it('a stamp printed twice with different values is an error naming both', () => {
-    expect(() => page('<p>UPDATED: 2026-10-10 23:57 UTC</p><div>UPDATED: 2026-10-11 00:05 UTC</div>').stamp('UPDATED'))
-      .toThrow('X.html: stamp "UPDATED": printed twice with different values: "2026-10-10 23:57 UTC" and "2026-10-11 00:05 UTC"');
+    expect(() => page('<p>UPDATED: 2026-10-10 23:57 UTC</p><div>UPDATED: 2026-10-11 00:05 UTC</div>').stamp('UPDATED')).toThrow(
+      'X.html: stamp "UPDATED": printed twice with different values: "2026-10-10 23:57 UTC" and "2026-10-11 00:05 UTC"',
+    );
   });
 });
 
@@ -31,15 +33,18 @@ describe('cards by their label', () => {
   });
   it('two different values is an error naming both; an absent card names the label', () => {
     const p = page('<div><p>Market Premium</p><p>+1.50%</p></div><div><p>Market Premium</p><p>+2.00%</p></div>');
-    expect(() => p.card('Market Premium')).toThrow('X.html: card "Market Premium": printed twice with different values: "+1.50%" and "+2.00%"');
+    expect(() => p.card('Market Premium')).toThrow(
+      'X.html: card "Market Premium": printed twice with different values: "+1.50%" and "+2.00%"',
+    );
     expect(() => p.requireCard('Lifetime TWAP Base')).toThrow('X.html: card "Lifetime TWAP Base": absent from the page');
   });
 });
 
 describe('identity', () => {
   it('title, breadcrumb position 3 and ticker headers', () => {
-    const html = '<html><head><title>Ethereum (ETH) Risk Score</title><script type="application/ld+json">{"@type":"BreadcrumbList","itemListElement":[{"position":3,"name":"Ethereum","item":"https://x/reports/ETH"}]}</script></head>'
-      + '<body><h1 class="metric-title">ETH TWAP Risk Analysis <span>Spot: $1</span></h1><p>ETH Current Price</p><p>$1</p></body></html>';
+    const html =
+      '<html><head><title>Ethereum (ETH) Risk Score</title><script type="application/ld+json">{"@type":"BreadcrumbList","itemListElement":[{"position":3,"name":"Ethereum","item":"https://x/reports/ETH"}]}</script></head>' +
+      '<body><h1 class="metric-title">ETH TWAP Risk Analysis <span>Spot: $1</span></h1><p>ETH Current Price</p><p>$1</p></body></html>';
     expect(loadChrome(html, [], 'X.html').identity()).toEqual({ symbols: ['ETH'], names: ['Ethereum'] });
   });
 });
@@ -50,6 +55,8 @@ describe('bounded cost', () => {
   });
   it('a page nested deeper than the bound is refused with its depth', () => {
     const n = 200_000;
-    expect(() => page(`${'<div>'.repeat(n)}${'</div>'.repeat(n)}`)).toThrow(`X.html: (page): elements nested ${n + 2} deep, more than the 256 a page may have`);
+    expect(() => page(`${'<div>'.repeat(n)}${'</div>'.repeat(n)}`)).toThrow(
+      `X.html: (page): elements nested ${n + 2} deep, more than the 256 a page may have`,
+    );
   });
 });

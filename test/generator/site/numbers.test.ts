@@ -7,8 +7,16 @@ import { PageError } from '../../../generator/site/errors.js';
 
 describe('parsePrinted', () => {
   it.each([
-    ['$82,907', 82907], ['$0.9387', 0.9387], ['$82,907.05', 82907.05], ['$82,905.3906', 82905.3906],
-    ['+177.81%', 177.81], ['-48.25%', -48.25], ['11.4/100', 11.4], ['61', 61], ['0.55', 0.55], ['-$0.0539', -0.0539],
+    ['$82,907', 82907],
+    ['$0.9387', 0.9387],
+    ['$82,907.05', 82907.05],
+    ['$82,905.3906', 82905.3906],
+    ['+177.81%', 177.81],
+    ['-48.25%', -48.25],
+    ['11.4/100', 11.4],
+    ['61', 61],
+    ['0.55', 0.55],
+    ['-$0.0539', -0.0539],
   ])('reads %s as %d', (text, value) => expect(parsePrinted(text, 'p.html', 'card')).toBe(value));
 
   it.each(['N/A', '—', '-', '', '  '])('reads the unprinted value %j as null, never 0', (text) => {
@@ -17,7 +25,9 @@ describe('parsePrinted', () => {
 
   it('names the file, the field and what it found when a number does not parse', () => {
     expect(() => parsePrinted('$16,7x0', 'BTC_x.html', 'card "Lifetime TWAP Base"')).toThrow(PageError);
-    expect(() => parsePrinted('$16,7x0', 'BTC_x.html', 'card "Lifetime TWAP Base"')).toThrow('BTC_x.html: card "Lifetime TWAP Base": expected a printed number, found "$16,7x0"');
+    expect(() => parsePrinted('$16,7x0', 'BTC_x.html', 'card "Lifetime TWAP Base"')).toThrow(
+      'BTC_x.html: card "Lifetime TWAP Base": expected a printed number, found "$16,7x0"',
+    );
   });
 
   it('fails on a card that is absent', () => {
@@ -49,20 +59,29 @@ describe('stamps', () => {
   });
 });
 
-describe('printed numbers follow the page\'s own format', () => {
+describe("printed numbers follow the page's own format", () => {
   it.each(['$8,2,900', '$82,90', '1234,567', '+,5%'])('%s is an error, not a number', (t) => {
     expect(() => parsePrinted(t, 'X.html', 'card "C"')).toThrow(`X.html: card "C": expected a printed number, found "${t}"`);
   });
-  it.each([['$82,907.05', 82907.05], ['-48.25%', -48.25], ['$0.9387', 0.9387], ['$1,234,567', 1234567], ['11.4/100', 11.4]])('%s reads %d', (t, n) => {
+  it.each([
+    ['$82,907.05', 82907.05],
+    ['-48.25%', -48.25],
+    ['$0.9387', 0.9387],
+    ['$1,234,567', 1234567],
+    ['11.4/100', 11.4],
+  ])('%s reads %d', (t, n) => {
     expect(parsePrinted(t, 'X.html', 'card "C"')).toBe(n);
   });
 });
 
 describe('one "not printed" rule for every card', () => {
-  it.each(['N/A', 'n/a', '—', '–', '-', '--', 'NaN', '', '  N/A  '])('"%s" is no value, for parsePrinted and for the TWAP risk card alike', (t) => {
-    expect(notPrinted(t)).toBe(true);
-    expect(parsePrinted(t, 'X.html', 'card "C"')).toBeNull();
-  });
+  it.each(['N/A', 'n/a', '—', '–', '-', '--', 'NaN', '', '  N/A  '])(
+    '"%s" is no value, for parsePrinted and for the TWAP risk card alike',
+    (t) => {
+      expect(notPrinted(t)).toBe(true);
+      expect(parsePrinted(t, 'X.html', 'card "C"')).toBeNull();
+    },
+  );
   it('a value is a value', () => {
     expect(notPrinted('Level 7')).toBe(false);
     expect(notPrinted('0')).toBe(false);
@@ -72,7 +91,16 @@ describe('one "not printed" rule for every card', () => {
 describe('Gravity bands, defined once', () => {
   it('the edges 25, 50 and 75 open the next band, for the verdicts and the summaries alike', () => {
     const scores = [0, 24.99, 25, 49.99, 50, 74.99, 75, 100];
-    expect(scores.map(gravityBand)).toEqual(['accumulation', 'accumulation', 'mid_cycle', 'mid_cycle', 'late_cycle', 'late_cycle', 'cycle_top', 'cycle_top']);
+    expect(scores.map(gravityBand)).toEqual([
+      'accumulation',
+      'accumulation',
+      'mid_cycle',
+      'mid_cycle',
+      'late_cycle',
+      'late_cycle',
+      'cycle_top',
+      'cycle_top',
+    ]);
     expect(scores.map((s) => verdict(s, 'CRYPTO'))).toEqual(scores.map((s) => verdict(GRAVITY_EDGE_SCORE[gravityBand(s)], 'CRYPTO')));
   });
 });

@@ -5,13 +5,17 @@ import { ArrayDates, DateColumn, allDates as allDatesOf, dayDate, dayNumber } fr
 import { customRow } from '../../../generator/site/plotly.js';
 
 const b64 = (arr: ArrayBufferView) => Buffer.from(arr.buffer, arr.byteOffset, arr.byteLength).toString('base64');
-const page = (traces: string) => `<html><script>Plotly.newPlot(\n   "id-1",   ${traces},  {"layout":1}, {"responsive":true})</script></html>`;
+const page = (traces: string) =>
+  `<html><script>Plotly.newPlot(\n   "id-1",   ${traces},  {"layout":1}, {"responsive":true})</script></html>`;
 
 describe('readFigures', () => {
   it('finds every newPlot call and parses its traces with the HTML escapes decoded', () => {
     const f64 = new Float64Array([1.5, NaN, 3]);
     const bdata = b64(f64).replace(/\//g, '\\u002f');
-    const html = page(`[{"name":"A \\u003cb\\u003e","x":["2026-01-01T00:00:00.000000000","2026-01-02T00:00:00.000000000","2026-01-03T00:00:00.000000000"],"y":{"dtype":"f8","bdata":"${bdata}"}}]`) + page('[{"type":"indicator","value":3}]');
+    const html =
+      page(
+        `[{"name":"A \\u003cb\\u003e","x":["2026-01-01T00:00:00.000000000","2026-01-02T00:00:00.000000000","2026-01-03T00:00:00.000000000"],"y":{"dtype":"f8","bdata":"${bdata}"}}]`,
+      ) + page('[{"type":"indicator","value":3}]');
     const figs = readFigures(html, 'p.html');
     expect(figs).toHaveLength(2);
     expect(figs[0]!.traces[0]!.name).toBe('A <b>');
@@ -27,7 +31,9 @@ describe('readFigures', () => {
   });
 
   it('names the file when the traces never close, even inside an unterminated string', () => {
-    expect(() => readFigures('<script>Plotly.newPlot("id", [{"customdata":[["open string', 'cut.html')).toThrow(/cut\.html: Plotly\.newPlot: the traces array never closes/);
+    expect(() => readFigures('<script>Plotly.newPlot("id", [{"customdata":[["open string', 'cut.html')).toThrow(
+      /cut\.html: Plotly\.newPlot: the traces array never closes/,
+    );
   });
 
   it('names the file when the traces are not JSON', () => {
@@ -37,10 +43,14 @@ describe('readFigures', () => {
 
 describe('decodeNumbers', () => {
   const cases: [string, ArrayLike<number> & ArrayBufferView][] = [
-    ['f8', new Float64Array([0.1, -2.5e10, 3])], ['f4', new Float32Array([0.5, -2, 3.25])],
-    ['i1', new Int8Array([-128, 0, 127])], ['u1', new Uint8Array([0, 200, 255])],
-    ['i2', new Int16Array([-32768, 5, 32767])], ['u2', new Uint16Array([0, 40000, 65535])],
-    ['i4', new Int32Array([-2147483648, 7, 2147483647])], ['u4', new Uint32Array([0, 3000000000, 4294967295])],
+    ['f8', new Float64Array([0.1, -2.5e10, 3])],
+    ['f4', new Float32Array([0.5, -2, 3.25])],
+    ['i1', new Int8Array([-128, 0, 127])],
+    ['u1', new Uint8Array([0, 200, 255])],
+    ['i2', new Int16Array([-32768, 5, 32767])],
+    ['u2', new Uint16Array([0, 40000, 65535])],
+    ['i4', new Int32Array([-2147483648, 7, 2147483647])],
+    ['u4', new Uint32Array([0, 3000000000, 4294967295])],
   ];
   it.each(cases)('decodes dtype %s', (dtype, arr) => {
     const m = decodeNumbers({ dtype, bdata: b64(arr) }, 'f', 'y');
@@ -59,23 +69,36 @@ describe('decodeNumbers', () => {
     const m = decodeNumbers({ dtype: 'f8', bdata: b64(new Float64Array([1, 2, 3, 4, 5, 6])), shape: '3, 2' }, 'f', 'customdata');
     expect([m.rows, m.cols]).toEqual([3, 2]);
     expect(m.data[2 * 2 + 1]).toBe(6);
-    const plain = decodeNumbers([[1, null], [3, 4]], 'f', 'customdata');
+    const plain = decodeNumbers(
+      [
+        [1, null],
+        [3, 4],
+      ],
+      'f',
+      'customdata',
+    );
     expect([plain.rows, plain.cols]).toEqual([2, 2]);
     expect(Number.isNaN(plain.data[1]!)).toBe(true);
     expect(Array.from(decodeNumbers([1, null, 2], 'f', 'y').data)).toEqual([1, NaN, 2]);
   });
 
   it('rejects what is not a number array, naming the field', () => {
-    expect(() => decodeNumbers({ dtype: 'c16', bdata: '' }, 'f.html', 'trace "A" y')).toThrow('f.html: trace "A" y: unknown typed-array dtype "c16"');
+    expect(() => decodeNumbers({ dtype: 'c16', bdata: '' }, 'f.html', 'trace "A" y')).toThrow(
+      'f.html: trace "A" y: unknown typed-array dtype "c16"',
+    );
     expect(() => decodeNumbers({ dtype: 'f8', bdata: 'AAAA' }, 'f.html', 'y')).toThrow(/not a whole number of f8/);
-    expect(() => decodeNumbers({ dtype: 'f8', bdata: b64(new Float64Array(4)), shape: '3, 2' }, 'f.html', 'y')).toThrow(/does not match 4 values/);
+    expect(() => decodeNumbers({ dtype: 'f8', bdata: b64(new Float64Array(4)), shape: '3, 2' }, 'f.html', 'y')).toThrow(
+      /does not match 4 values/,
+    );
     expect(() => decodeNumbers(['a'], 'f.html', 'y')).toThrow(/expected a number, found "a"/);
   });
 });
 
 describe('series helpers', () => {
   it('takes the last point that is a number as the data end', () => {
-    expect(lastPoint({ x: new ArrayDates(['2026-01-01', '2026-01-02', '2026-01-03']), values: Float64Array.from([1, 2, NaN]) }, 'f', 's')).toEqual({ date: '2026-01-02', value: 2 });
+    expect(
+      lastPoint({ x: new ArrayDates(['2026-01-01', '2026-01-02', '2026-01-03']), values: Float64Array.from([1, 2, NaN]) }, 'f', 's'),
+    ).toEqual({ date: '2026-01-02', value: 2 });
     expect(() => lastPoint({ x: new ArrayDates(['2026-01-01']), values: Float64Array.from([NaN]) }, 'f', 's')).toThrow(/holds no number/);
   });
   it('finds the band trace whose x holds a date', () => {
@@ -113,12 +136,20 @@ describe('reading traces in place', () => {
     const dates = datesOf(figs[0]!.traces[0]!, 'p.html');
     expect(dates).toBeInstanceOf(DateColumn);
     expect(allDatesOf(dates)).toEqual(x);
-    expect([dates.lastIndexOf('2026-01-02'), dates.lastIndexOf('2026-01-05'), dates.lastIndexOf('2026-01-03'), dates.lastIndexOf('2026-01-0')]).toEqual([2, 3, -1, -1]);
+    expect([
+      dates.lastIndexOf('2026-01-02'),
+      dates.lastIndexOf('2026-01-05'),
+      dates.lastIndexOf('2026-01-03'),
+      dates.lastIndexOf('2026-01-0'),
+    ]).toEqual([2, 3, -1, -1]);
     expect(dates.day(3) - dates.day(0)).toBe(4);
   });
 
   it('leaves dates of mixed lengths, and arrays that are not dates, to JSON', () => {
-    const figs = readFigures(page(`[{"name":"A","x":["2026-01-01","2026-01-02T00:00"],"y":[1,2]},{"name":"B","x":[1,2],"y":[1,2]}]`), 'p.html');
+    const figs = readFigures(
+      page(`[{"name":"A","x":["2026-01-01","2026-01-02T00:00"],"y":[1,2]},{"name":"B","x":[1,2],"y":[1,2]}]`),
+      'p.html',
+    );
     expect(figs[0]!.traces[0]!.x).toEqual(['2026-01-01', '2026-01-02T00:00']);
     expect(allDatesOf(datesOf(figs[0]!.traces[0]!, 'p.html'))).toEqual(['2026-01-01', '2026-01-02']);
     expect(() => datesOf(figs[0]!.traces[1]!, 'p.html')).toThrow(/p\.html: trace "B" x: expected a date, found 1/);
@@ -138,7 +169,8 @@ describe('reading traces in place', () => {
   });
 
   it('reads the same figures from bytes and from text, with byte offsets around the traces', () => {
-    const html = `<p>σ — é</p>` + page(`[{"name":"Ω","x":[${day('2026-01-01')}],"y":{"dtype":"f8","bdata":"${b64(new Float64Array([7]))}"}}]`);
+    const html =
+      `<p>σ — é</p>` + page(`[{"name":"Ω","x":[${day('2026-01-01')}],"y":{"dtype":"f8","bdata":"${b64(new Float64Array([7]))}"}}]`);
     const bytes = Buffer.from(html);
     const [fig] = readFigures(bytes, 'p.html');
     expect(fig!.traces[0]!.name).toBe('Ω');

@@ -1,0 +1,87 @@
+/**
+ * Lint rules, and the import boundaries that keep the layers one-way. A boundary is a rule on the import string:
+ * each folder names the folders it must never reach. Layers of the generator, lowest first:
+ * contract < catalog < site < api, openapi < output < previous, diff < the commands at the top level.
+ * The shim sees only the contract; its Node adapter sees the contract and the output helpers.
+ */
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+/** A `no-restricted-imports` rule forbidding import strings that match any of `regexes`, with the reason. */
+const forbid = (message, ...regexes) => ({
+  'no-restricted-imports': ['error', { patterns: regexes.map((regex) => ({ regex, message })) }],
+});
+
+// Relative import strings from a file one folder below generator/ (generator/<layer>/x.ts) or two (site/pages).
+const up = (folders) => `^(\\.\\./)+(${folders.join('|')})(/|\\.js$)`;
+const COMMANDS = ['build', 'cli', 'check', 'inspect', 'keys', 'market-readings', 'preview'];
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'public/**', 'fixtures/cases/**', 'fixtures/golden/**', '.demo/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly' } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      // Sequence expressions are used on purpose in a few hot paths (set-and-return).
+      '@typescript-eslint/no-unused-expressions': ['error', { allowShortCircuit: true, allowTernary: true }],
+    },
+  },
+  { files: ['**/*.js', '**/*.mjs'], rules: { '@typescript-eslint/no-require-imports': 'off' } },
+  // The contract is what both sides read: self-contained and runtime-neutral.
+  { files: ['generator/contract/**/*.ts'], rules: forbid('the contract is self-contained and runtime-neutral', '^\\.\\./', '^node:') },
+  // The shim runs on the edge: the contract only, no Node built-ins.
+  {
+    files: ['auth-shim/*.ts'],
+    rules: forbid('the shim reads only the shared contract and runs without Node', '^\\.\\./(?!generator/contract/)', '^node:'),
+  },
+  {
+    files: ['auth-shim/node/**/*.ts'],
+    rules: forbid('the Node adapter reads the contract and the output helpers only', '^\\.\\./\\.\\./(?!generator/(contract|output)/)'),
+  },
+  {
+    files: ['generator/catalog/**/*.ts'],
+    rules: forbid(
+      'the catalogue sits below the site, the API and the output',
+      up(['site', 'api', 'openapi', 'output', 'previous', 'diff', ...COMMANDS]),
+    ),
+  },
+  {
+    files: ['generator/site/**/*.ts'],
+    rules: forbid(
+      'a page parser knows pages only, not what is made of them',
+      up(['api', 'openapi', 'output', 'previous', 'diff', ...COMMANDS]),
+    ),
+  },
+  {
+    files: ['generator/api/**/*.ts'],
+    rules: forbid(
+      'response bodies do not depend on the document or the writing',
+      up(['openapi', 'output', 'previous', 'diff', ...COMMANDS]),
+    ),
+  },
+  {
+    files: ['generator/openapi/**/*.ts'],
+    rules: forbid('the document is built from the contract, not from the bodies', up(['api', 'output', 'previous', 'diff', ...COMMANDS])),
+  },
+  {
+    files: ['generator/output/**/*.ts'],
+    rules: forbid('writing the tree knows the contract, not how readings are made', up(['site', 'api', 'previous', 'diff', ...COMMANDS])),
+  },
+  {
+    files: ['generator/previous/**/*.ts', 'generator/diff/**/*.ts'],
+    rules: forbid('reading a tree sits below the commands', up(['site', ...COMMANDS])),
+  },
+  // Only the CLI starts the shim (`serve`); the rest of the generator never reaches it.
+  {
+    files: ['generator/**/*.ts'],
+    ignores: ['generator/cli.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        { selector: 'ImportDeclaration[source.value=/auth-shim/]', message: 'only generator/cli.ts may import the shim' },
+      ],
+    },
+  },
+);
