@@ -19,6 +19,7 @@ import {
   type Plan,
   type RiskDoc,
 } from '../generator/contract/index.js';
+import type { Catalog } from '../generator/contract/shapes.js';
 import {
   constantTimeEqual,
   credentialHeaders,
@@ -74,13 +75,6 @@ export interface AccessEvent {
   code: ErrorCode | null;
   bytes: number;
   ms: number;
-}
-
-interface ShimCatalog {
-  universes: Record<string, string[]>;
-  free_tier: string[];
-  index: Record<string, string>;
-  assets: Record<string, { free_tier: boolean; dca_signal: boolean }>;
 }
 
 // Health and the document are public simple GETs any page may read (decision 24).
@@ -177,13 +171,13 @@ export function createHandler(options: ShimOptions): (request: Request) => Promi
     return composedResponse(request, encoder.encode(toJson(body)), await sha256Hex(tagSource), compressor, { ...dataCache, ...extra });
   }
 
-  async function loadCatalog(): Promise<ShimCatalog> {
-    const c = await json.get<ShimCatalog>(TREE.catalog);
+  async function loadCatalog(): Promise<Catalog> {
+    const c = await json.get<Catalog>(TREE.catalog);
     if (!c) throw new OriginError(`${TREE.catalog}: absent from the origin`);
     return c.doc;
   }
 
-  function asset(c: ShimCatalog, symbol: string, plan: Plan): string {
+  function asset(c: Catalog, symbol: string, plan: Plan): string {
     if (!SYMBOL_PATTERN.test(symbol)) throw new Refusal('bad_symbol', 'A symbol is 1 to 20 letters, digits, _ . -');
     const canonical = ownValue(c.index, symbol.toUpperCase());
     if (!canonical) throw new Refusal('unknown_asset', `No asset ${symbol.toUpperCase()} is served`);
@@ -199,7 +193,7 @@ export function createHandler(options: ShimOptions): (request: Request) => Promi
     plan: Plan,
     extra: Record<string, string>,
   ): Promise<Response> {
-    const c = json.peek<ShimCatalog>(TREE.catalog)?.doc ?? (await loadCatalog());
+    const c = json.peek<Catalog>(TREE.catalog)?.doc ?? (await loadCatalog());
     switch (r.name) {
       case 'assets':
         return file(request, TREE.assetList(plan), { ...dataCache, ...extra });

@@ -1,10 +1,7 @@
 /** An origin read over HTTP (a CDN or static host serving the built tree): the edge entry's origin. */
 import { ENCODING_SUFFIX, TREE, type Encoding } from '../generator/contract/index.js';
+import type { Manifest } from '../generator/contract/shapes.js';
 import { OriginError, type Origin, type OriginFile } from './origin.js';
-
-interface Manifest {
-  files: Record<string, { sha256: string; encodings?: Partial<Record<Encoding, { sha256: string }>> }>;
-}
 
 export class HttpOrigin implements Origin {
   private manifest: { at: number; files: Manifest['files'] } | undefined;

@@ -24,6 +24,7 @@ import { variants } from './output/compress.js';
 import { forEachLimited } from './limited.js';
 import { jsonWriter, toJson } from './contract/json.js';
 import { manifest, sha256, type Digest, type Manifest } from './output/manifest.js';
+import type { Catalog } from './contract/shapes.js';
 import { TREE } from './contract/tree.js';
 import { validateTree } from './output/validate.js';
 import { manifestSizes, reusable, StagedTree, writeNamed, writeTree } from './output/write-tree.js';
@@ -318,7 +319,7 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
   const objects = new Map<string, unknown>();
   const risks = new Map<string, AssetRisk>();
   const pagesOf = new Map<string, Record<string, string>>();
-  const catalogAssets: Record<string, unknown> = {};
+  const catalogAssets: Catalog['assets'] = {};
   const resultsBySymbol = new Map<string, AssetPages>();
   for (const r of site.results.values()) {
     if (!r.symbol) continue;
@@ -400,13 +401,14 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
   objects.set(TREE.health, health(renderVersion(), at, newest([...risks.values()].map((r) => r.as_of))));
   const contractDoc = openApiDocument();
   objects.set(TREE.openapi, servedDocument({ servers: opts.publicUrl, examples: operationExamples(objects, contractDoc.info) }));
-  objects.set(TREE.catalog, {
+  const shimCatalog: Catalog = {
     schema: 1,
     universes,
     free_tier: freeTier,
     index: Object.fromEntries(catalog.map((a) => [a.symbol.toUpperCase(), a.symbol])),
     assets: catalogAssets,
-  });
+  };
+  objects.set(TREE.catalog, shimCatalog);
 
   lap('assemble');
   const texts = new Map<string, string>();

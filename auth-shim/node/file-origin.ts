@@ -7,20 +7,12 @@ import { readFileSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ENCODING_SUFFIX, isLedger, TREE, type Encoding } from '../../generator/contract/index.js';
+import type { Manifest } from '../../generator/contract/shapes.js';
 import { liveTree } from '../../generator/output/live-tree.js';
 import { OriginError, type Origin, type OriginFile } from '../origin.js';
 
 /** History ledgers are read on demand (only unusual page cuts need them); everything else is kept in memory. */
 const COLD_LIMIT = 64;
-
-interface Digest {
-  size: number;
-  sha256: string;
-}
-interface Manifest {
-  built_at: string;
-  files: Record<string, Digest & { encodings?: Partial<Record<Encoding, Digest>> }>;
-}
 
 export class FileOrigin implements Origin {
   private hot = new Map<string, OriginFile>();

@@ -1,92 +1,19 @@
 /** AssetRisk: one asset's readings, every model key present (null where the asset lacks the model). */
-import type { Asset, ModelKey } from '../catalog/catalog.js';
-import type { DcaReading, GravityReading, PageKind, PageResult, PhaseReading, SmaReading } from '../site/readings.js';
+import type { Asset } from '../catalog/catalog.js';
+import type { ModelKey } from '../contract/constants.js';
+import type { AssetRisk, Price, Twap } from '../contract/shapes.js';
+import type { PageKind, PageResult } from '../site/readings.js';
 import { dailyReadings, staleModels } from '../contract/stale.js';
 import { newest } from './envelope.js';
 import type { MarketContext } from './market-context.js';
 
-export interface PriceOut {
-  value: number | null;
-  currency: 'USD';
-  source_page: string | null;
-}
-export interface TwapOut {
-  baseline: number | null;
-  premium_pct: number | null;
-  risk_level: number | null;
-  risk_level_model: string | null;
-  as_of: string;
-  as_of_basis: string;
-  model: string;
-  source_page: string;
-}
-type Stamp = { as_of: string; as_of_basis: string; model: string; source_page: string };
-const stamp = (r: Stamp): Stamp => ({ as_of: r.as_of, as_of_basis: r.as_of_basis, model: r.model, source_page: r.source_page });
-
-export interface AssetRisk {
-  symbol: string;
-  name: string;
-  asset_class: 'CRYPTO' | 'EQUITY';
-  universes: string[];
-  as_of: string | null;
-  free_tier: boolean;
-  market_cap_rank: number | null;
-  price: PriceOut;
-  gravity: (Omit<GravityReading, keyof Stamp> & Stamp) | null;
-  twap: TwapOut | null;
-  sma_composite: (Omit<SmaReading, keyof Stamp> & Stamp) | null;
-  phase: (Omit<PhaseReading, keyof Stamp> & Stamp) | null;
-  dca: (Omit<DcaReading, keyof Stamp> & Stamp) | null;
-  market_context: MarketContext;
-  stale_models: ModelKey[];
-}
+export type { AssetRisk } from '../contract/shapes.js';
 
 /** The readings one asset's pages gave this build, by page kind. */
 export type AssetPages = Partial<Record<PageKind, PageResult>>;
 
 /** Readings carried from the previous tree for pages that failed under --keep-going. */
 export type Carried = Partial<Pick<AssetRisk, 'price' | 'gravity' | 'twap' | 'sma_composite' | 'phase' | 'dca'>>;
-
-function gravityOut(p: PageResult | undefined): AssetRisk['gravity'] {
-  const g = p?.gravity;
-  return g ? { score: g.score, risk_level: g.risk_level, verdict: g.verdict, ...stamp(g) } : null;
-}
-
-function smaOut(p: PageResult | undefined): AssetRisk['sma_composite'] {
-  const s = p?.sma_composite;
-  return s ? { score: s.score, page_value: s.page_value, band: s.band, ...stamp(s) } : null;
-}
-
-function phaseOut(p: PageResult | undefined): AssetRisk['phase'] {
-  const s = p?.phase;
-  return s
-    ? {
-        label: s.label,
-        completion_pct: s.completion_pct,
-        fair_value: s.fair_value,
-        max_euphoria_target: s.max_euphoria_target,
-        ...stamp(s),
-      }
-    : null;
-}
-
-function dcaOut(p: PageResult | undefined): AssetRisk['dca'] {
-  const d = p?.dca;
-  return d
-    ? {
-        band: d.band,
-        risk: d.risk,
-        price: d.price,
-        fair_value: d.fair_value,
-        floor: d.floor,
-        ceiling: d.ceiling,
-        premium_pct: d.premium_pct,
-        premium_source: d.premium_source,
-        reading_date: d.reading_date,
-        ...stamp(d),
-      }
-    : null;
-}
 
 export function assembleAssetRisk(
   asset: Asset,
@@ -95,27 +22,24 @@ export function assembleAssetRisk(
   market: { freeTier: ReadonlySet<string>; ranks: ReadonlyMap<string, number>; context: MarketContext },
 ): AssetRisk {
   const has = (m: ModelKey) => asset.models.includes(m);
+  // A page's reading is the API's object (contract/shapes.ts), so it is served as it was read.
   const crypto = asset.asset_class === 'CRYPTO';
   const gravityPage = crypto ? pages.crypto_gravity : pages.equity_twap;
   const pick = <K extends keyof Carried>(key: K, fresh: NonNullable<Carried[K]> | null): NonNullable<Carried[K]> | null =>
     fresh ?? carried[key] ?? null;
 
-  const price: PriceOut = gravityPage?.price
+  const price: Price = gravityPage?.price
     ? { value: gravityPage.price.value, currency: 'USD', source_page: gravityPage.price.source_page }
     : (carried.price ?? { value: null, currency: 'USD', source_page: null });
 
-  let twap: TwapOut | null = null;
+  let twap: Twap | null = null;
   if (has('twap')) {
     const base = gravityPage?.twap;
     const risk = pages.crypto_twap_risk?.twap_risk;
     if (base) {
-      twap = {
-        baseline: base.baseline,
-        premium_pct: base.premium_pct,
-        risk_level: risk?.risk_level ?? null,
-        risk_level_model: risk?.risk_level != null ? risk.risk_level_model : null,
-        ...stamp(base),
-      };
+      const { baseline, premium_pct, ...stamp } = base;
+      const risk_level = risk?.risk_level ?? null;
+      twap = { baseline, premium_pct, risk_level, risk_level_model: risk_level !== null ? risk!.risk_level_model : null, ...stamp };
     } else if (carried.twap) {
       twap = {
         ...carried.twap,
@@ -126,11 +50,13 @@ export function assembleAssetRisk(
 
   const readings = {
     asset_class: asset.asset_class,
-    gravity: has('gravity') ? pick('gravity', gravityOut(gravityPage)) : null,
+    gravity: has('gravity') ? pick('gravity', gravityPage?.gravity ?? null) : null,
     twap,
-    sma_composite: has('sma_composite') ? pick('sma_composite', smaOut(crypto ? pages.crypto_sma_20w : pages.equity_sma_composite)) : null,
-    phase: has('phase') ? pick('phase', phaseOut(crypto ? pages.crypto_phase : pages.equity_valuation)) : null,
-    dca: has('dca') ? pick('dca', dcaOut(pages.dca_regression)) : null,
+    sma_composite: has('sma_composite')
+      ? pick('sma_composite', (crypto ? pages.crypto_sma_20w : pages.equity_sma_composite)?.sma_composite ?? null)
+      : null,
+    phase: has('phase') ? pick('phase', (crypto ? pages.crypto_phase : pages.equity_valuation)?.phase ?? null) : null,
+    dca: has('dca') ? pick('dca', pages.dca_regression?.dca ?? null) : null,
   };
   return {
     symbol: asset.symbol,

@@ -34,7 +34,7 @@ export function envelope<T>(
   data: T,
   readings: (Stamped | null | undefined)[],
   extraModels: (string | null | undefined)[] = [],
-): { as_of: string | null; model_version: Record<string, string> | null; disclaimer: string; data: T } {
+): { as_of: string | null; model_version: Record<string, string> | null; disclaimer: typeof DISCLAIMER; data: T } {
   const present = readings.filter((r): r is Stamped => !!r);
   const daily = present.filter((r) => !WEEKLY_MODELS.test(r.model));
   return {

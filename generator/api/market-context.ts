@@ -1,13 +1,9 @@
 /** MarketContext per universe: the crypto market pages for `crypto`, the sector indicators for the equity universes. */
 import type { Universe } from '../catalog/catalog.js';
-import type { FearGreedReading, MacroRiskReading, PeakValleyReading, SectorReadings } from '../site/readings.js';
+import type { MarketContext } from '../contract/shapes.js';
+import type { FearGreedReading, PeakValleyReading, SectorReadings } from '../site/readings.js';
 
-export interface MarketContext {
-  universe: Universe;
-  fear_greed: FearGreedReading | null;
-  peak_valley: PeakValleyReading | null;
-  macro_risk: MacroRiskReading | null;
-}
+export type { MarketContext } from '../contract/shapes.js';
 
 export function marketContexts(
   universes: readonly Universe[],

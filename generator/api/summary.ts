@@ -2,6 +2,7 @@
 import type { Universe } from '../catalog/catalog.js';
 import { GRAVITY_BANDS, gravityBandIndex, type GravityBand } from '../contract/constants.js';
 import type { AssetRisk } from './asset-risk.js';
+import type { SummaryResponse } from '../contract/shapes.js';
 import { envelope } from './envelope.js';
 import type { MarketContext } from './market-context.js';
 
@@ -19,7 +20,7 @@ const mean = (xs: number[]): number | null => (xs.length ? round(xs.reduce((a, b
 /** Decision 7, the band edges defined once in the contract. */
 export const gravityBand = (s: number): GravityBand => GRAVITY_BANDS[gravityBandIndex(s)]!;
 
-export function universeSummary(universe: Universe, members: AssetRisk[], context: MarketContext) {
+export function universeSummary(universe: Universe, members: AssetRisk[], context: MarketContext): SummaryResponse {
   const scored = members.filter((r) => r.gravity).map((r) => ({ symbol: r.symbol, score: r.gravity!.score }));
   const bands = { accumulation: 0, mid_cycle: 0, late_cycle: 0, cycle_top: 0 };
   for (const s of scored) bands[gravityBand(s.score)]++;

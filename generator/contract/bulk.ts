@@ -1,12 +1,10 @@
 /** The bulk response, merged from the covered assets' risk files: the shim composes it, the build's example too. */
 import { DISCLAIMER } from './constants.js';
+import type { AssetRiskResponse } from './shapes.js';
 import { newest } from './time.js';
 
-export interface RiskDoc {
-  as_of: string | null;
-  model_version: Record<string, string> | null;
-  data: unknown;
-}
+/** An asset's risk file (`AssetRiskResponse`), as far as the merge reads it. */
+export type RiskDoc = Pick<AssetRiskResponse, 'as_of' | 'model_version' | 'data'>;
 
 /** `found` holds each requested symbol's risk file, or undefined for a symbol the service does not cover. */
 export function bulkBody(requested: string[], found: (RiskDoc | undefined)[]) {

@@ -1,25 +1,10 @@
-/** History rows and the one pure function that cuts a page from a ledger: the build and the shim share it. */
+/** The one pure function that cuts a history page from a ledger: the build and the shim share it. */
 
-export interface HistoryRow {
-  date: string;
-  basis: 'as_published' | 'weekly_archive';
-  price: number | null;
-  gravity: number | null;
-  sma_composite: number | null;
-  phase_completion_pct: number | null;
-  twap_premium_pct: number | null;
-  twap_risk_level: number | null;
-  dca_premium_pct: number | null;
-  dca_risk: number | null;
-  dca_band: string | null;
-}
+import type { HistoryLedger } from './shapes.js';
 
-export interface Ledger {
-  as_of: string | null;
-  model_version: Record<string, string> | null;
-  disclaimer: string;
-  data: { symbol: string; cadence: string; first_published: string | null; total_row_count: number; rows: HistoryRow[] };
-}
+export type { HistoryRow } from './shapes.js';
+/** A history ledger: `assets/<symbol>/history/full.json`. */
+export type Ledger = HistoryLedger;
 
 export interface PageQuery {
   limit: number;

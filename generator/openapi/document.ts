@@ -1,316 +1,15 @@
 /**
- * The API's own OpenAPI 3.1 document (version 1.0.0), written by hand: it is the contract. Two forms
+ * The API's own OpenAPI 3.1 document (version 1.0.0): the operations written here, the schemas generated from
+ * the contract's shapes (schemas.ts from contract/shapes.ts). Two forms
  * (decision 25): closed (additionalProperties: false), which the build validates every file against so that it
  * cannot publish a field the contract does not describe; and served, open, so that a client generated from it
  * does not break when v1 adds a field, with `servers` and one example response per operation from the build.
  */
-import { DISCLAIMER } from '../contract/constants.js';
-import { BULK_MAX_SYMBOLS, FREE_TIER_RULE, HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT, PLAN_LIMITS } from '../contract/plans.js';
-import { UNIVERSES } from '../catalog/catalog.js';
+import { API_VERSION, SYMBOL_PATTERN, UNIVERSES } from '../contract/constants.js';
+import { BULK_MAX_SYMBOLS, HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT, PLAN_LIMITS } from '../contract/plans.js';
+import { componentSchemas } from './schemas.js';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const nullable = (type: string, extra: object = {}) => ({ type: [type, 'null'], ...extra });
-const closed = (properties: Record<string, unknown>, description?: string) => ({
-  type: 'object',
-  additionalProperties: false,
-  required: Object.keys(properties),
-  properties,
-  ...(description ? { description } : {}),
-});
-const num = { type: 'number' };
-const AS_OF_PATTERN = '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}:00Z)?$';
-const BAND_PATTERN = '^\\d\\.\\d-\\d\\.\\d$';
-const MODEL_PATTERN = '^[a-z0-9_]+@\\d+$';
-
-const stamped = {
-  as_of: {
-    type: 'string',
-    pattern: AS_OF_PATTERN,
-    description:
-      'When the page this reading was read from was published: its printed stamp (UTC, to the minute) or, for trace_end, the date of its last data point.',
-  },
-  as_of_basis: ref('AsOfBasis'),
-  model: { type: 'string', pattern: MODEL_PATTERN },
-  source_page: { type: 'string', description: 'File name of the published page the reading was read from.' },
-};
-const contextStamp = {
-  model: { type: 'string', pattern: MODEL_PATTERN },
-  as_of: nullable('string', { pattern: AS_OF_PATTERN }),
-  as_of_basis: ref('AsOfBasis'),
-  source_page: { type: 'string' },
-};
-
-const envelope = (data: object) =>
-  closed({
-    as_of: nullable('string', {
-      pattern: AS_OF_PATTERN,
-      description: 'Publication time of the newest reading in the response; neither the request time nor the file write time.',
-    }),
-    model_version: ref('ModelVersion'),
-    disclaimer: ref('Disclaimer'),
-    data,
-  });
-
-const schemas = {
-  Disclaimer: { type: 'string', const: DISCLAIMER },
-  AsOfBasis: { type: 'string', enum: ['page_stamp', 'trace_end', 'feed_generated_at'] },
-  ModelVersion: {
-    type: ['object', 'null'],
-    additionalProperties: { type: 'string', pattern: '^\\d+$' },
-    propertyNames: { pattern: '^[a-z0-9_]+$' },
-    description:
-      'Decision 16: one entry per model that produced a reading in the response, keyed by the model name without its version; null only where the response holds no reading.',
-  },
-  Universe: { type: 'string', enum: [...UNIVERSES] },
-  Band: { type: 'string', pattern: BAND_PATTERN, description: 'Tenth band a-b.' },
-  Price: closed({ value: nullable('number'), currency: { type: 'string', const: 'USD' }, source_page: nullable('string') }),
-  Gravity: closed({
-    score: { type: 'number', minimum: 0, maximum: 100 },
-    risk_level: { type: 'integer', minimum: 1, maximum: 10 },
-    verdict: { type: 'string' },
-    ...stamped,
-  }),
-  Twap: closed({
-    baseline: nullable('number'),
-    premium_pct: nullable('number', { description: 'Signed percentage of the baseline, not of price.' }),
-    risk_level: nullable('integer', { minimum: 1, maximum: 10, description: 'Crypto only: a separate 1-10 model, not the Gravity level.' }),
-    risk_level_model: nullable('string', { pattern: MODEL_PATTERN }),
-    ...stamped,
-  }),
-  SmaComposite: closed({
-    score: { type: 'number', minimum: 0, maximum: 100 },
-    page_value: { type: 'number', minimum: 0, maximum: 1 },
-    band: ref('Band'),
-    ...stamped,
-  }),
-  Phase: closed({
-    label: { type: 'string' },
-    completion_pct: nullable('number'),
-    fair_value: nullable('number'),
-    max_euphoria_target: nullable('number'),
-    ...stamped,
-  }),
-  Dca: closed(
-    {
-      band: ref('Band'),
-      risk: { type: 'number', minimum: 0, maximum: 1 },
-      price: nullable('number'),
-      fair_value: nullable('number'),
-      floor: nullable('number'),
-      ceiling: nullable('number'),
-      premium_pct: nullable('number'),
-      premium_source: { type: 'string', enum: ['printed', 'derived', 'unavailable'] },
-      reading_date: nullable('string', { format: 'date' }),
-      ...stamped,
-    },
-    'Publishes a band, never a position size.',
-  ),
-  FearGreed: closed({
-    value: nullable('number'),
-    label: nullable('string'),
-    label_source: { type: 'string', enum: ['site_band_table', 'engine'] },
-    sma_30: nullable('number'),
-    provider: { type: 'string' },
-    scope: { type: 'string', enum: ['market', 'sector'] },
-    ...contextStamp,
-  }),
-  PeakValley: closed({
-    score: nullable('number'),
-    zone: nullable('string'),
-    series: { type: 'string' },
-    scope: { type: 'string', enum: ['market', 'sector'] },
-    ...contextStamp,
-  }),
-  MacroRisk: closed({ score: nullable('number'), status: nullable('string'), scope: { type: 'string' }, ...contextStamp }),
-  MarketContext: closed(
-    {
-      universe: ref('Universe'),
-      fear_greed: { oneOf: [ref('FearGreed'), { type: 'null' }] },
-      peak_valley: { oneOf: [ref('PeakValley'), { type: 'null' }] },
-      macro_risk: { oneOf: [ref('MacroRisk'), { type: 'null' }] },
-    },
-    'Market-wide (crypto) or sector-wide (equity universes), never per asset.',
-  ),
-  AssetRisk: closed({
-    symbol: { type: 'string', pattern: '^[A-Za-z0-9_.\\-]{1,20}$' },
-    name: { type: 'string' },
-    asset_class: { type: 'string', enum: ['CRYPTO', 'EQUITY'] },
-    universes: { type: 'array', items: ref('Universe'), minItems: 1 },
-    as_of: nullable('string', {
-      pattern: AS_OF_PATTERN,
-      description: "Newest daily reading across the asset's models (weekly readings do not count).",
-    }),
-    free_tier: { type: 'boolean' },
-    market_cap_rank: nullable('integer', { minimum: 1 }),
-    price: ref('Price'),
-    gravity: { oneOf: [ref('Gravity'), { type: 'null' }] },
-    twap: { oneOf: [ref('Twap'), { type: 'null' }] },
-    sma_composite: { oneOf: [ref('SmaComposite'), { type: 'null' }] },
-    phase: { oneOf: [ref('Phase'), { type: 'null' }] },
-    dca: { oneOf: [ref('Dca'), { type: 'null' }] },
-    market_context: ref('MarketContext'),
-    stale_models: {
-      type: 'array',
-      items: { type: 'string', enum: ['dca', 'gravity', 'phase', 'sma_composite', 'twap'] },
-      description: "Decision 17: AssetRisk keys of readings more than three days behind the asset's newest page, sorted.",
-    },
-  }),
-  AssetListEntry: closed({
-    symbol: { type: 'string' },
-    name: { type: 'string' },
-    asset_class: { type: 'string', enum: ['CRYPTO', 'EQUITY'] },
-    universes: { type: 'array', items: ref('Universe') },
-    free_tier: { type: 'boolean' },
-    as_of: nullable('string', { pattern: AS_OF_PATTERN }),
-    models: { type: 'array', items: { type: 'string', enum: ['dca', 'gravity', 'phase', 'sma_composite', 'twap'] } },
-    pages: { type: 'object', additionalProperties: { type: 'string' }, description: 'Page kind to the file name of the page read.' },
-  }),
-  AssetList: closed(
-    {
-      assets: { type: 'array', items: ref('AssetListEntry') },
-      universes: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
-      free_tier: closed({ rule: { type: 'string', const: FREE_TIER_RULE }, symbols: { type: 'array', items: { type: 'string' } } }),
-      asset_count: { type: 'integer', minimum: 0 },
-      total_asset_count: { type: 'integer', minimum: 0 },
-      tier: { type: 'string', enum: ['basic', 'pro', 'ultra'], description: 'Decision 1.' },
-    },
-    'Decision 15: a basic caller sees only the free-tier assets, with total_asset_count the whole catalogue.',
-  ),
-  HistoryRow: closed({
-    date: { type: 'string', format: 'date' },
-    basis: { type: 'string', enum: ['as_published', 'weekly_archive'] },
-    price: nullable('number'),
-    gravity: nullable('number'),
-    sma_composite: nullable('number'),
-    phase_completion_pct: nullable('number'),
-    twap_premium_pct: nullable('number'),
-    twap_risk_level: nullable('integer', { minimum: 1, maximum: 10 }),
-    dca_premium_pct: nullable('number'),
-    dca_risk: nullable('number', { minimum: 0, maximum: 1 }),
-    dca_band: nullable('string', { pattern: BAND_PATTERN }),
-  }),
-  History: closed({
-    symbol: { type: 'string' },
-    cadence: { type: 'string' },
-    from: nullable('string', { format: 'date', description: 'Date of the first row of this page.' }),
-    through: nullable('string', { format: 'date', description: 'Date of the last row of this page.' }),
-    row_count: { type: 'integer', minimum: 0 },
-    total_row_count: { type: 'integer', minimum: 0, description: 'Rows within the from/to window, across all pages.' },
-    limit: { type: 'integer', minimum: 1, maximum: HISTORY_MAX_LIMIT },
-    max_limit: { type: 'integer', enum: [PLAN_LIMITS.basic.historyCap, PLAN_LIMITS.pro.historyCap] },
-    next_cursor: nullable('string', { format: 'date', description: 'Pass as cursor for the next page; null on the last page.' }),
-    rows: { type: 'array', items: ref('HistoryRow') },
-  }),
-  Bulk: closed({
-    assets: { type: 'object', additionalProperties: ref('AssetRisk') },
-    requested: { type: 'array', items: { type: 'string' } },
-    missing: { type: 'array', items: { type: 'string' } },
-    count: { type: 'integer', minimum: 0 },
-  }),
-  Summary: closed(
-    {
-      universe: ref('Universe'),
-      asset_count: { type: 'integer', minimum: 0 },
-      gravity: closed({
-        median: nullable('number'),
-        mean: nullable('number'),
-        bands: closed(
-          {
-            accumulation: { type: 'integer', minimum: 0 },
-            mid_cycle: { type: 'integer', minimum: 0 },
-            late_cycle: { type: 'integer', minimum: 0 },
-            cycle_top: { type: 'integer', minimum: 0 },
-          },
-          'Decision 7: accumulation s < 25, mid_cycle 25 <= s < 50, late_cycle 50 <= s < 75, cycle_top s >= 75.',
-        ),
-        lowest: { type: 'array', maxItems: 5, items: closed({ symbol: { type: 'string' }, score: num }) },
-        highest: { type: 'array', maxItems: 5, items: closed({ symbol: { type: 'string' }, score: num }) },
-      }),
-      twap_premium_pct: closed({ median: nullable('number'), share_above_twap: nullable('number', { minimum: 0, maximum: 1 }) }),
-      sma_composite: closed({ median: nullable('number') }),
-      barometer: closed({
-        peak_valley: {
-          oneOf: [closed({ score: nullable('number'), zone: nullable('string'), scope: { type: 'string' } }), { type: 'null' }],
-        },
-        fear_greed: {
-          oneOf: [closed({ value: nullable('number'), label: nullable('string'), provider: { type: 'string' } }), { type: 'null' }],
-        },
-      }),
-    },
-    'Decision 8: counts are always integers; a median, mean or share with nothing to aggregate is null.',
-  ),
-  DcaSignal: closed({
-    symbol: { type: 'string' },
-    free_tier: { type: 'boolean' },
-    as_of: { type: 'string', format: 'date' },
-    reading_date: { type: 'string', format: 'date' },
-    state: closed({
-      band: ref('Band'),
-      risk: { type: 'number', minimum: 0, maximum: 1 },
-      band_label: { type: 'string' },
-      price: nullable('number'),
-      fair_value: nullable('number'),
-      floor: nullable('number'),
-      ceiling: nullable('number'),
-      premium_pct: nullable('number'),
-      premium_source: { type: 'string', enum: ['printed', 'derived', 'unavailable'] },
-    }),
-    multiplier: { type: 'null' },
-    multiplier_note: { type: 'string' },
-    model: { type: 'string', const: 'dca_regression@1' },
-    source_page: { type: 'string' },
-  }),
-  Health: closed({
-    status: {
-      type: 'string',
-      enum: ['ok', 'stale'],
-      description:
-        "Decision 26: stale once newest_reading is older than the gateway's limit (36 hours unless configured); the status code stays 200.",
-    },
-    api_version: { type: 'string', const: '1.0.0' },
-    render_version: { type: 'string' },
-    schema: { type: 'integer' },
-    disclaimer: ref('Disclaimer'),
-    built_at: { type: 'string', format: 'date-time', description: 'When the served tree was built.' },
-    newest_reading: nullable('string', { pattern: AS_OF_PATTERN, description: 'The newest as_of in the served tree.' }),
-  }),
-  Error: closed(
-    {
-      error: closed({
-        code: {
-          type: 'string',
-          enum: [
-            'method_not_allowed',
-            'not_found',
-            'unauthorized',
-            'gateway_not_configured',
-            'bad_symbol',
-            'bad_universe',
-            'bad_parameter',
-            'too_many_symbols',
-            'unknown_asset',
-            'unknown_universe',
-            'no_signal',
-            'plan_required',
-            'upstream_error',
-            'rate_limited',
-            'quota_exceeded',
-          ],
-        },
-        message: { type: 'string' },
-      }),
-      disclaimer: ref('Disclaimer'),
-    },
-    'Decision 3: exactly error {code, message} and disclaimer; no as_of or model_version.',
-  ),
-  AssetRiskResponse: envelope(ref('AssetRisk')),
-  AssetListResponse: envelope(ref('AssetList')),
-  HistoryResponse: envelope(ref('History')),
-  BulkResponse: envelope(ref('Bulk')),
-  SummaryResponse: envelope(ref('Summary')),
-  DcaSignalResponse: envelope(ref('DcaSignal')),
-};
-
 const error = (description: string, codes: string[], headers?: object) => ({
   description: `${description} (error.code: ${codes.join(', ')})`,
   ...(headers ? { headers } : {}),
@@ -357,7 +56,7 @@ const symbolParam = {
   in: 'path',
   required: true,
   description: 'Case-insensitive; answered with the canonical symbol (decision 11).',
-  schema: { type: 'string', pattern: '^[A-Za-z0-9_.\\-]{1,20}$' },
+  schema: { type: 'string', pattern: SYMBOL_PATTERN.source },
 };
 const date = { type: 'string', format: 'date' };
 const get = (operationId: string, summary: string, extra: object) => ({ get: { operationId, summary, tags: ['risk'], ...extra } });
@@ -377,7 +76,7 @@ export function openApiDocument(o: DocumentOptions = {}) {
     openapi: '3.1.0',
     info: {
       title: 'Risk Readings API',
-      version: '1.0.0',
+      version: API_VERSION,
       summary: 'Read-only quantitative risk readings for crypto and equity assets, read from published model pages.',
       description:
         'Nothing is computed when a request arrives: each number is read from a published model page, so the API and the website agree. Descriptive statistics on past prices for educational use; not advice. v1 is additive-only.',
@@ -477,7 +176,7 @@ export function openApiDocument(o: DocumentOptions = {}) {
       }),
     },
     components: {
-      schemas,
+      schemas: componentSchemas(),
       securitySchemes: {
         ApiKey: {
           type: 'apiKey',

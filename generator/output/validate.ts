@@ -6,9 +6,10 @@ import { isDeepStrictEqual } from 'node:util';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { historyPage, type Ledger } from '../contract/history-page.js';
-import { staleModels, type StaleInput } from '../contract/stale.js';
+import type { AssetRisk, Catalog, Universe } from '../contract/shapes.js';
+import { staleModels } from '../contract/stale.js';
 import { FREE_TIER_SIZE, PLANS, PRECOMPUTED_PAGES } from '../contract/plans.js';
-import { INTERNAL_SCHEMAS } from './internal-schemas.js';
+import { internalSchemas } from '../openapi/schemas.js';
 import { SCHEMA_OF, TREE } from '../contract/tree.js';
 
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -22,7 +23,7 @@ export function compileSchemas(openapi: object): (name: string) => ValidateFunct
       ajv = new Ajv2020.default({ strict: false, allErrors: false, validateFormats: true });
       addFormats.default(ajv);
       ajv.addSchema(openapi, 'openapi.json');
-      for (const [n, schema] of Object.entries(INTERNAL_SCHEMAS)) ajv.addSchema(schema, `x-internal-${n}`);
+      for (const [n, schema] of Object.entries(internalSchemas())) ajv.addSchema(schema, `x-internal-${n}`);
     }
     let v = cache.get(name);
     if (!v) {
@@ -94,20 +95,20 @@ function invariants(files: Map<string, unknown>): string[] {
   const catalog = files.get(TREE.catalog) as Doc | undefined;
   if (!catalog) return [`${TREE.catalog}: absent`];
   const symbols = Object.keys(catalog.assets);
-  const risks = new Map<string, Doc>();
+  const risks = new Map<string, AssetRisk>();
   for (const s of symbols) {
     const doc = files.get(TREE.risk(s)) as Doc | undefined;
     if (!doc) p.push(`${TREE.risk(s)}: absent for a catalogue asset`);
-    else risks.set(s, doc.data);
+    else risks.set(s, doc.data as AssetRisk);
   }
 
   // Universes: every member has a risk file, summaries count the catalogue's members.
-  for (const [u, members] of Object.entries(catalog.universes as Record<string, string[]>)) {
+  for (const [u, members] of Object.entries((catalog as Catalog).universes)) {
     const summary = files.get(TREE.summary(u)) as Doc | undefined;
     if (!summary) p.push(`${TREE.summary(u)}: absent`);
     else if (summary.data.asset_count !== members.length)
       p.push(`${TREE.summary(u)}: data.asset_count is ${summary.data.asset_count}, the catalogue has ${members.length}`);
-    for (const s of members) if (!risks.get(s)?.universes.includes(u)) p.push(`${TREE.risk(s)}: data.universes lacks ${u}`);
+    for (const s of members) if (!risks.get(s)?.universes.includes(u as Universe)) p.push(`${TREE.risk(s)}: data.universes lacks ${u}`);
   }
 
   // Free tier: ten crypto assets (fewer only when fewer are ranked), the same everywhere.
@@ -119,7 +120,7 @@ function invariants(files: Map<string, unknown>): string[] {
     if (r.free_tier !== free.includes(s))
       p.push(`${TREE.risk(s)}: data.free_tier is ${r.free_tier}, the catalogue says ${free.includes(s)}`);
     if (r.free_tier && r.asset_class !== 'CRYPTO') p.push(`${TREE.risk(s)}: data.free_tier on a non-crypto asset`);
-    const stale = staleModels(r as StaleInput);
+    const stale = staleModels(r);
     if (!isDeepStrictEqual(stale, r.stale_models))
       p.push(`${TREE.risk(s)}: data.stale_models is ${JSON.stringify(r.stale_models)}, the readings say ${JSON.stringify(stale)}`);
     const signal = files.has(TREE.dcaSignal(s));

@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TREE } from '../contract/tree.js';
 import type { Ledger } from '../contract/history-page.js';
-import type { AssetRisk } from '../api/asset-risk.js';
+import type { AssetRisk, Catalog } from '../contract/shapes.js';
 import { sha256, type Manifest } from '../output/manifest.js';
 import { liveTree } from '../output/live-tree.js';
 import { fetchTree } from './http-tree.js';
@@ -16,9 +16,8 @@ import { fetchTree } from './http-tree.js';
 /** The previous tree cannot serve as a ledger (exit 1: nothing is published). */
 export class PreviousTreeError extends Error {}
 
-export interface PreviousCatalog {
-  assets: Record<string, unknown>;
-}
+/** The previous tree's `_catalog.json`, as far as the next build reads it. */
+export type PreviousCatalog = Pick<Catalog, 'assets'>;
 
 export interface PreviousTree {
   /** Where it was read from, for messages and the report. */

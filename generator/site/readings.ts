@@ -1,75 +1,24 @@
 /** What a page parser returns: readings under the API's own names, validated with zod. */
 import { z } from 'zod';
+import { Dca, FearGreed, Gravity, MacroRisk, PeakValley, Phase, Price, SmaComposite, Twap } from '../contract/shapes.js';
 import { PageError } from './errors.js';
 import type { PageIdentity } from './html.js';
 
-export const AS_OF = z.string().regex(/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:00Z)?$/, 'a date or an ISO 8601 UTC minute');
-export const BASIS = z.enum(['page_stamp', 'trace_end', 'feed_generated_at']);
-const num = z.number().finite();
-const numOrNull = num.nullable();
-const stamped = { as_of: AS_OF, as_of_basis: BASIS, model: z.string().regex(/^[a-z0-9_]+@\d+$/), source_page: z.string() };
-
-export const GravityReading = z.object({
-  score: num.min(0).max(100),
-  risk_level: z.number().int().min(1).max(10),
-  verdict: z.string(),
-  ...stamped,
+// A page's reading is the API's model object itself (contract/shapes.ts): what a parser validates is what is served.
+export const GravityReading = Gravity;
+export const SmaReading = SmaComposite;
+export const PhaseReading = Phase;
+export const DcaReading = Dca;
+export const FearGreedReading = FearGreed;
+export const PeakValleyReading = PeakValley;
+export const MacroRiskReading = MacroRisk;
+/** The TWAP page gives the baseline and premium; the risk level comes from another page (TwapRiskReading). */
+export const TwapReading = Twap.omit({ risk_level: true, risk_level_model: true });
+export const TwapRiskReading = Twap.pick({ risk_level: true, as_of: true, as_of_basis: true, model: true, source_page: true }).extend({
+  risk_level_model: Twap.shape.model,
 });
-export const TwapReading = z.object({ baseline: numOrNull, premium_pct: numOrNull, ...stamped });
-export const TwapRiskReading = z.object({
-  risk_level: z.number().int().min(1).max(10).nullable(),
-  risk_level_model: z.string(),
-  ...stamped,
-});
-export const PriceReading = z.object({
-  value: numOrNull,
-  currency: z.literal('USD'),
-  source_page: z.string().nullable(),
-  date: z.string(),
-});
-export const SmaReading = z.object({
-  score: num.min(0).max(100),
-  page_value: num.min(0).max(1),
-  band: z.string().regex(/^\d\.\d-\d\.\d$/),
-  ...stamped,
-});
-export const PhaseReading = z.object({
-  label: z.string(),
-  completion_pct: numOrNull,
-  fair_value: numOrNull,
-  max_euphoria_target: numOrNull,
-  ...stamped,
-});
-export const DcaReading = z.object({
-  band: z.string().regex(/^\d\.\d-\d\.\d$/),
-  risk: num.min(0).max(1),
-  price: numOrNull,
-  fair_value: numOrNull,
-  floor: numOrNull,
-  ceiling: numOrNull,
-  premium_pct: numOrNull,
-  premium_source: z.enum(['printed', 'derived', 'unavailable']),
-  reading_date: z.string().nullable(),
-  ...stamped,
-});
-const context = { model: z.string(), as_of: AS_OF.nullable(), as_of_basis: BASIS, source_page: z.string() };
-export const FearGreedReading = z.object({
-  value: numOrNull,
-  label: z.string().nullable(),
-  label_source: z.enum(['site_band_table', 'engine']),
-  sma_30: numOrNull,
-  provider: z.string(),
-  scope: z.enum(['market', 'sector']),
-  ...context,
-});
-export const PeakValleyReading = z.object({
-  score: numOrNull,
-  zone: z.string().nullable(),
-  series: z.string(),
-  scope: z.enum(['market', 'sector']),
-  ...context,
-});
-export const MacroRiskReading = z.object({ score: numOrNull, status: z.string().nullable(), scope: z.string(), ...context });
+/** The price, with the date of the point it was read at (the ledger's, not the API's). */
+export const PriceReading = Price.extend({ date: z.string() });
 
 export type GravityReading = z.infer<typeof GravityReading>;
 export type TwapReading = z.infer<typeof TwapReading>;

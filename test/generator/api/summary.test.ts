@@ -6,7 +6,12 @@ import { envelope, modelVersion, newest } from '../../../generator/api/envelope.
 import type { MarketContext } from '../../../generator/api/market-context.js';
 
 const context: MarketContext = { universe: 'quantum', fear_greed: null, peak_valley: null, macro_risk: null };
-const stamp = (as_of: string, model = 'twap_gravity_equity@1') => ({ as_of, as_of_basis: 'trace_end', model, source_page: 'p.html' });
+const stamp = (as_of: string, model = 'twap_gravity_equity@1') => ({
+  as_of,
+  as_of_basis: 'trace_end' as const,
+  model,
+  source_page: 'p.html',
+});
 const asset = (symbol: string, score: number | null, premium: number | null = null): AssetRisk => ({
   symbol,
   name: symbol,

@@ -1,0 +1,389 @@
+/**
+ * Every shape the API and its files have, defined once with zod: the page parsers validate their readings with
+ * these, the build's TypeScript types are their `z.infer`, the OpenAPI document's `components.schemas` and the
+ * internal files' schemas are generated from them (openapi/schemas.ts), and the shim reads the shared files as
+ * these types. Field order here is the order of the keys in every file the build writes.
+ *
+ * Kept out of the contract's index: the shim imports these as types only, so its bundle carries no zod.
+ */
+import { z } from 'zod';
+import { API_VERSION, DISCLAIMER, MODEL_KEYS, SYMBOL_PATTERN, UNIVERSES } from './constants.js';
+import { ERROR_STATUS, type ErrorCode } from './errors.js';
+import { FREE_TIER_RULE, HISTORY_MAX_LIMIT, PLAN_LIMITS, PLANS } from './plans.js';
+import { ENCODINGS } from './encodings.js';
+
+/** The schemas with a name: public ones become `components.schemas`, internal ones describe the tree's own files. */
+export const SHAPES = z.registry<{ id: string; internal?: boolean }>();
+const api = <T extends z.ZodType>(id: string, schema: T): T => (SHAPES.add(schema, { id }), schema);
+
+const AS_OF_RE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:00Z)?$/;
+const MODEL_RE = /^[a-z0-9_]+@\d+$/;
+const BAND_RE = /^\d\.\d-\d\.\d$/;
+/** A date or an ISO 8601 UTC minute: when a page was published. */
+const asOf = () => z.string().regex(AS_OF_RE, 'a date or an ISO 8601 UTC minute');
+const modelName = () => z.string().regex(MODEL_RE, 'a model name@version');
+const numOrNull = () => z.number().nullable();
+const count = () => z.number().int().min(0);
+const level = () => z.number().int().min(1).max(10);
+const fraction = () => z.number().min(0).max(1);
+const score = () => z.number().min(0).max(100);
+const date = () => z.iso.date();
+const assetClass = () => z.enum(['CRYPTO', 'EQUITY']);
+const modelKeys = () => z.array(z.enum(MODEL_KEYS));
+
+export const Disclaimer = api('Disclaimer', z.literal(DISCLAIMER));
+export const AsOfBasis = api('AsOfBasis', z.enum(['page_stamp', 'trace_end', 'feed_generated_at']));
+export const ModelVersion = api(
+  'ModelVersion',
+  z
+    .record(z.string().regex(/^[a-z0-9_]+$/), z.string().regex(/^\d+$/))
+    .nullable()
+    .describe(
+      'Decision 16: one entry per model that produced a reading in the response, keyed by the model name without its version; null only where the response holds no reading.',
+    ),
+);
+export const Universe = api('Universe', z.enum(UNIVERSES));
+export const Band = api('Band', z.string().regex(BAND_RE, 'a tenth band a-b').describe('Tenth band a-b.'));
+const premiumSource = () => z.enum(['printed', 'derived', 'unavailable']);
+
+/** Where a model reading comes from: the page, when it was published, and the model that made it. */
+const stamped = {
+  as_of: asOf().describe(
+    'When the page this reading was read from was published: its printed stamp (UTC, to the minute) or, for trace_end, the date of its last data point.',
+  ),
+  as_of_basis: AsOfBasis,
+  model: modelName(),
+  source_page: z.string().describe('File name of the published page the reading was read from.'),
+};
+/** The same for market context, whose feed may carry no time. */
+const contextStamp = { model: modelName(), as_of: asOf().nullable(), as_of_basis: AsOfBasis, source_page: z.string() };
+
+export const Price = api('Price', z.object({ value: numOrNull(), currency: z.literal('USD'), source_page: z.string().nullable() }));
+export const Gravity = api('Gravity', z.object({ score: score(), risk_level: level(), verdict: z.string(), ...stamped }));
+export const Twap = api(
+  'Twap',
+  z.object({
+    baseline: numOrNull(),
+    premium_pct: numOrNull().describe('Signed percentage of the baseline, not of price.'),
+    risk_level: level().nullable().describe('Crypto only: a separate 1-10 model, not the Gravity level.'),
+    risk_level_model: modelName().nullable(),
+    ...stamped,
+  }),
+);
+export const SmaComposite = api('SmaComposite', z.object({ score: score(), page_value: fraction(), band: Band, ...stamped }));
+export const Phase = api(
+  'Phase',
+  z.object({ label: z.string(), completion_pct: numOrNull(), fair_value: numOrNull(), max_euphoria_target: numOrNull(), ...stamped }),
+);
+export const Dca = api(
+  'Dca',
+  z
+    .object({
+      band: Band,
+      risk: fraction(),
+      price: numOrNull(),
+      fair_value: numOrNull(),
+      floor: numOrNull(),
+      ceiling: numOrNull(),
+      premium_pct: numOrNull(),
+      premium_source: premiumSource(),
+      reading_date: date().nullable(),
+      ...stamped,
+    })
+    .describe('Publishes a band, never a position size.'),
+);
+const scope = () => z.enum(['market', 'sector']);
+export const FearGreed = api(
+  'FearGreed',
+  z.object({
+    value: numOrNull(),
+    label: z.string().nullable(),
+    label_source: z.enum(['site_band_table', 'engine']),
+    sma_30: numOrNull(),
+    provider: z.string(),
+    scope: scope(),
+    ...contextStamp,
+  }),
+);
+export const PeakValley = api(
+  'PeakValley',
+  z.object({ score: numOrNull(), zone: z.string().nullable(), series: z.string(), scope: scope(), ...contextStamp }),
+);
+export const MacroRisk = api(
+  'MacroRisk',
+  z.object({ score: numOrNull(), status: z.string().nullable(), scope: z.string(), ...contextStamp }),
+);
+export const MarketContext = api(
+  'MarketContext',
+  z
+    .object({ universe: Universe, fear_greed: FearGreed.nullable(), peak_valley: PeakValley.nullable(), macro_risk: MacroRisk.nullable() })
+    .describe('Market-wide (crypto) or sector-wide (equity universes), never per asset.'),
+);
+
+export const AssetRisk = api(
+  'AssetRisk',
+  z.object({
+    symbol: z.string().regex(SYMBOL_PATTERN),
+    name: z.string(),
+    asset_class: assetClass(),
+    universes: z.array(Universe).min(1),
+    as_of: asOf().nullable().describe("Newest daily reading across the asset's models (weekly readings do not count)."),
+    free_tier: z.boolean(),
+    market_cap_rank: z.number().int().min(1).nullable(),
+    price: Price,
+    gravity: Gravity.nullable(),
+    twap: Twap.nullable(),
+    sma_composite: SmaComposite.nullable(),
+    phase: Phase.nullable(),
+    dca: Dca.nullable(),
+    market_context: MarketContext,
+    stale_models: modelKeys().describe(
+      "Decision 17: AssetRisk keys of readings more than three days behind the asset's newest page, sorted.",
+    ),
+  }),
+);
+export const AssetListEntry = api(
+  'AssetListEntry',
+  z.object({
+    symbol: z.string(),
+    name: z.string(),
+    asset_class: assetClass(),
+    universes: z.array(Universe),
+    free_tier: z.boolean(),
+    as_of: asOf().nullable(),
+    models: modelKeys(),
+    pages: z.record(z.string(), z.string()).describe('Page kind to the file name of the page read.'),
+  }),
+);
+export const AssetList = api(
+  'AssetList',
+  z
+    .object({
+      assets: z.array(AssetListEntry),
+      universes: z.record(z.string(), z.array(z.string())),
+      free_tier: z.object({ rule: z.literal(FREE_TIER_RULE), symbols: z.array(z.string()) }),
+      asset_count: count(),
+      total_asset_count: count(),
+      tier: z.enum(PLANS).describe('Decision 1.'),
+    })
+    .describe('Decision 15: a basic caller sees only the free-tier assets, with total_asset_count the whole catalogue.'),
+);
+export const HistoryRow = api(
+  'HistoryRow',
+  z.object({
+    date: date(),
+    basis: z.enum(['as_published', 'weekly_archive']),
+    price: numOrNull(),
+    gravity: numOrNull(),
+    sma_composite: numOrNull(),
+    phase_completion_pct: numOrNull(),
+    twap_premium_pct: numOrNull(),
+    twap_risk_level: level().nullable(),
+    dca_premium_pct: numOrNull(),
+    dca_risk: fraction().nullable(),
+    dca_band: z.string().regex(BAND_RE).nullable(),
+  }),
+);
+export const History = api(
+  'History',
+  z.object({
+    symbol: z.string(),
+    cadence: z.string(),
+    from: date().nullable().describe('Date of the first row of this page.'),
+    through: date().nullable().describe('Date of the last row of this page.'),
+    row_count: count(),
+    total_row_count: count().describe('Rows within the from/to window, across all pages.'),
+    limit: z.number().int().min(1).max(HISTORY_MAX_LIMIT),
+    max_limit: z.literal([...new Set(PLANS.map((p) => PLAN_LIMITS[p].historyCap))]),
+    next_cursor: date().nullable().describe('Pass as cursor for the next page; null on the last page.'),
+    rows: z.array(HistoryRow),
+  }),
+);
+export const Bulk = api(
+  'Bulk',
+  z.object({ assets: z.record(z.string(), AssetRisk), requested: z.array(z.string()), missing: z.array(z.string()), count: count() }),
+);
+const ranked = () => z.array(z.object({ symbol: z.string(), score: z.number() })).max(5);
+export const Summary = api(
+  'Summary',
+  z
+    .object({
+      universe: Universe,
+      asset_count: count(),
+      gravity: z.object({
+        median: numOrNull(),
+        mean: numOrNull(),
+        bands: z
+          .object({ accumulation: count(), mid_cycle: count(), late_cycle: count(), cycle_top: count() })
+          .describe('Decision 7: accumulation s < 25, mid_cycle 25 <= s < 50, late_cycle 50 <= s < 75, cycle_top s >= 75.'),
+        lowest: ranked(),
+        highest: ranked(),
+      }),
+      twap_premium_pct: z.object({ median: numOrNull(), share_above_twap: fraction().nullable() }),
+      sma_composite: z.object({ median: numOrNull() }),
+      barometer: z.object({
+        peak_valley: z.object({ score: numOrNull(), zone: z.string().nullable(), scope: z.string() }).nullable(),
+        fear_greed: z.object({ value: numOrNull(), label: z.string().nullable(), provider: z.string() }).nullable(),
+      }),
+    })
+    .describe('Decision 8: counts are always integers; a median, mean or share with nothing to aggregate is null.'),
+);
+export const DcaSignal = api(
+  'DcaSignal',
+  z.object({
+    symbol: z.string(),
+    free_tier: z.boolean(),
+    as_of: date(),
+    reading_date: date(),
+    state: z.object({
+      band: Band,
+      risk: fraction(),
+      band_label: z.string(),
+      price: numOrNull(),
+      fair_value: numOrNull(),
+      floor: numOrNull(),
+      ceiling: numOrNull(),
+      premium_pct: numOrNull(),
+      premium_source: premiumSource(),
+    }),
+    multiplier: z.null(),
+    multiplier_note: z.string(),
+    model: z.literal('dca_regression@1'),
+    source_page: z.string(),
+  }),
+);
+export const Health = api(
+  'Health',
+  z.object({
+    status: z
+      .enum(['ok', 'stale'])
+      .describe(
+        "Decision 26: stale once newest_reading is older than the gateway's limit (36 hours unless configured); the status code stays 200.",
+      ),
+    api_version: z.literal(API_VERSION),
+    render_version: z.string(),
+    schema: z.number().int(),
+    disclaimer: Disclaimer,
+    built_at: z.iso.datetime().describe('When the served tree was built.'),
+    newest_reading: asOf().nullable().describe('The newest as_of in the served tree.'),
+  }),
+);
+export const ErrorBody = api(
+  'Error',
+  z
+    .object({
+      error: z.object({ code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]), message: z.string() }),
+      disclaimer: Disclaimer,
+    })
+    .describe('Decision 3: exactly error {code, message} and disclaimer; no as_of or model_version.'),
+);
+
+/** The response envelope around every data response. */
+const envelope = <T extends z.ZodType>(data: T) =>
+  z.object({
+    as_of: asOf()
+      .nullable()
+      .describe('Publication time of the newest reading in the response; neither the request time nor the file write time.'),
+    model_version: ModelVersion,
+    disclaimer: Disclaimer,
+    data,
+  });
+export const AssetRiskResponse = api('AssetRiskResponse', envelope(AssetRisk));
+export const AssetListResponse = api('AssetListResponse', envelope(AssetList));
+export const HistoryResponse = api('HistoryResponse', envelope(History));
+export const BulkResponse = api('BulkResponse', envelope(Bulk));
+export const SummaryResponse = api('SummaryResponse', envelope(Summary));
+export const DcaSignalResponse = api('DcaSignalResponse', envelope(DcaSignal));
+
+// The tree's own files: read by the next build (the ledger), by the shim (catalogue, manifest) and by `keys`.
+const internal = <T extends z.ZodType>(id: string, schema: T): T => (SHAPES.add(schema, { id, internal: true }), schema);
+
+export const HistoryLedger = internal(
+  'HistoryLedger',
+  z.object({
+    as_of: z.string().nullable(),
+    model_version: ModelVersion,
+    disclaimer: Disclaimer,
+    data: z.object({
+      symbol: z.string(),
+      cadence: z.string(),
+      first_published: date().nullable(),
+      total_row_count: count(),
+      rows: z.array(HistoryRow),
+    }),
+  }),
+);
+export const Catalog = internal(
+  'Catalog',
+  z.object({
+    schema: z.literal(1),
+    universes: z.record(z.string(), z.array(z.string())),
+    free_tier: z.array(z.string()),
+    index: z.record(z.string(), z.string()).describe('Upper-cased symbol to canonical symbol.'),
+    assets: z.record(
+      z.string(),
+      z.object({ asset_class: assetClass(), universes: z.array(Universe), free_tier: z.boolean(), dca_signal: z.boolean() }),
+    ),
+  }),
+);
+const Digest = z.object({ size: count(), sha256: z.string().regex(/^[0-9a-f]{64}$/) });
+export const ManifestEntry = Digest.extend({
+  encodings: z.partialRecord(z.enum(ENCODINGS), Digest).optional().describe('Compressed variants beside the file (name + .br, .gz).'),
+});
+export const Manifest = internal(
+  'Manifest',
+  z.object({
+    schema: z.literal(1),
+    built_at: z.iso.datetime(),
+    pages: z.array(z.string()).optional().describe('The source pages this tree answers for.'),
+    contract: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .optional()
+      .describe('SHA-256 of the closed schemas the files were validated against.'),
+    files: z.record(z.string(), ManifestEntry),
+  }),
+);
+/** What the build checks of the document it serves (the document is the contract; its schemas come from here). */
+export const OpenApi = internal(
+  'OpenApi',
+  z.looseObject({
+    openapi: z.literal('3.1.0'),
+    info: z.looseObject({ version: z.literal(API_VERSION) }),
+    paths: z.record(z.string(), z.unknown()),
+    components: z.record(z.string(), z.unknown()),
+  }),
+);
+
+export type Disclaimer = z.infer<typeof Disclaimer>;
+export type Universe = z.infer<typeof Universe>;
+export type Price = z.infer<typeof Price>;
+export type Gravity = z.infer<typeof Gravity>;
+export type Twap = z.infer<typeof Twap>;
+export type SmaComposite = z.infer<typeof SmaComposite>;
+export type Phase = z.infer<typeof Phase>;
+export type Dca = z.infer<typeof Dca>;
+export type FearGreed = z.infer<typeof FearGreed>;
+export type PeakValley = z.infer<typeof PeakValley>;
+export type MacroRisk = z.infer<typeof MacroRisk>;
+export type MarketContext = z.infer<typeof MarketContext>;
+export type AssetRisk = z.infer<typeof AssetRisk>;
+export type AssetListEntry = z.infer<typeof AssetListEntry>;
+export type AssetList = z.infer<typeof AssetList>;
+export type HistoryRow = z.infer<typeof HistoryRow>;
+export type History = z.infer<typeof History>;
+export type Bulk = z.infer<typeof Bulk>;
+export type Summary = z.infer<typeof Summary>;
+export type DcaSignal = z.infer<typeof DcaSignal>;
+export type Health = z.infer<typeof Health>;
+export type ErrorBody = z.infer<typeof ErrorBody>;
+export type HistoryLedger = z.infer<typeof HistoryLedger>;
+export type Catalog = z.infer<typeof Catalog>;
+export type ManifestEntry = z.infer<typeof ManifestEntry>;
+export type Manifest = z.infer<typeof Manifest>;
+export type AssetRiskResponse = z.infer<typeof AssetRiskResponse>;
+export type AssetListResponse = z.infer<typeof AssetListResponse>;
+export type HistoryResponse = z.infer<typeof HistoryResponse>;
+export type BulkResponse = z.infer<typeof BulkResponse>;
+export type SummaryResponse = z.infer<typeof SummaryResponse>;
+export type DcaSignalResponse = z.infer<typeof DcaSignalResponse>;
