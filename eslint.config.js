@@ -37,6 +37,10 @@ export default tseslint.config(
     rules: forbid('the shim reads only the shared contract and runs without Node', '^\\.\\./(?!generator/contract/)', '^node:'),
   },
   {
+    files: ['auth-shim/steps/*.ts'],
+    rules: forbid('the shim reads only the shared contract and runs without Node', '^\\.\\./\\.\\./(?!generator/contract/)', '^node:'),
+  },
+  {
     files: ['auth-shim/node/**/*.ts'],
     rules: forbid('the Node adapter reads the contract and the output helpers only', '^\\.\\./\\.\\./(?!generator/(contract|output)/)'),
   },

@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { build, BuildError, renderVersion, type BuildReport } from './build.js';
 import { EXIT } from './exit.js';
 import { isCalendarDate } from './contract/time.js';
+import { PLANS } from './contract/plans.js';
 import { loadCatalog } from './catalog/catalog.js';
 import { checkTree } from './check.js';
 import { inspect, inspectText } from './inspect.js';
@@ -315,7 +316,7 @@ export function program(): Command {
     .command('add')
     .description('issue a direct key: prints it once, alone, on stdout; stores only its SHA-256')
     .requiredOption('--plan <plan>', 'basic, pro or ultra', (v: string) => {
-      if (!['basic', 'pro', 'ultra'].includes(v)) throw new InvalidArgumentError('--plan is basic, pro or ultra');
+      if (!(PLANS as readonly string[]).includes(v)) throw new InvalidArgumentError('--plan is basic, pro or ultra');
       return v;
     })
     .requiredOption('--keys <file>', 'the credential store to add it to (created if absent)')

@@ -18,6 +18,8 @@ describe('import boundaries', () => {
     ['generator/contract/x.ts', '../api/envelope.js', 'self-contained'],
     ['auth-shim/x.ts', '../generator/output/manifest.js', 'only the shared contract'],
     ['auth-shim/x.ts', 'node:crypto', 'without Node'],
+    ['auth-shim/steps/x.ts', '../../generator/site/html.js', 'only the shared contract'],
+    ['auth-shim/steps/x.ts', 'node:fs', 'without Node'],
     ['auth-shim/node/x.ts', '../../generator/build.js', 'the Node adapter'],
     ['generator/site/pages/x.ts', '../../api/asset-risk.js', 'knows pages only'],
     ['generator/site/x.ts', '../output/manifest.js', 'knows pages only'],
@@ -32,6 +34,7 @@ describe('import boundaries', () => {
   it.each([
     ['generator/contract/x.ts', './plans.js'],
     ['auth-shim/x.ts', '../generator/contract/index.js'],
+    ['auth-shim/steps/x.ts', '../refusal.js'],
     ['auth-shim/node/x.ts', '../../generator/output/compress.js'],
     ['generator/site/pages/x.ts', '../plotly.js'],
     ['generator/output/x.ts', '../contract/tree.js'],

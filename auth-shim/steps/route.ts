@@ -1,4 +1,9 @@
-/** Maps a request path onto the API's eight routes. Segments are decoded once and never reach a file path. */
+/**
+ * Step: route. Maps a GET request onto the API's eight routes; anything else is refused (405 with Allow: GET, 404,
+ * or 400 for an overlong query). Segments are decoded once and never reach a file path.
+ */
+import { Refusal } from '../refusal.js';
+
 export type Route =
   | { name: 'health' }
   | { name: 'openapi' }
@@ -11,6 +16,28 @@ export type Route =
 
 /** Longer paths than this are no route of ours. */
 export const MAX_PATH = 512;
+/** Longer query strings than this are refused before any of it is read. */
+export const MAX_QUERY = 2048;
+
+/** The method must be GET (decision 10): checked first, before the path means anything. */
+export function getOnly(request: Request): void {
+  if (request.method !== 'GET')
+    throw new Refusal('method_not_allowed', `${request.method.slice(0, 16)} is not allowed: the API is read-only; use GET`, {
+      Allow: 'GET',
+    });
+}
+
+/** The route a GET request names. */
+export function routeOf(url: URL): Route {
+  const r = route(url.pathname);
+  if (!r) throw new Refusal('not_found', 'No such endpoint; see /v1/openapi.json and /docs');
+  return r;
+}
+
+/** A query string any route may be asked with. */
+export function boundedQuery(url: URL): void {
+  if (url.search.length > MAX_QUERY) throw new Refusal('bad_parameter', `The query string is longer than ${MAX_QUERY} characters`);
+}
 
 export function route(pathname: string): Route | null {
   if (pathname.length > MAX_PATH || !pathname.startsWith('/v1/')) return null;

@@ -1,0 +1,91 @@
+/**
+ * Step: credential. Who is calling (decisions 12 and 13): a direct key or a marketplace pair, or a refusal
+ * (503 when the gateway has no credential source at all, 401 otherwise).
+ *
+ * Verdicts are kept by exact header value, each computed once (a key's SHA-256, a secret's constant-time
+ * compare) and bounded, so neither path hashes on every request; a key store that changes (a revoked key)
+ * empties them. The caller object is built once per key, so a known key costs one map lookup.
+ */
+import {
+  constantTimeEqual,
+  identify,
+  keyCaller,
+  sha256Hex,
+  type Caller,
+  type KeyStore,
+  type MarketplaceConfig,
+  type Verifier,
+} from '../credentials.js';
+import { Refusal } from '../refusal.js';
+
+/** A key store that may change while the shim runs (a reloaded key file): read at every request. */
+export interface KeySource {
+  current(): KeyStore | null;
+}
+
+// 100,000 entries of a key and a small object: some tens of MB at most, and a fleet's worth of customers.
+const MAX_VERDICTS = 100_000;
+const bounded = <T extends Map<string, unknown> | Set<string>>(m: T) => (m.size >= MAX_VERDICTS && m.clear(), m);
+
+export class CredentialCheck implements Verifier {
+  private readonly source: KeySource;
+  private readonly known = new Map<string, Caller>();
+  private readonly unknown = new Set<string>();
+  private readonly secrets = new Map<string, boolean>();
+  private store: KeyStore | null | undefined;
+
+  constructor(
+    keys: KeyStore | KeySource | null,
+    private readonly marketplace: MarketplaceConfig,
+  ) {
+    this.source = keys && 'current' in keys ? keys : { current: () => keys as KeyStore | null };
+  }
+
+  /** The caller behind the request's headers. Synchronous for a direct key seen before. */
+  caller(headers: Headers): Caller | Promise<Caller> {
+    if (this.keysNow() === null && !this.marketplace.secret)
+      throw new Refusal('gateway_not_configured', 'No credential source is configured on this gateway');
+    const direct = headers.get('x-api-key');
+    const hit = direct ? this.known.get(direct) : undefined;
+    return hit ?? identify(headers, this.marketplace, this).then(admitted);
+  }
+
+  lookup(key: string): Caller | undefined | Promise<Caller | undefined> {
+    const hit = this.known.get(key);
+    const store = this.store;
+    if (hit || this.unknown.has(key) || !store) return hit;
+    return sha256Hex(key).then((hash) => {
+      if (store !== this.store) return undefined; // reloaded meanwhile: the next request asks the new store
+      const rec = store.get(hash);
+      if (!rec) {
+        bounded(this.unknown).add(key);
+        return undefined;
+      }
+      const caller = keyCaller(rec);
+      bounded(this.known).set(key, caller);
+      return caller;
+    });
+  }
+
+  secret(value: string): boolean | Promise<boolean> {
+    const hit = this.secrets.get(value);
+    if (hit !== undefined) return hit;
+    return constantTimeEqual(value, this.marketplace.secret ?? '').then((ok) => (bounded(this.secrets).set(value, ok), ok));
+  }
+
+  private keysNow(): KeyStore | null {
+    const s = this.source.current();
+    if (s !== this.store) {
+      this.known.clear();
+      this.unknown.clear();
+      this.store = s;
+    }
+    return s;
+  }
+}
+
+function admitted(caller: Caller | null): Caller {
+  if (!caller)
+    throw new Refusal('unauthorized', 'A valid X-API-Key header, or the x-marketplace-key and x-marketplace-host pair, is required');
+  return caller;
+}
