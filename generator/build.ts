@@ -7,24 +7,16 @@ import { mkdir, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fg from 'fast-glob';
-import { loadCatalog, UNIVERSES } from './catalog/catalog.js';
-import { assembleAssetRisk, riskExtraModels, riskReadings, type AssetPages, type AssetRisk, type Carried } from './api/asset-risk.js';
-import { assetList } from './api/asset-list.js';
-import { dcaSignal } from './api/dca-signal.js';
-import { envelope, modelVersion, newest } from './api/envelope.js';
-import { health } from './api/health.js';
-import { archiveRows, historyPage, HistoryLossError, ledger, mergeRows, publishedRow, type Ledger } from './api/history.js';
-import { contextReadings } from './api/market-context.js';
-import { PLANS, PRECOMPUTED_PAGES } from './contract/plans.js';
-import { universeSummary } from './api/summary.js';
-import { openApiDocument, servedDocument } from './openapi/document.js';
-import { operationExamples } from './openapi/examples.js';
+import { loadCatalog } from './catalog/catalog.js';
+import type { AssetRisk } from './api/asset-risk.js';
+import { HistoryLossError, type Ledger } from './api/history.js';
+import { openApiDocument } from './openapi/document.js';
+import { planTree } from './plan-tree.js';
 import { hasVariants, ENCODING_SUFFIX, ENCODINGS, type Encoding } from './contract/encodings.js';
 import { variants } from './output/compress.js';
 import { forEachLimited } from './limited.js';
 import { jsonWriter, toJson } from './contract/json.js';
 import { manifest, sha256, type Digest, type Manifest } from './output/manifest.js';
-import type { Catalog } from './contract/shapes.js';
 import { TREE } from './contract/tree.js';
 import { validateTree } from './output/validate.js';
 import { manifestSizes, reusable, StagedTree, writeNamed, writeTree } from './output/write-tree.js';
@@ -35,10 +27,9 @@ import { isUrl, openPrevious, PreviousTreeError, type PreviousTree } from './pre
 import { defaultCatalogPath, packageRoot } from './paths.js';
 import { discover, KIND_MODEL, MARKET_PAGES, type Discovery } from './site/discover.js';
 import { marketReadings } from './market-readings.js';
-import { MODELS } from './site/models.js';
 import { PARSER_VERSION, readSite, type ParseCache } from './site/read-site.js';
 import { pageGuard } from './site/guards.js';
-import type { PageKind, PageResult } from './site/readings.js';
+import type { PageKind } from './site/readings.js';
 
 export interface BuildOptions {
   pages: string;
@@ -140,16 +131,6 @@ async function previousLedgers(
   });
   return out;
 }
-
-const READING_KEYS: Partial<Record<PageKind, (keyof Carried)[]>> = {
-  crypto_gravity: ['gravity', 'twap', 'price'],
-  equity_twap: ['gravity', 'twap', 'price'],
-  crypto_sma_20w: ['sma_composite'],
-  equity_sma_composite: ['sma_composite'],
-  crypto_phase: ['phase'],
-  equity_valuation: ['phase'],
-  dca_regression: ['dca'],
-};
 
 export async function build(opts: BuildOptions): Promise<BuildReport> {
   const at = builtAt(opts.now);
@@ -306,109 +287,32 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
   }
 
   const prevRisk = async (symbol: string) => previous?.risk(symbol);
-  const { contexts, sectorSources, ranks, freeTier } = await marketReadings(
-    [...site.results.values()],
-    failedKinds.get('(market)') ?? new Set(),
-    catalog,
-    prevRisk,
-    warnings,
-  );
-  const freeSet = new Set(freeTier);
-
-  // Per asset: readings, history, signal.
-  const objects = new Map<string, unknown>();
-  const risks = new Map<string, AssetRisk>();
-  const pagesOf = new Map<string, Record<string, string>>();
-  const catalogAssets: Catalog['assets'] = {};
-  const resultsBySymbol = new Map<string, AssetPages>();
-  for (const r of site.results.values()) {
-    if (!r.symbol) continue;
-    if (!resultsBySymbol.has(r.symbol)) resultsBySymbol.set(r.symbol, {});
-    resultsBySymbol.get(r.symbol)![r.kind] = r;
-  }
-  for (const ref of found.pages) {
-    if (!ref.symbol) continue;
-    if (!pagesOf.has(ref.symbol)) pagesOf.set(ref.symbol, {});
-    pagesOf.get(ref.symbol)![ref.kind] = ref.file;
-  }
-
-  const prevCatalog = previous?.catalog;
-  for (const asset of catalog) {
-    const pages: AssetPages = { ...resultsBySymbol.get(asset.symbol) };
-    const failed = failedKinds.get(asset.symbol);
-    const carried: Carried = {};
-    if (failed) {
-      const prev = await prevRisk(asset.symbol);
-      for (const kind of failed) {
-        for (const key of READING_KEYS[kind] ?? []) (carried as Record<string, unknown>)[key] = prev?.[key] ?? undefined;
-        if (kind === 'crypto_twap_risk' && prev?.twap) pages.crypto_twap_risk = carriedTwapRisk(prev);
-      }
-    }
-    const risk = assembleAssetRisk(asset, pages, carried, { freeTier: freeSet, ranks, context: contexts[asset.universes[0]!] });
-    risks.set(asset.symbol, risk);
-    const riskDoc = envelope(risk, [...riskReadings(risk), ...contextReadings(risk.market_context)], riskExtraModels(risk));
-    objects.set(TREE.risk(asset.symbol), riskDoc);
-
-    const signal = dcaSignal(risk);
-    if (signal) objects.set(TREE.dcaSignal(asset.symbol), signal);
-
-    const prevLedger = ledgers.get(asset.symbol);
-    const today = publishedRow(risk);
-    const archives = Object.values(pages)
-      .map((p) => (p as PageResult).archive)
-      .filter((a) => !!a);
-    let merged;
-    try {
-      merged = mergeRows(asset.symbol, prevLedger?.data.rows ?? null, today, () => archiveRows(archives, today!.date));
-    } catch (e) {
-      if (e instanceof HistoryLossError) throw new BuildError(`history would lose a published row: ${e.message}`, reportSoFar, [e.message]);
-      throw e;
-    }
-    if (merged.warning) warnings.push(merged.warning);
-    const full = ledger(asset.symbol, merged.rows, risk.as_of, modelVersion(riskReadings(risk), riskExtraModels(risk)));
-    objects.set(TREE.historyFull(asset.symbol), full);
-    for (const page of PRECOMPUTED_PAGES) objects.set(TREE.historyPage(asset.symbol, page.limit), historyPage(full, page));
-    catalogAssets[asset.symbol] = {
-      asset_class: asset.asset_class,
-      universes: [...asset.universes],
-      free_tier: risk.free_tier,
-      dca_signal: !!signal,
-    };
-  }
-
-  // A published history must not vanish with its asset.
-  for (const s of Object.keys(prevCatalog?.assets ?? {})) {
-    if (!risks.has(s))
-      throw new BuildError(`history would lose a published row: ${s} has published history but is not in the catalogue`, reportSoFar, [
-        `${s}: dropped from the catalogue`,
-      ]);
-  }
-
-  for (const plan of PLANS) objects.set(TREE.assetList(plan), assetList(plan, catalog, risks, pagesOf, freeTier));
-  const universes: Record<string, string[]> = {};
-  for (const u of UNIVERSES) {
-    const members = catalog.filter((a) => a.universes.includes(u));
-    universes[u] = members.map((a) => a.symbol);
-    objects.set(
-      TREE.summary(u),
-      universeSummary(
-        u,
-        members.map((a) => risks.get(a.symbol)!),
-        contexts[u],
-      ),
-    );
-  }
-  objects.set(TREE.health, health(renderVersion(), at, newest([...risks.values()].map((r) => r.as_of))));
+  const market = await marketReadings([...site.results.values()], failedKinds.get('(market)') ?? new Set(), catalog, prevRisk, warnings);
+  // The previous tree is read here, before the plan: the readings of the assets whose pages failed.
+  const prevRisks = new Map<string, AssetRisk | undefined>();
+  for (const asset of catalog) if (failedKinds.has(asset.symbol)) prevRisks.set(asset.symbol, await prevRisk(asset.symbol));
   const contractDoc = openApiDocument();
-  objects.set(TREE.openapi, servedDocument({ servers: opts.publicUrl, examples: operationExamples(objects, contractDoc.info) }));
-  const shimCatalog: Catalog = {
-    schema: 1,
-    universes,
-    free_tier: freeTier,
-    index: Object.fromEntries(catalog.map((a) => [a.symbol.toUpperCase(), a.symbol])),
-    assets: catalogAssets,
-  };
-  objects.set(TREE.catalog, shimCatalog);
+  let planned;
+  try {
+    planned = planTree({
+      catalog,
+      pages: found.pages,
+      results: site.results.values(),
+      failedKinds,
+      market,
+      previous: { ledgers, risks: prevRisks, assets: Object.keys(previous?.catalog?.assets ?? {}) },
+      builtAt: at,
+      renderVersion: renderVersion(),
+      publicUrl: opts.publicUrl,
+      info: contractDoc.info,
+    });
+  } catch (e) {
+    if (e instanceof HistoryLossError) throw new BuildError(`history would lose a published row: ${e.message}`, reportSoFar, [e.message]);
+    throw e;
+  }
+  const { objects } = planned;
+  warnings.push(...planned.warnings);
+  const { sectorSources } = market;
 
   lap('assemble');
   const texts = new Map<string, string>();
@@ -551,23 +455,6 @@ async function reuseTree(
 
 const prevSectorSources = (cache: ParseCache) =>
   (cache as ParseCache & { sector_sources?: Record<string, string | null> }).sector_sources ?? {};
-
-function carriedTwapRisk(prev: AssetRisk): PageResult {
-  const t = prev.twap!;
-  return {
-    file: t.source_page,
-    kind: 'crypto_twap_risk',
-    symbol: prev.symbol,
-    twap_risk: {
-      risk_level: t.risk_level,
-      risk_level_model: t.risk_level_model ?? MODELS.twapRiskCrypto,
-      as_of: t.as_of,
-      as_of_basis: 'page_stamp',
-      model: MODELS.twapRiskCrypto,
-      source_page: t.source_page,
-    },
-  };
-}
 
 /**
  * The parse cache, replaced whole (a build killed while writing it leaves the old one, never half a file). It

@@ -1,0 +1,183 @@
+/**
+ * The build's pure core: from what this build read (the pages' readings, the market readings), what the previous
+ * tree holds (ledgers, the readings of pages that failed under --keep-going, its catalogue) and the catalogue, to
+ * every document of the new tree. No I/O and no clock: the same inputs give the same documents, and build.ts
+ * alone reads before it and publishes after it.
+ */
+import { assembleAssetRisk, riskExtraModels, riskReadings, type AssetPages, type AssetRisk, type Carried } from './api/asset-risk.js';
+import { assetList } from './api/asset-list.js';
+import { dcaSignal } from './api/dca-signal.js';
+import { envelope, modelVersion, newest } from './api/envelope.js';
+import { health } from './api/health.js';
+import { archiveRows, historyPage, HistoryLossError, ledger, mergeRows, publishedRow, type Ledger } from './api/history.js';
+import { contextReadings, type MarketContext } from './api/market-context.js';
+import { UNIVERSES, type Asset } from './catalog/catalog.js';
+import { PLANS, PRECOMPUTED_PAGES } from './contract/plans.js';
+import type { Catalog } from './contract/shapes.js';
+import { TREE } from './contract/tree.js';
+import { universeSummary } from './api/summary.js';
+import { servedDocument } from './openapi/document.js';
+import { operationExamples } from './openapi/examples.js';
+import { MODELS } from './site/models.js';
+import type { PageRef } from './site/discover.js';
+import type { PageKind, PageResult } from './site/readings.js';
+
+export interface TreeInputs {
+  catalog: Asset[];
+  /** Every page found, read or not: the asset list names each asset's pages. */
+  pages: PageRef[];
+  /** The readings of the pages that were read. */
+  results: Iterable<PageResult>;
+  /** Per asset, the page kinds that failed (read nothing) and keep the previous tree's readings. */
+  failedKinds: ReadonlyMap<string, ReadonlySet<PageKind>>;
+  market: { contexts: Record<string, MarketContext>; ranks: ReadonlyMap<string, number>; freeTier: string[] };
+  previous: {
+    /** Each asset's ledger; undefined where it has none yet. */
+    ledgers: ReadonlyMap<string, Ledger | undefined>;
+    /** The previous AssetRisk of each asset with a failed page. */
+    risks: ReadonlyMap<string, AssetRisk | undefined>;
+    /** The assets the previous tree published. */
+    assets: string[];
+  };
+  builtAt: string;
+  renderVersion: string;
+  publicUrl?: string;
+  /** `info` of the closed document, for the examples' summaries. */
+  info: object;
+}
+
+export interface PlannedTree {
+  /** Every document of the tree but the manifest, by path. */
+  objects: Map<string, unknown>;
+  warnings: string[];
+}
+
+/** The readings each failed page kind stands for, carried from the previous AssetRisk. */
+const READING_KEYS: Partial<Record<PageKind, (keyof Carried)[]>> = {
+  crypto_gravity: ['gravity', 'twap', 'price'],
+  equity_twap: ['gravity', 'twap', 'price'],
+  crypto_sma_20w: ['sma_composite'],
+  equity_sma_composite: ['sma_composite'],
+  crypto_phase: ['phase'],
+  equity_valuation: ['phase'],
+  dca_regression: ['dca'],
+};
+
+/** Throws HistoryLossError where the tree would drop or rewrite a published history row. */
+export function planTree(i: TreeInputs): PlannedTree {
+  const warnings: string[] = [];
+  const objects = new Map<string, unknown>();
+  const risks = new Map<string, AssetRisk>();
+  const freeSet = new Set(i.market.freeTier);
+  const catalogAssets: Catalog['assets'] = {};
+  const resultsBySymbol = groupBy(
+    i.results,
+    (r) => r.symbol,
+    (r) => r.kind,
+  );
+  const pagesOf = groupBy(
+    i.pages,
+    (p) => p.symbol,
+    (p) => p.kind,
+  );
+
+  for (const asset of i.catalog) {
+    const pages: AssetPages = Object.fromEntries(resultsBySymbol.get(asset.symbol) ?? []);
+    const carried: Carried = {};
+    const prev = i.previous.risks.get(asset.symbol);
+    for (const kind of i.failedKinds.get(asset.symbol) ?? []) {
+      for (const key of READING_KEYS[kind] ?? []) (carried as Record<string, unknown>)[key] = prev?.[key] ?? undefined;
+      if (kind === 'crypto_twap_risk' && prev?.twap) pages.crypto_twap_risk = carriedTwapRisk(prev);
+    }
+    const risk = assembleAssetRisk(asset, pages, carried, {
+      freeTier: freeSet,
+      ranks: i.market.ranks,
+      context: i.market.contexts[asset.universes[0]!]!,
+    });
+    risks.set(asset.symbol, risk);
+    objects.set(
+      TREE.risk(asset.symbol),
+      envelope(risk, [...riskReadings(risk), ...contextReadings(risk.market_context)], riskExtraModels(risk)),
+    );
+
+    const signal = dcaSignal(risk);
+    if (signal) objects.set(TREE.dcaSignal(asset.symbol), signal);
+
+    const today = publishedRow(risk);
+    const archives = Object.values(pages).flatMap((p) => (p.archive ? [p.archive] : []));
+    const merged = mergeRows(asset.symbol, i.previous.ledgers.get(asset.symbol)?.data.rows ?? null, today, () =>
+      archiveRows(archives, today!.date),
+    );
+    if (merged.warning) warnings.push(merged.warning);
+    const full = ledger(asset.symbol, merged.rows, risk.as_of, modelVersion(riskReadings(risk), riskExtraModels(risk)));
+    objects.set(TREE.historyFull(asset.symbol), full);
+    for (const page of PRECOMPUTED_PAGES) objects.set(TREE.historyPage(asset.symbol, page.limit), historyPage(full, page));
+    catalogAssets[asset.symbol] = {
+      asset_class: asset.asset_class,
+      universes: [...asset.universes],
+      free_tier: risk.free_tier,
+      dca_signal: !!signal,
+    };
+  }
+
+  // A published history must not vanish with its asset.
+  for (const s of i.previous.assets)
+    if (!risks.has(s)) throw new HistoryLossError(`${s} has published history but is not in the catalogue`);
+
+  const pageFiles = new Map([...pagesOf].map(([s, kinds]) => [s, Object.fromEntries([...kinds].map(([k, ref]) => [k, ref.file]))]));
+  for (const plan of PLANS) objects.set(TREE.assetList(plan), assetList(plan, i.catalog, risks, pageFiles, i.market.freeTier));
+  const universes: Record<string, string[]> = {};
+  for (const u of UNIVERSES) {
+    const members = i.catalog.filter((a) => a.universes.includes(u));
+    universes[u] = members.map((a) => a.symbol);
+    objects.set(
+      TREE.summary(u),
+      universeSummary(
+        u,
+        members.map((a) => risks.get(a.symbol)!),
+        i.market.contexts[u]!,
+      ),
+    );
+  }
+  objects.set(TREE.health, health(i.renderVersion, i.builtAt, newest([...risks.values()].map((r) => r.as_of))));
+  objects.set(TREE.openapi, servedDocument({ servers: i.publicUrl, examples: operationExamples(objects, i.info) }));
+  const shimCatalog: Catalog = {
+    schema: 1,
+    universes,
+    free_tier: i.market.freeTier,
+    index: Object.fromEntries(i.catalog.map((a) => [a.symbol.toUpperCase(), a.symbol])),
+    assets: catalogAssets,
+  };
+  objects.set(TREE.catalog, shimCatalog);
+  return { objects, warnings };
+}
+
+/** Items by symbol, then by kind; items with no symbol (market pages) are left out. The last of a kind wins. */
+function groupBy<T>(items: Iterable<T>, symbolOf: (t: T) => string | null, kindOf: (t: T) => PageKind): Map<string, Map<PageKind, T>> {
+  const out = new Map<string, Map<PageKind, T>>();
+  for (const item of items) {
+    const symbol = symbolOf(item);
+    if (!symbol) continue;
+    if (!out.has(symbol)) out.set(symbol, new Map());
+    out.get(symbol)!.set(kindOf(item), item);
+  }
+  return out;
+}
+
+/** The TWAP risk page's reading, as the previous tree published it. */
+function carriedTwapRisk(prev: AssetRisk): PageResult {
+  const t = prev.twap!;
+  return {
+    file: t.source_page,
+    kind: 'crypto_twap_risk',
+    symbol: prev.symbol,
+    twap_risk: {
+      risk_level: t.risk_level,
+      risk_level_model: t.risk_level_model ?? MODELS.twapRiskCrypto,
+      as_of: t.as_of,
+      as_of_basis: 'page_stamp',
+      model: MODELS.twapRiskCrypto,
+      source_page: t.source_page,
+    },
+  };
+}
