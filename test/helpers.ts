@@ -76,3 +76,14 @@ export function cliAsync(
   child.stderr.on('data', (d) => (stderr += d));
   return new Promise((resolve) => child.on('close', (status, signal) => resolve({ status, signal, stdout, stderr })));
 }
+
+/** Polls `check` until it gives a truthy value or `ms` have passed; returns its last value (tests assert on it). */
+export async function until<T>(check: () => T | Promise<T>, ms = 5_000, every = 25): Promise<T> {
+  const end = Date.now() + ms;
+  let value = await check();
+  while (!value && Date.now() < end) {
+    await new Promise((r) => setTimeout(r, every));
+    value = await check();
+  }
+  return value;
+}

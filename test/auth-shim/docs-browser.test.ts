@@ -11,7 +11,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer } from '../../auth-shim/node/server.js';
 import { openApiDocument } from '../../generator/openapi/document.js';
-import { ROOT, tempDir } from '../helpers.js';
+import { ROOT } from '../helpers.js';
 import { KEY, KEYS_FILE, builtTree } from './tree.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -20,14 +20,13 @@ if (!present && process.env.CI === 'true')
   throw new Error(`${CHROMIUM}: no Chromium; CI must run the browser test (apt-get install chromium)`);
 if (!present) console.warn(`docs-browser: skipped, no Chromium at ${CHROMIUM} (set CHROMIUM_PATH)`);
 
-const root = tempDir('rr-docs-');
 let server: Server;
 let base = '';
 let browser: Browser;
 
 beforeAll(async () => {
   if (!present) return;
-  const out = await builtTree(root);
+  const out = builtTree();
   const s = await startServer({ publicDir: out, keysFile: KEYS_FILE, port: 0, watchMs: 0 });
   [server, base] = [s.server, s.url];
   // The flags keep a sandboxed test machine's Chromium off the network it has no access to.

@@ -11,17 +11,16 @@ import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
 import handler from 'serve-handler';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, tempDir } from '../helpers.js';
+import { ROOT } from '../helpers.js';
 import { KEY, KEYS_FILE, builtTree, treeJson } from './tree.js';
 
-const root = tempDir('rr-edge-');
 let out = '';
 let origin: Server;
 let mf: Miniflare;
 const ORIGIN_TOKEN = 'edge-origin-token-for-tests';
 
 beforeAll(async () => {
-  out = await builtTree(root);
+  out = builtTree();
   // The origin side of a private deployment: nothing without the token the edge holds.
   origin = createServer((req, res) => {
     if (req.headers.authorization !== `Bearer ${ORIGIN_TOKEN}`) {

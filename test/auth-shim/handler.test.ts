@@ -1,6 +1,5 @@
 /** The runtime-neutral handler called directly: the shared suite, plus quotas on a controlled clock, 502 and 503. */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { tempDir } from '../helpers.js';
 import { createHandler, type ShimOptions } from '../../auth-shim/handler.js';
 import { FileOrigin } from '../../auth-shim/node/file-origin.js';
 import { loadKeys } from '../../auth-shim/node/server.js';
@@ -9,7 +8,6 @@ import type { Origin } from '../../auth-shim/origin.js';
 import { expectError, minuteClock, shimSuite, type Call } from './suite.js';
 import { KEY, KEYS_FILE, builtTree } from './tree.js';
 
-const root = tempDir('rr-shim-');
 let out = '';
 let origin: FileOrigin;
 const marketplace = { host: 'risk-readings.marketplace.example', secret: 'proxy-secret-for-tests' };
@@ -21,7 +19,7 @@ function client(extra: Partial<ShimOptions> = {}): Call {
 
 let call: Call;
 beforeAll(async () => {
-  out = await builtTree(root);
+  out = builtTree();
   origin = FileOrigin.open(out, 0);
   call = client();
 });

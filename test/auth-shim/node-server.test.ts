@@ -5,10 +5,10 @@ import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildSmall, smallSite, tempDir } from '../helpers.js';
+import { buildSmall, smallSite, tempDir, until } from '../helpers.js';
 import { startServer } from '../../auth-shim/node/server.js';
 import { minuteClock, shimSuite, type Call } from './suite.js';
-import { KEY, KEYS_FILE, builtTree } from './tree.js';
+import { KEY, KEYS_FILE, copiedTree } from './tree.js';
 
 const root = tempDir('rr-node-');
 let out = '';
@@ -16,7 +16,7 @@ let server: Server;
 let base = '';
 
 beforeAll(async () => {
-  out = await builtTree(root);
+  out = copiedTree(root);
   const s = await startServer({
     publicDir: out,
     keysFile: KEYS_FILE,
@@ -139,10 +139,13 @@ describe('Node server: a rebuild underneath', () => {
       const pages = join(root, 'day4');
       await smallSite(pages, 4);
       await buildSmall(pages, out, { now: '2026-10-17T00:30:00Z' });
-      await new Promise((r) => setTimeout(r, 300));
-      const after = await fetch(`${s.url}/v1/assets/BTC/risk`, { headers: { 'X-API-Key': KEY.ultra } });
-      expect((await after.json()).as_of).toBe('2026-10-16T23:58:00Z');
-      expect(after.headers.get('etag')).not.toBe(etag);
+      // The server notices the swap within its watch interval; ask until it answers with the new tree.
+      const after = await until(async () => {
+        const res = await fetch(`${s.url}/v1/assets/BTC/risk`, { headers: { 'X-API-Key': KEY.ultra } });
+        return res.headers.get('etag') !== etag && { etag: res.headers.get('etag'), as_of: (await res.json()).as_of };
+      });
+      expect(after).toMatchObject({ as_of: '2026-10-16T23:58:00Z' });
+      expect(after && after.etag).not.toBe(etag);
     } finally {
       await new Promise<void>((r) => s.server.close(() => r()));
     }

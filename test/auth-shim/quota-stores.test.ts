@@ -19,7 +19,7 @@ import { liveKeys, loadKeys, startServer } from '../../auth-shim/node/server.js'
 import { FallbackQuotaStore, MemoryQuotaStore, monthOf, type QuotaStore } from '../../auth-shim/quota.js';
 import { PLAN_LIMITS } from '../../generator/contract/plans.js';
 import { revokeKeys } from '../../generator/keys.js';
-import { BIN, tempDir } from '../helpers.js';
+import { BIN, tempDir, until } from '../helpers.js';
 import { expectError, minuteClock, shimSuite, type Call } from './suite.js';
 import { KEY, KEYS_FILE, builtTree } from './tree.js';
 
@@ -47,9 +47,6 @@ const noRedis = await redisAnswers(REDIS_URL);
 if (noRedis && process.env.CI === 'true') throw new Error(`CI=true and ${noRedis}: the Redis quota tests cannot run`);
 
 const root = tempDir('rr-quota-');
-// One built tree serves every test here (they only read it).
-let tree: Promise<string> | undefined;
-const sharedTree = () => (tree ??= builtTree(join(root, 'tree')));
 const prefix = () => `rr:test:${randomBytes(6).toString('hex')}:`;
 /**
  * The Durable Object store's own code (the `QuotaCounter` class) behind an in-process namespace that, like the
@@ -151,12 +148,18 @@ describe('the disk store (the default of serve)', () => {
     const file = join(root, 'flush.json');
     const s = open(() => new DiskQuotaStore(file, 100));
     s.take('k', basic, T0, monthOf(T0));
-    await new Promise((r) => setTimeout(r, 400));
-    expect(JSON.parse(readFileSync(file, 'utf8')).credentials.k).toMatchObject({ minute: [T0], month: 1 });
+    const written = await until(() => {
+      try {
+        return JSON.parse(readFileSync(file, 'utf8')).credentials.k;
+      } catch {
+        return undefined; // not written yet
+      }
+    }, 1_000);
+    expect(written).toMatchObject({ minute: [T0], month: 1 });
   });
 
   it('serve flushes on SIGTERM: a basic key keeps its count across a restart of the real server', async () => {
-    const out = await sharedTree();
+    const out = builtTree();
     const quotas = join(root, 'cli-quotas.json');
     const serve = async () => {
       const port = await freePort();
@@ -223,7 +226,7 @@ async function freePort(): Promise<number> {
 
 describe('live keys (decision 22)', () => {
   it("a revoked key is refused within 2 s, without a restart and without touching another key's count", async () => {
-    const out = await sharedTree();
+    const out = builtTree();
     const keys = join(root, 'live-keys.json');
     copyFileSync(KEYS_FILE, keys);
     const { server, url } = await startServer({ publicDir: out, keysFile: keys, port: 0, watchMs: 0, quotas: new MemoryQuotaStore() });
@@ -233,13 +236,7 @@ describe('live keys (decision 22)', () => {
       for (let i = 0; i < 3; i++) expect((await get(KEY.basic)).status).toBe(200);
       const label = JSON.parse(readFileSync(keys, 'utf8')).keys.find((k: { plan: string }) => k.plan === 'pro').label;
       await revokeKeys(keys, { label });
-      const start = Date.now();
-      let status = 200;
-      while (status === 200 && Date.now() - start < 2_000) {
-        await new Promise((r) => setTimeout(r, 100));
-        status = (await get(KEY.pro)).status;
-      }
-      expect(status).toBe(401);
+      expect(await until(async () => (await get(KEY.pro)).status === 401, 2_000, 100)).toBe(true);
       // The basic key's three requests of this minute still count.
       expect((await get(KEY.basic)).status).toBe(200);
       expect((await get(KEY.basic)).status).toBe(200);
@@ -259,8 +256,7 @@ describe('live keys: a key file that no longer parses', () => {
     try {
       const before = live.current();
       writeFileSync(keys, '{"keys": [{"sha256": "nothex"');
-      const start = Date.now();
-      while (!logs.length && Date.now() - start < 2_000) await new Promise((r) => setTimeout(r, 50));
+      await until(() => logs.length, 2_000, 50);
       expect(logs).toHaveLength(1);
       expect(logs[0]).toMatch(/^keys: .*malformed-keys\.json: cannot read the key store \(.+\); keeping the previous 3 keys$/);
       expect(live.current()).toBe(before);
@@ -273,7 +269,7 @@ describe('live keys: a key file that no longer parses', () => {
 describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${noRedis ?? 'Redis answers'})`, () => {
   let out = '';
   beforeAll(async () => {
-    out = await sharedTree();
+    out = builtTree();
   });
 
   it('two Node servers on one Redis together admit exactly the limit', async () => {
@@ -334,7 +330,7 @@ describe.each(stores)('the shim on the %s store', (name, make) => {
   let out = '';
   let call: Call;
   beforeAll(async () => {
-    out = await sharedTree();
+    out = builtTree();
     const handle = createHandler({
       origin: FileOrigin.open(out, 0),
       keys: loadKeys(KEYS_FILE),
