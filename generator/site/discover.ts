@@ -39,7 +39,9 @@ export const KIND_MODEL: Partial<Record<PageKind, ModelKey>> = {
 };
 
 /** The file names an asset's models are published under, as the site spells them. */
-export function expectedPages(a: Asset): { kind: PageKind; names: string[] }[] {
+export function expectedPages(
+  a: Pick<Asset, 'file_id' | 'asset_class'> & { models: readonly string[] },
+): { kind: PageKind; names: string[] }[] {
   const id = a.file_id;
   const has = (m: ModelKey) => a.models.includes(m);
   const out: { kind: PageKind; names: string[] }[] = [];
