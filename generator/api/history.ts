@@ -6,23 +6,18 @@ import type { Archive } from '../site/readings.js';
 import type { AssetRisk } from './asset-risk.js';
 import { DISCLAIMER } from '../contract/constants.js';
 import type { HistoryRow, Ledger } from '../contract/history-page.js';
+import { HistoryRow as HistoryRowShape } from '../contract/shapes.js';
 
 export type { HistoryRow, Ledger } from '../contract/history-page.js';
 export { historyPage } from '../contract/history-page.js';
 
 export class HistoryLossError extends Error {}
 
-const EMPTY = {
-  price: null,
-  gravity: null,
-  sma_composite: null,
-  phase_completion_pct: null,
-  twap_premium_pct: null,
-  twap_risk_level: null,
-  dca_premium_pct: null,
-  dca_risk: null,
-  dca_band: null,
-};
+/** The row's fields in the contract's order (contract/shapes.ts), and the readings among them. */
+const ROW_KEYS = Object.keys(HistoryRowShape.shape) as (keyof HistoryRow)[];
+const READING_KEYS = ROW_KEYS.filter((k) => k !== 'date' && k !== 'basis');
+/** A row's readings before any page has given one. */
+const EMPTY = Object.fromEntries(READING_KEYS.map((k) => [k, null])) as Omit<HistoryRow, 'date' | 'basis'>;
 
 /** Today's row: what this build publishes for the asset, dated by the asset's as_of. */
 export function publishedRow(r: AssetRisk): HistoryRow | null {
@@ -53,24 +48,9 @@ export function archiveRows(archives: Archive[], before: string): HistoryRow[] {
       Object.assign(row, values);
     }
   }
-  return [...weeks.values()]
-    .filter((r) => Object.keys(EMPTY).some((k) => r[k as keyof typeof EMPTY] !== null))
-    .sort((a, b) => (a.date < b.date ? -1 : 1));
+  return [...weeks.values()].filter((r) => READING_KEYS.some((k) => r[k] !== null)).sort((a, b) => (a.date < b.date ? -1 : 1));
 }
 
-const ROW_KEYS = [
-  'date',
-  'basis',
-  'price',
-  'gravity',
-  'sma_composite',
-  'phase_completion_pct',
-  'twap_premium_pct',
-  'twap_risk_level',
-  'dca_premium_pct',
-  'dca_risk',
-  'dca_band',
-] as const;
 const sameRow = (a: HistoryRow, b: HistoryRow) => ROW_KEYS.every((k) => a[k] === b[k]);
 
 /**

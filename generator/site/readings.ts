@@ -1,6 +1,6 @@
 /** What a page parser returns: readings under the API's own names, validated with zod. */
 import { z } from 'zod';
-import { Dca, FearGreed, Gravity, MacroRisk, PeakValley, Phase, Price, SmaComposite, Twap } from '../contract/shapes.js';
+import { Dca, FearGreed, Gravity, MacroRisk, PeakValley, Phase, Price, SmaComposite, Twap, type HistoryRow } from '../contract/shapes.js';
 import { PageError } from './errors.js';
 import type { PageIdentity } from './html.js';
 
@@ -41,7 +41,7 @@ export const ARCHIVE_FIELDS = [
   'dca_premium_pct',
   'dca_risk',
   'dca_band',
-] as const;
+] as const satisfies readonly (keyof HistoryRow)[];
 export type ArchiveField = (typeof ARCHIVE_FIELDS)[number];
 /** Week label (the Sunday closing the week) to the values one page carries for that week. */
 export type Archive = Record<string, Partial<Record<ArchiveField, number | string | null>>>;
