@@ -18,6 +18,14 @@ let out = '';
 let origin: Server;
 let mf: Miniflare;
 const ORIGIN_TOKEN = 'edge-origin-token-for-tests';
+/** A basic key only the quota test spends: its exhausted minute must not reach the other tests, in any order. */
+const QUOTA_KEY = 'rr_edge_quota_test_key';
+const sha256Hex = (text: string) => createHash('sha256').update(text).digest('hex');
+const keysJson = () => {
+  const store = JSON.parse(readFileSync(KEYS_FILE, 'utf8'));
+  store.keys.push({ sha256: sha256Hex(QUOTA_KEY), plan: 'basic', label: 'edge quota test' });
+  return JSON.stringify(store);
+};
 
 beforeAll(async () => {
   out = builtTree();
@@ -44,7 +52,7 @@ beforeAll(async () => {
     compatibilityDate: '2025-01-01',
     bindings: {
       ORIGIN_URL: `http://127.0.0.1:${(origin.address() as { port: number }).port}/`,
-      KEYS_JSON: readFileSync(KEYS_FILE, 'utf8'),
+      KEYS_JSON: keysJson(),
       MARKETPLACE_HOST: 'risk-readings.marketplace.example',
       ORIGIN_TOKEN,
     },
@@ -134,7 +142,7 @@ describe('edge entry under workerd', () => {
     const statuses: number[] = [];
     let code = '';
     for (let i = 0; i < 8 && !statuses.includes(429); i++) {
-      const res = await call('/v1/assets/BTC/risk', { 'X-API-Key': KEY.basic });
+      const res = await call('/v1/assets/BTC/risk', { 'X-API-Key': QUOTA_KEY });
       statuses.push(res.status);
       if (res.status === 429) code = ((await res.json()) as { error: { code: string } }).error.code;
       else await res.arrayBuffer();
@@ -153,7 +161,7 @@ describe('edge entry under workerd', () => {
       start: Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth(), 1),
       end: Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth() + 1, 1),
     };
-    const basicId = `key:${createHash('sha256').update(KEY.basic).digest('hex')}`;
+    const basicId = `key:${sha256Hex(QUOTA_KEY)}`;
     const verdict = await (
       await ns.get(ns.idFromName(basicId)).fetch('https://quota.internal/take', {
         method: 'POST',

@@ -131,14 +131,16 @@ describe('Node server: raw HTTP', () => {
 
 describe('Node server: a rebuild underneath', () => {
   it('reloads the tree when a build swaps v1/ and answers with the new readings and ETags', async () => {
-    const s = await startServer({ publicDir: out, keysFile: KEYS_FILE, port: 0, watchMs: 50 });
+    // Its own copy: the other tests here read the three-day tree, in whatever order they run.
+    const own = copiedTree(join(root, 'rebuild'));
+    const s = await startServer({ publicDir: own, keysFile: KEYS_FILE, port: 0, watchMs: 50 });
     try {
       const before = await fetch(`${s.url}/v1/assets/BTC/risk`, { headers: { 'X-API-Key': KEY.ultra } });
       const etag = before.headers.get('etag');
       expect((await before.json()).as_of).toBe('2026-10-15T23:58:00Z');
       const pages = join(root, 'day4');
       await smallSite(pages, 4);
-      await buildSmall(pages, out, { now: '2026-10-17T00:30:00Z' });
+      await buildSmall(pages, own, { now: '2026-10-17T00:30:00Z' });
       // The server notices the swap within its watch interval; ask until it answers with the new tree.
       const after = await until(async () => {
         const res = await fetch(`${s.url}/v1/assets/BTC/risk`, { headers: { 'X-API-Key': KEY.ultra } });

@@ -9,30 +9,40 @@ import { checkTree } from '../../generator/check.js';
 
 const root = tempDir('rr-build-');
 const day = (n: number) => join(root, `site-day${n}`);
-const out = join(root, 'public');
-const ledger = (symbol: string) =>
-  readJson(join(out, 'v1', 'assets', symbol, 'history', 'full.json')).data.rows as { date: string; basis: string }[];
+/** Trees built once and only read: day 1 alone, and days 1 to 3 in one ledger. A test that changes one copies it. */
+const day1 = join(root, 'day1-tree');
+const day3 = join(root, 'day3-tree');
+const ledger = (tree: string, symbol: string) =>
+  readJson(join(tree, 'v1', 'assets', symbol, 'history', 'full.json')).data.rows as { date: string; basis: string }[];
+/** A copy of a built tree (its v1 link relative, so the copy stands alone). */
+const copyOf = (tree: string, name: string) => {
+  const to = join(root, name);
+  cpSync(tree, to, { recursive: true, verbatimSymlinks: true });
+  return to;
+};
 
 beforeAll(async () => {
   for (const n of [1, 2, 3]) await smallSite(day(n), n);
+  await buildSmall(day(1), day1);
+  copyOf(day1, 'day3-tree');
+  await buildSmall(day(2), day3, { now: '2026-10-15T00:30:00Z' });
+  await buildSmall(day(3), day3, { now: '2026-10-16T00:30:00Z' });
 });
 
 describe('build over three publication days', () => {
   it('day 1 builds a valid tree with weekly_archive rows before the first published row', async () => {
-    const report = await buildSmall(day(1), out);
+    const report = await buildSmall(day(1), join(root, 'day1-again'));
     expect(report.errors).toEqual([]);
-    expect(await checkTree(out)).toEqual([]);
-    const rows = ledger('BTC');
+    expect(await checkTree(day1)).toEqual([]);
+    const rows = ledger(day1, 'BTC');
     expect(rows.at(-1)).toMatchObject({ date: '2026-10-13', basis: 'as_published' });
     expect(rows.slice(0, -1).every((r) => r.basis === 'weekly_archive' && r.date < '2026-10-13')).toBe(true);
     expect(rows.length).toBeGreaterThan(50);
   });
 
   it('days 2 and 3 add one as_published row each and keep every earlier row byte for byte', async () => {
-    const before = ledger('BTC');
-    await buildSmall(day(2), out, { now: '2026-10-15T00:30:00Z' });
-    await buildSmall(day(3), out, { now: '2026-10-16T00:30:00Z' });
-    const after = ledger('BTC');
+    const before = ledger(day1, 'BTC');
+    const after = ledger(day3, 'BTC');
     expect(after.slice(0, before.length)).toEqual(before);
     expect(after.slice(before.length).map((r) => [r.date, r.basis])).toEqual([
       ['2026-10-14', 'as_published'],
@@ -40,21 +50,22 @@ describe('build over three publication days', () => {
     ]);
     // An equity's rows follow its trading days.
     expect(
-      ledger('SPY')
+      ledger(day3, 'SPY')
         .filter((r) => r.basis === 'as_published')
         .map((r) => r.date),
     ).toEqual(['2026-10-13', '2026-10-14', '2026-10-15']);
-    expect(await checkTree(out)).toEqual([]);
+    expect(await checkTree(day3)).toEqual([]);
   });
 
   it("a second build of the same day replaces that day's row instead of adding one", async () => {
-    const rows = ledger('ETH').length;
-    await buildSmall(day(3), out, { now: '2026-10-16T08:30:00Z' });
-    expect(ledger('ETH')).toHaveLength(rows);
+    const t = copyOf(day3, 'same-day');
+    await buildSmall(day(3), t, { now: '2026-10-16T08:30:00Z' });
+    expect(ledger(t, 'ETH')).toHaveLength(ledger(day3, 'ETH').length);
+    expect(ledger(t, 'ETH').at(-1)).toMatchObject({ date: '2026-10-15', basis: 'as_published' });
   });
 
   it('reuses unchanged pages from the parse cache on a rebuild', async () => {
-    const report = await buildSmall(day(3), out, { now: '2026-10-16T08:30:00Z' });
+    const report = await buildSmall(day(3), copyOf(day3, 'cached'), { now: '2026-10-16T08:30:00Z' });
     expect(report.pages_parsed).toBe(0);
     expect(report.pages_reused).toBe(report.pages_read);
   });
@@ -66,7 +77,6 @@ describe('determinism', () => {
     const b = join(root, 'det-b');
     await buildSmall(day(1), a);
     await buildSmall(day(2), a, { now: '2026-10-15T00:30:00Z' });
-    cpSync(join(a, 'v1'), join(root, 'det-a-day1-snapshot'), { recursive: true });
     await buildSmall(day(1), b, { jobs: 1 });
     await buildSmall(day(2), b, { now: '2026-10-15T00:30:00Z', jobs: 1 });
     expect(treeHashes(b)).toEqual(treeHashes(a));
@@ -74,11 +84,9 @@ describe('determinism', () => {
 });
 
 describe('failures leave the previous tree as it was', () => {
-  it('an unreadable page fails the build, names file and field, and changes nothing', async () => {
-    const good = join(root, 'guard');
-    await buildSmall(day(1), good);
-    const before = treeHashes(good);
-    const broken = join(root, 'broken');
+  /** Day 2's pages with ETH's Gravity card unreadable. */
+  const broken = join(root, 'broken');
+  beforeAll(() => {
     cpSync(day(2), broken, { recursive: true });
     const f = join(broken, 'ETH_Price_TWAP_Gravity_Analysis.html');
     writeFileSync(
@@ -88,6 +96,11 @@ describe('failures leave the previous tree as it was', () => {
         '$1about forty',
       ),
     );
+  });
+
+  it('an unreadable page fails the build, names file and field, and changes nothing', async () => {
+    const good = copyOf(day1, 'guard');
+    const before = treeHashes(good);
     const err = await buildSmall(broken, good).catch((e) => e);
     expect(err).toBeInstanceOf(BuildError);
     expect(err.problems).toEqual([
@@ -98,9 +111,9 @@ describe('failures leave the previous tree as it was', () => {
   });
 
   it('with --keep-going the asset keeps its previous reading with its old as_of and lists the error', async () => {
-    const good = join(root, 'guard');
+    const good = copyOf(day1, 'keep-going');
     const prev = readJson(join(good, 'v1/assets/ETH/risk.json')).data;
-    const report = await buildSmall(join(root, 'broken'), good, { keepGoing: true, now: '2026-10-15T00:30:00Z' });
+    const report = await buildSmall(broken, good, { keepGoing: true, now: '2026-10-15T00:30:00Z' });
     expect(report.errors).toHaveLength(1);
     const eth = readJson(join(good, 'v1/assets/ETH/risk.json')).data;
     expect(eth.gravity).toEqual(prev.gravity);
@@ -144,7 +157,7 @@ describe('failures leave the previous tree as it was', () => {
   });
 
   it('check flags a file whose bytes differ from the manifest', async () => {
-    const t = join(root, 'guard');
+    const t = copyOf(day1, 'edited');
     const file = join(t, 'v1/assets/SPY/risk.json');
     const text = readFileSync(file, 'utf8');
     writeFileSync(file, text.replace('"EQUITY"', '"EQUITY" '));
@@ -154,7 +167,7 @@ describe('failures leave the previous tree as it was', () => {
   });
 
   it('writes br and gzip variants of every served file over 1 KB, in the manifest; check verifies each', async () => {
-    const t = join(root, 'guard');
+    const t = copyOf(day1, 'variants');
     const m = readJson(join(t, 'v1', '_manifest.json'));
     const entry = m.files['assets/SPY/risk.json'];
     expect(entry.size).toBeGreaterThan(1024);
@@ -210,7 +223,8 @@ describe('rebuilds', () => {
   });
 
   it('a different catalogue is a different input: the tree is built again, not re-linked', async () => {
-    const t = join(root, 'idle');
+    const t = join(root, 'recatalogued');
+    await buildSmall(day(2), t, { now: '2026-10-15T00:30:00Z' });
     const catalogFile = join(root, 'catalog-renamed.json');
     const cat = readJson(join(day(2), 'catalog.json'));
     cat.assets.find((a: { symbol: string }) => a.symbol === 'ADA').name = 'Cardano (ADA)';
@@ -242,7 +256,7 @@ describe('rebuilds', () => {
 
 describe('the tree', () => {
   it('holds every response file the design names', () => {
-    const v1 = join(out, 'v1');
+    const v1 = join(day3, 'v1');
     for (const f of [
       'openapi.json',
       'health.json',
@@ -264,9 +278,8 @@ describe('the tree', () => {
   });
 
   it('leaves no staging folder behind: v1 names the one tree under .trees', () => {
-    expect(readdirSync(out).filter((n) => n.startsWith('.v1-'))).toEqual([]);
-    expect(readdirSync(join(out, '.trees'))).toHaveLength(1);
-    expect(readlinkSync(join(out, 'v1'))).toBe(join('.trees', readdirSync(join(out, '.trees'))[0]!));
-    rmSync(join(root, 'det-a-day1-snapshot'), { recursive: true, force: true });
+    expect(readdirSync(day3).filter((n) => n.startsWith('.v1-'))).toEqual([]);
+    expect(readdirSync(join(day3, '.trees'))).toHaveLength(1);
+    expect(readlinkSync(join(day3, 'v1'))).toBe(join('.trees', readdirSync(join(day3, '.trees'))[0]!));
   });
 });

@@ -36,6 +36,20 @@ function rewrite(tree: string, path: string, edit: (doc: any) => void) {
   writeFileSync(mfile, JSON.stringify(m));
 }
 
+/** B with one BTC history row removed and another changed, made once whichever test asks first. */
+let lossy: { vanished: string; changed: string } | undefined;
+function lossyTree(): { vanished: string; changed: string } {
+  if (lossy) return lossy;
+  cpSync(dir('B'), dir('F'), { recursive: true, verbatimSymlinks: true });
+  const made = { vanished: '', changed: '' };
+  rewrite('F', 'assets/BTC/history/full.json', (doc) => {
+    made.vanished = doc.data.rows.splice(5, 1)[0].date;
+    made.changed = doc.data.rows[10].date;
+    doc.data.rows[10].price = 1;
+  });
+  return (lossy = made);
+}
+
 beforeAll(async () => {
   for (const d of [2, 3]) await smallSite(dir(`site${d}`), d, '2025-06-01', SYMBOLS);
   await buildSmall(dir('site2'), dir('A'), { now: '2026-10-15T00:30:00Z' });
@@ -142,14 +156,7 @@ describe('every kind of change', () => {
   });
 
   it('a published history row changed or vanished: loud, exit status 3', async () => {
-    cpSync(dir('B'), dir('F'), { recursive: true, verbatimSymlinks: true });
-    let vanished = '';
-    let changed = '';
-    rewrite('F', 'assets/BTC/history/full.json', (doc) => {
-      vanished = doc.data.rows.splice(5, 1)[0].date;
-      changed = doc.data.rows[10].date;
-      doc.data.rows[10].price = 1;
-    });
+    const { vanished, changed } = lossyTree();
     const r = await diff('B', 'F');
     expect(find(r.changes, 'BTC', `row ${vanished}`)).toMatchObject({ level: 'alarm', new: null });
     expect(find(r.changes, 'BTC', `row ${changed}`)).toMatchObject({ level: 'alarm' });
@@ -209,6 +216,7 @@ describe('risk-readings diff (compiled)', () => {
     const bad = run(dir('A'), join(root, 'nothing'));
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/no manifest here/);
+    lossyTree();
     expect(run(dir('B'), dir('F')).status).toBe(3);
     expect(run(dir('B'), dir('F')).stdout).toMatch(/VANISHED/);
   });
