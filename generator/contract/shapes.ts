@@ -13,7 +13,9 @@ import { FREE_TIER_RULE, HISTORY_MAX_LIMIT, PLAN_LIMITS, PLANS } from './plans.j
 import { ENCODINGS } from './encodings.js';
 
 /** The schemas with a name: public ones become `components.schemas`, internal ones describe the tree's own files. */
-export const SHAPES = z.registry<{ id: string; internal?: boolean }>();
+export const SHAPES = z.registry<{ id: string }>();
+/** The ids of the internal ones. */
+export const INTERNAL_IDS = new Set<string>();
 const api = <T extends z.ZodType>(id: string, schema: T): T => (SHAPES.add(schema, { id }), schema);
 
 const AS_OF_RE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:00Z)?$/;
@@ -296,7 +298,7 @@ export const SummaryResponse = api('SummaryResponse', envelope(Summary));
 export const DcaSignalResponse = api('DcaSignalResponse', envelope(DcaSignal));
 
 // The tree's own files: read by the next build (the ledger), by the shim (catalogue, manifest) and by `keys`.
-const internal = <T extends z.ZodType>(id: string, schema: T): T => (SHAPES.add(schema, { id, internal: true }), schema);
+const internal = <T extends z.ZodType>(id: string, schema: T): T => (INTERNAL_IDS.add(id), SHAPES.add(schema, { id }), schema);
 
 export const HistoryLedger = internal(
   'HistoryLedger',

@@ -5,7 +5,7 @@
  * nullable value as `type: [t, "null"]`, a nullable reference as `oneOf`, no zod-internal bounds or patterns.
  */
 import { z } from 'zod';
-import { SHAPES } from '../contract/shapes.js';
+import { INTERNAL_IDS, SHAPES } from '../contract/shapes.js';
 
 type Schema = Record<string, unknown>;
 
@@ -52,12 +52,11 @@ const generated = once(() => {
   const components: Record<string, Schema> = {};
   const internal: Record<string, Schema> = {};
   for (const [id, schema] of Object.entries(idiom(schemas) as Record<string, Schema>)) {
-    if (!isInternal(id)) components[id] = schema;
+    if (!INTERNAL_IDS.has(id)) components[id] = schema;
     else internal[id] = JSON.parse(JSON.stringify(schema).replaceAll(`"$ref":"${COMPONENTS}`, `"$ref":"${FROM_INTERNAL}`));
   }
   return { components, internal };
 });
-const isInternal = (id: string) => [...SHAPES._idmap.entries()].some(([name, shape]) => name === id && SHAPES.get(shape)?.internal);
 
 /** `components.schemas` of the closed document. */
 export const componentSchemas = () => generated().components;

@@ -61,7 +61,7 @@ describe('schemas generated from the zod shapes', () => {
     const byName: Record<string, z.ZodType> = Object.fromEntries(
       Object.values(shapes).flatMap((s) => {
         const meta = s && typeof s === 'object' && '_zod' in s ? shapes.SHAPES.get(s as z.ZodType) : undefined;
-        return meta ? [[meta.internal ? `x-internal-${meta.id}` : meta.id, s as z.ZodType]] : [];
+        return meta ? [[shapes.INTERNAL_IDS.has(meta.id) ? `x-internal-${meta.id}` : meta.id, s as z.ZodType]] : [];
       }),
     );
     let checked = 0;
