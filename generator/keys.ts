@@ -6,13 +6,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
-import { keyStoreFromJson, type KeyRecord } from './contract/keys.js';
+import { keyStoreFromJson, type KeyRecord, type KeyStoreFile } from './contract/keys.js';
 import type { Plan } from './contract/plans.js';
 
-type KeyFile = { keys: KeyRecord[] };
-
 /** The key file, checked; an absent file is an empty store. Errors name the file and the entry. */
-function readKeys(file: string): KeyFile {
+function readKeys(file: string): KeyStoreFile {
   if (!existsSync(file)) return { keys: [] };
   let doc: unknown;
   try {
@@ -21,10 +19,10 @@ function readKeys(file: string): KeyFile {
     throw new Error(`${file}: not JSON (${(e as Error).message})`, { cause: e });
   }
   keyStoreFromJson(doc, file);
-  return doc as KeyFile;
+  return doc as KeyStoreFile;
 }
 
-async function writeKeys(file: string, doc: KeyFile): Promise<void> {
+async function writeKeys(file: string, doc: KeyStoreFile): Promise<void> {
   const tmp = `${file}.${process.pid}.tmp`;
   await writeFile(tmp, JSON.stringify(doc, null, 2) + '\n', { mode: 0o600 });
   await rename(tmp, file);

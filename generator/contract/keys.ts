@@ -1,36 +1,39 @@
 /**
  * The direct-key store (decisions 12 and 22): `{"keys": [{sha256, plan, label, created?}]}`. The `keys` commands
- * write it and the shim reads it: the format is defined here, once. Runtime-neutral.
+ * write it and the shim reads it: the format is this one zod shape. Runtime-neutral, and the one shape the shim
+ * parses at run time, so it is written with zod/mini (27 KB of the edge bundle, where zod's full API is 450 KB).
  */
-import { PLANS, type Plan } from './plans.js';
+// zod/mini: the same zod, tree-shaken, so the edge bundle carries only what this shape uses.
+import * as z from 'zod/mini';
+import { PLANS } from './plans.js';
 
-export interface KeyRecord {
-  sha256: string;
-  plan: Plan;
-  label: string;
-  created?: string;
-}
+const found = (v: unknown) => `found ${JSON.stringify(v)}`;
+
+const isoTime = (i: { input: unknown }) => `expected an ISO 8601 time, ${found(i.input)}`;
+
+export const KeyRecord = z.object({
+  sha256: z.string({ error: 'expected 64 lower-case hex digits' }).check(z.regex(/^[0-9a-f]{64}$/, 'expected 64 lower-case hex digits')),
+  plan: z.enum(PLANS, { error: (i) => `expected basic, pro or ultra, ${found(i.input)}` }),
+  /** Free text for the operator; a store written by hand may omit it. */
+  label: z.catch(z.string(), ''),
+  created: z.optional(z.string({ error: isoTime }).check(z.refine((v) => Number.isFinite(Date.parse(v)), { error: isoTime }))),
+});
+export const KeyStoreFile = z.object({ keys: z.array(KeyRecord) });
+
+export type KeyRecord = z.infer<typeof KeyRecord>;
+export type KeyStoreFile = z.infer<typeof KeyStoreFile>;
 /** The credential store of decision 12, loaded: SHA-256 hex of the key to its record. */
 export type KeyStore = ReadonlyMap<string, KeyRecord>;
 
-/** Parses `{"keys": [{sha256, plan, label, created?}]}` (decisions 12, 22); throws with the entry and field that is wrong. */
+/** Parses a key store file; throws naming the entry and field that is wrong (`keys[2].plan: expected ...`). */
 export function keyStoreFromJson(json: unknown, source = 'keys'): KeyStore {
-  const keys = (json as { keys?: unknown })?.keys;
-  if (!Array.isArray(keys)) throw new Error(`${source}: expected {"keys": [...]}`);
-  const store = new Map<string, KeyRecord>();
-  keys.forEach((k: { sha256?: unknown; plan?: unknown; label?: unknown; created?: unknown }, i) => {
-    if (typeof k?.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(k.sha256))
-      throw new Error(`${source}: keys[${i}].sha256: expected 64 lower-case hex digits`);
-    if (typeof k.plan !== 'string' || !(PLANS as readonly string[]).includes(k.plan))
-      throw new Error(`${source}: keys[${i}].plan: expected basic, pro or ultra, found ${JSON.stringify(k.plan)}`);
-    if (k.created !== undefined && (typeof k.created !== 'string' || !Number.isFinite(Date.parse(k.created))))
-      throw new Error(`${source}: keys[${i}].created: expected an ISO 8601 time, found ${JSON.stringify(k.created)}`);
-    store.set(k.sha256, {
-      sha256: k.sha256,
-      plan: k.plan as Plan,
-      label: typeof k.label === 'string' ? k.label : '',
-      ...(k.created ? { created: k.created as string } : {}),
-    });
-  });
-  return store;
+  const parsed = KeyStoreFile.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const [, index, field] = issue.path;
+    if (index === undefined) throw new Error(`${source}: expected {"keys": [...]}`);
+    if (field === undefined) throw new Error(`${source}: keys[${String(index)}]: expected an object {sha256, plan, label}`);
+    throw new Error(`${source}: keys[${String(index)}].${String(field)}: ${issue.message}`);
+  }
+  return new Map(parsed.data.keys.map((k) => [k.sha256, k]));
 }

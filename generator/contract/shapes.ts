@@ -4,7 +4,8 @@
  * internal files' schemas are generated from them (openapi/schemas.ts), and the shim reads the shared files as
  * these types. Field order here is the order of the keys in every file the build writes.
  *
- * Kept out of the contract's index: the shim imports these as types only, so its bundle carries no zod.
+ * Kept out of the contract's index: the shim imports these as types only, so its bundle carries none of this.
+ * The key store, which the shim does parse at run time, has its own small shape (keys.ts, zod/mini).
  */
 import { z } from 'zod';
 import { API_VERSION, DISCLAIMER, MODEL_KEYS, SYMBOL_PATTERN, UNIVERSES } from './constants.js';
