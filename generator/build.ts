@@ -170,6 +170,20 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
     timings[stage] = Math.round(now - clock);
     clock = now;
   };
+  // Read: the pages, and the previous tree once. Plan: the pure function to every document. Publish: one swap.
+  const read = await readInputs(opts, at, previousSource, lap);
+  const idle = await relinkIfIdle(read, opts, at);
+  if (idle) {
+    lap('unchanged');
+    return { ...idle, timings };
+  }
+  const planned = await planFrom(read, opts, at);
+  lap('assemble');
+  return { ...(await publish(read, planned, opts, at, lap)), timings };
+}
+
+/** Everything a build reads, and the report so far; throws the BuildError of an input it cannot build from. */
+async function readInputs(opts: BuildOptions, at: string, previousSource: string, lap: (stage: string) => void) {
   const catalog = loadCatalog(opts.catalog);
   const warnings: string[] = [];
   const errors: string[] = [];
@@ -265,27 +279,31 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
   // The pages this tree answers for, recorded so the next build can tell one that went missing (carried ones too,
   // so the guard holds until the page is back or the catalogue drops it).
   const pagesRead = [...new Set([...found.pages.map((p) => p.file), ...missingFiles])].sort();
-
-  // Nothing read differs from what produced the previous tree: a build is idempotent, so that tree is the
-  // answer. Its files are re-linked (each checked against its manifest) and only the manifest is rewritten.
-  const prevManifest = previous?.manifest;
+  // Everything a build reads besides the previous tree, fingerprinted; null when a page failed (never idle then).
   const inputs =
     errors.length || vanished.length ? null : inputFingerprint(opts.catalog ?? defaultCatalogPath(), site.cache, opts.publicUrl);
-  if (inputs && prevManifest && previous.localTree && prevCache?.last_build?.inputs === inputs) {
-    const reused = await reuseTree(previous.localTree, prevManifest, opts.out, prevCache.last_build.tree, at);
-    if (reused) {
-      await writeCache(opts.out, { ...site.cache, last_build: { inputs, tree: reused.tree } }, warnings);
-      lap('unchanged');
-      return {
-        ...reportSoFar,
-        files_written: reused.files,
-        files_linked: reused.linked,
-        sector_sources: prevSectorSources(prevCache),
-        timings,
-      };
-    }
-  }
+  return { catalog, found, previous, prevCache, ledgers, site, failedKinds, reportSoFar, warnings, pagesRead, inputs };
+}
 
+type Inputs = Awaited<ReturnType<typeof readInputs>>;
+type Report = Omit<BuildReport, 'timings'>;
+
+/**
+ * Nothing read differs from what produced the previous tree: a build is idempotent, so that tree is the answer.
+ * Its files are re-linked (each checked against its manifest) and only the manifest is rewritten.
+ */
+async function relinkIfIdle(read: Inputs, opts: BuildOptions, at: string): Promise<Report | null> {
+  const { previous, prevCache, inputs, site, warnings, reportSoFar } = read;
+  if (!inputs || !previous?.localTree || prevCache?.last_build?.inputs !== inputs) return null;
+  const reused = await reuseTree(previous.localTree, previous.manifest, opts.out, prevCache.last_build.tree, at);
+  if (!reused) return null;
+  await writeCache(opts.out, { ...site.cache, last_build: { inputs, tree: reused.tree } }, warnings);
+  return { ...reportSoFar, files_written: reused.files, files_linked: reused.linked, sector_sources: prevSectorSources(prevCache) };
+}
+
+/** The plan: the market readings and the previous readings of failed pages, then planTree over all of it. */
+async function planFrom(read: Inputs, opts: BuildOptions, at: string) {
+  const { catalog, found, previous, ledgers, site, failedKinds, reportSoFar, warnings } = read;
   const prevRisk = async (symbol: string) => previous?.risk(symbol);
   const market = await marketReadings([...site.results.values()], failedKinds.get('(market)') ?? new Set(), catalog, prevRisk, warnings);
   // The previous tree is read here, before the plan: the readings of the assets whose pages failed.
@@ -310,11 +328,20 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
     if (e instanceof HistoryLossError) throw new BuildError(`history would lose a published row: ${e.message}`, reportSoFar, [e.message]);
     throw e;
   }
-  const { objects } = planned;
   warnings.push(...planned.warnings);
-  const { sectorSources } = market;
+  return { objects: planned.objects, sectorSources: market.sectorSources, contractDoc };
+}
 
-  lap('assemble');
+/** Serialise, validate against the closed contract, compress, and swap the new tree in whole. */
+async function publish(
+  read: Inputs,
+  { objects, sectorSources, contractDoc }: Awaited<ReturnType<typeof planFrom>>,
+  opts: BuildOptions,
+  at: string,
+  lap: (stage: string) => void,
+): Promise<Report> {
+  const { previous, ledgers, site, pagesRead, inputs, reportSoFar, warnings } = read;
+  const prevManifest = previous?.manifest;
   const texts = new Map<string, string>();
   const serialize = jsonWriter();
   for (const [path, doc] of [...objects.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) texts.set(path, serialize(doc));
@@ -370,7 +397,7 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
     warnings,
   );
   lap('write');
-  return { ...reportSoFar, files_written: files, files_linked: linked, sector_sources: sectorSources, timings };
+  return { ...reportSoFar, files_written: files, files_linked: linked, sector_sources: sectorSources };
 }
 
 /**
