@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildSmall, smallSite, tempDir, treeHashes } from '../helpers.js';
+import { ROOT, buildSmall, smallSite, tempDir, treeHashes } from '../helpers.js';
 
 const root = tempDir('rr-golden-');
 const out = join(root, 'public');
@@ -22,5 +22,20 @@ describe('golden tree', () => {
   it('a day-1 then day-2 build of the small site writes exactly the pinned bytes', async () => {
     const hashes = Object.fromEntries(treeHashes(out));
     await expect(JSON.stringify(hashes, null, 2) + '\n').toMatchFileSnapshot(join('..', '..', 'fixtures', 'golden', 'small-site.json'));
+  });
+
+  it('the compiled build (pages parsed in worker threads, as the CLI runs) writes the same pinned bytes', async () => {
+    // dist/ is what the CLI runs; from there pages are parsed in worker threads, from the sources in-process.
+    const compiled = (await import(join(ROOT, 'dist', 'generator', 'build.js'))) as typeof import('../../generator/build.js');
+    const out2 = join(root, 'compiled');
+    for (const day of [1, 2])
+      await compiled.build({
+        pages: join(root, `day${day}`),
+        out: out2,
+        catalog: join(root, `day${day}`, 'catalog.json'),
+        now: `2026-10-${13 + day}T00:30:00Z`,
+        init: day === 1,
+      });
+    expect(treeHashes(out2)).toEqual(treeHashes(out));
   });
 });
