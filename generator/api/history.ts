@@ -16,8 +16,9 @@ export class HistoryLossError extends Error {}
 /** The row's fields in the contract's order (contract/shapes.ts), and the readings among them. */
 const ROW_KEYS = Object.keys(HistoryRowShape.shape) as (keyof HistoryRow)[];
 const READING_KEYS = ROW_KEYS.filter((k) => k !== 'date' && k !== 'basis');
-/** A row's readings before any page has given one. */
-const EMPTY = Object.fromEntries(READING_KEYS.map((k) => [k, null])) as Omit<HistoryRow, 'date' | 'basis'>;
+/** A row of that date and basis before any page has given it a reading. */
+export const blankRow = (date: string, basis: HistoryRow['basis']): HistoryRow =>
+  ({ date, basis, ...Object.fromEntries(READING_KEYS.map((k) => [k, null])) }) as HistoryRow;
 
 /** Today's row: what this build publishes for the asset, dated by the asset's as_of. */
 export function publishedRow(r: AssetRisk): HistoryRow | null {
@@ -44,7 +45,7 @@ export function archiveRows(archives: Archive[], before: string): HistoryRow[] {
     for (const [week, values] of Object.entries(a)) {
       if (week >= before) continue;
       let row = weeks.get(week);
-      if (!row) weeks.set(week, (row = { date: week, basis: 'weekly_archive', ...EMPTY }));
+      if (!row) weeks.set(week, (row = blankRow(week, 'weekly_archive')));
       Object.assign(row, values);
     }
   }

@@ -47,7 +47,15 @@ export const ModelVersion = api(
 );
 export const Universe = api('Universe', z.enum(UNIVERSES));
 export const Band = api('Band', z.string().regex(BAND_RE, 'a tenth band a-b').describe('Tenth band a-b.'));
-const premiumSource = () => z.enum(['printed', 'derived', 'unavailable']);
+/** The regression's levels around a DCA band: the AssetRisk reading and the signal's state both carry them. */
+const dcaLevels = {
+  price: numOrNull(),
+  fair_value: numOrNull(),
+  floor: numOrNull(),
+  ceiling: numOrNull(),
+  premium_pct: numOrNull(),
+  premium_source: z.enum(['printed', 'derived', 'unavailable']),
+};
 
 /** Where a model reading comes from: the page, when it was published, and the model that made it. */
 const stamped = {
@@ -84,12 +92,7 @@ export const Dca = api(
     .object({
       band: Band,
       risk: fraction(),
-      price: numOrNull(),
-      fair_value: numOrNull(),
-      floor: numOrNull(),
-      ceiling: numOrNull(),
-      premium_pct: numOrNull(),
-      premium_source: premiumSource(),
+      ...dcaLevels,
       reading_date: date().nullable(),
       ...stamped,
     })
@@ -242,12 +245,7 @@ export const DcaSignal = api(
       band: Band,
       risk: fraction(),
       band_label: z.string(),
-      price: numOrNull(),
-      fair_value: numOrNull(),
-      floor: numOrNull(),
-      ceiling: numOrNull(),
-      premium_pct: numOrNull(),
-      premium_source: premiumSource(),
+      ...dcaLevels,
     }),
     multiplier: z.null(),
     multiplier_note: z.string(),

@@ -5,6 +5,7 @@
 import { load, type CheerioAPI } from 'cheerio/slim';
 import { pageBytes, type PlotlyFigure } from './plotly.js';
 import { PageError, describe } from './errors.js';
+import { parsePrinted } from './numbers.js';
 
 /**
  * What any one page may hand the DOM parser. The site's pages nest about 20 deep in a few tens of KB around
@@ -68,6 +69,8 @@ export interface Chrome {
   /** The card whose label reads exactly `label` (any element, value in the next element); an error if printed twice with different values. */
   card(label: string): Card | undefined;
   requireCard(label: string): Card;
+  /** The card's value as a printed number (null where the site prints none); an error names the card. */
+  printed(label: string): number | null;
   /** The raw text of the stamp after `label:` (for parseStamp); an error if printed twice with different values. */
   stamp(label: StampLabel): string | undefined;
   /** The first group of `pattern` in the page's visible text; an error if it reads differently in two places. */
@@ -154,15 +157,17 @@ export function loadChrome(page: Uint8Array | string, figures: PlotlyFigure[], f
     if (values.length > 1) throw twice(file, `card "${label}"`, values);
     return list[0];
   };
+  const requireCard = (label: string) => {
+    const c = card(label);
+    if (!c) throw new PageError(file, `card "${label}"`, 'absent from the page');
+    return c;
+  };
   return {
     $,
     file,
     card,
-    requireCard(label) {
-      const c = card(label);
-      if (!c) throw new PageError(file, `card "${label}"`, 'absent from the page');
-      return c;
-    },
+    requireCard,
+    printed: (label) => parsePrinted(requireCard(label).value, file, `card "${label}"`),
     stamp(label) {
       const found = [...get().text.matchAll(STAMP)].filter((m) => m[1] === label).map((m) => squash(m[2]!));
       const values = [...new Set(found)];

@@ -307,7 +307,7 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
     });
     try {
       const url = `redis://127.0.0.1:${port}`;
-      for (let i = 0; i < 50 && (await redisAnswers(url)); i++) await new Promise((r) => setTimeout(r, 100));
+      await until(async () => !(await redisAnswers(url)), 5_000, 100);
       const logs: string[] = [];
       const store = open(() => new FallbackQuotaStore(new RedisQuotaStore(url, prefix()), (m) => logs.push(m)));
       const origin = FileOrigin.open(out, 0);

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../../generator/build.js';
 import { checkTree } from '../../generator/check.js';
 import { acquireLock } from '../../generator/output/lock.js';
-import { cli, cliAsync, readJson, smallSite, tempDir, treeHashes } from '../helpers.js';
+import { cli, cliAsync, readJson, smallSite, tempDir, treeHashes, until } from '../helpers.js';
 
 const root = tempDir('rr-contract-');
 const SYMBOLS = ['BTC', 'AERO', 'SPY'];
@@ -195,8 +195,7 @@ describe('one writer', () => {
     const out = copyOfDay1('two-at-once');
     const first = cliAsync(args(day(2), out, 2), { RR_FAULT_OUT: out, RR_FAULT_PAUSE_AFTER_LOCK_MS: '4000' }, true);
     const lock = join(out, '.lock');
-    for (let i = 0; i < 200 && !(existsSync(lock) && readFileSync(lock, 'utf8').includes('"pid"')); i++)
-      await new Promise((r) => setTimeout(r, 25));
+    await until(() => existsSync(lock) && readFileSync(lock, 'utf8').includes('"pid"'));
     const holder = JSON.parse(readFileSync(lock, 'utf8'));
     const t = Date.now();
     const second = cli(args(day(3), out, 3));

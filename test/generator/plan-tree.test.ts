@@ -5,7 +5,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import type { AssetRisk } from '../../generator/api/asset-risk.js';
-import { HistoryLossError, type Ledger } from '../../generator/api/history.js';
+import { blankRow, HistoryLossError, type Ledger } from '../../generator/api/history.js';
 import { UNIVERSES } from '../../generator/catalog/catalog.js';
 import { TREE } from '../../generator/contract/tree.js';
 import { openApiDocument } from '../../generator/openapi/document.js';
@@ -13,19 +13,7 @@ import { planTree, type TreeInputs } from '../../generator/plan-tree.js';
 import { CATALOG } from '../helpers.js';
 
 const catalog = CATALOG.filter((a) => ['BTC', 'SPY'].includes(a.symbol));
-const row = (date: string, price: number) => ({
-  date,
-  basis: 'weekly_archive' as const,
-  price,
-  gravity: null,
-  sma_composite: null,
-  phase_completion_pct: null,
-  twap_premium_pct: null,
-  twap_risk_level: null,
-  dca_premium_pct: null,
-  dca_risk: null,
-  dca_band: null,
-});
+const row = (date: string, price: number) => ({ ...blankRow(date, 'weekly_archive'), price });
 const btcLedger = { data: { rows: [row('2026-01-04', 90_000), row('2026-01-11', 95_000)] } } as Ledger;
 
 const inputs = (over: Partial<TreeInputs> = {}): TreeInputs => ({

@@ -33,8 +33,8 @@ export function parseCryptoGravity(page: Buffer, file: string, { archive = true 
     twap: validated(
       TwapReading,
       {
-        baseline: parsePrinted(chrome.requireCard('Lifetime TWAP Base').value, file, 'card "Lifetime TWAP Base"'),
-        premium_pct: parsePrinted(chrome.requireCard('Market Premium').value, file, 'card "Market Premium"'),
+        baseline: chrome.printed('Lifetime TWAP Base'),
+        premium_pct: chrome.printed('Market Premium'),
         ...common,
       },
       file,

@@ -36,8 +36,8 @@ export function parseEquityTwap(page: Buffer, file: string, { archive: mine = tr
     twap: validated(
       TwapReading,
       {
-        baseline: parsePrinted(chrome.requireCard('EXPANDING TWAP').value, file, 'card "EXPANDING TWAP"'),
-        premium_pct: parsePrinted(chrome.requireCard('PREMIUM / DISCOUNT').value, file, 'card "PREMIUM / DISCOUNT"'),
+        baseline: chrome.printed('EXPANDING TWAP'),
+        premium_pct: chrome.printed('PREMIUM / DISCOUNT'),
         ...common,
       },
       file,

@@ -23,7 +23,7 @@ export function parseCryptoFearGreed(page: Buffer, file: string): PageResult {
   if (!trend) throw new PageError(file, 'trace "BTC Base Trend"', 'absent');
   const end = lastPoint(series(trend, file), file, 'trace "BTC Base Trend"');
   const chrome = loadChrome(page, figures, file);
-  const value = parsePrinted(chrome.requireCard('Daily Fear & Greed').value, file, 'card "Daily Fear & Greed"');
+  const value = chrome.printed('Daily Fear & Greed');
   let label: string | null = null;
   if (value !== null) {
     const i = steps.findIndex(
@@ -42,7 +42,7 @@ export function parseCryptoFearGreed(page: Buffer, file: string): PageResult {
         value,
         label,
         label_source: 'site_band_table',
-        sma_30: parsePrinted(chrome.requireCard('30-Day Sentiment SMA').value, file, 'card "30-Day Sentiment SMA"'),
+        sma_30: chrome.printed('30-Day Sentiment SMA'),
         provider: FNG_PROVIDER,
         scope: 'market',
         model: MODELS.fearGreedCrypto,

@@ -30,9 +30,9 @@ export function parseCryptoPhase(page: Buffer, file: string): PageResult {
       PhaseReading,
       {
         label,
-        completion_pct: parsePrinted(chrome.requireCard('Cycle Completion Matrix').value, file, 'card "Cycle Completion Matrix"'),
+        completion_pct: chrome.printed('Cycle Completion Matrix'),
         fair_value: fairValueAt(fig.traces, end.date, file),
-        max_euphoria_target: parsePrinted(chrome.requireCard('Max Euphoria Target (+3σ)').value, file, 'card "Max Euphoria Target (+3σ)"'),
+        max_euphoria_target: chrome.printed('Max Euphoria Target (+3σ)'),
         as_of: end.date,
         as_of_basis: 'trace_end',
         model: MODELS.phaseCrypto,
@@ -68,7 +68,7 @@ export function parseEquityValuation(page: Buffer, file: string): PageResult {
       PhaseReading,
       {
         label,
-        completion_pct: parsePrinted(chrome.requireCard('PHASE COMPLETION').value, file, 'card "PHASE COMPLETION"'),
+        completion_pct: chrome.printed('PHASE COMPLETION'),
         fair_value: printedFair ? parsePrinted(printedFair.value, file, 'card "FAIR VALUE"') : fairValueAt(fig.traces, end.date, file),
         max_euphoria_target: target,
         as_of: end.date,

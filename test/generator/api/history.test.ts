@@ -1,19 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { archiveRows, historyPage, HistoryLossError, ledger, mergeRows, type HistoryRow } from '../../../generator/api/history.js';
+import {
+  archiveRows,
+  blankRow,
+  historyPage,
+  HistoryLossError,
+  ledger,
+  mergeRows,
+  type HistoryRow,
+} from '../../../generator/api/history.js';
 
-const row = (date: string, basis: HistoryRow['basis'] = 'as_published', price = 1): HistoryRow => ({
-  date,
-  basis,
-  price,
-  gravity: null,
-  sma_composite: null,
-  phase_completion_pct: null,
-  twap_premium_pct: null,
-  twap_risk_level: null,
-  dca_premium_pct: null,
-  dca_risk: null,
-  dca_band: null,
-});
+const row = (date: string, basis: HistoryRow['basis'] = 'as_published', price = 1): HistoryRow => ({ ...blankRow(date, basis), price });
 
 describe('mergeRows', () => {
   it('starts a ledger with the weekly archive before the first published day', () => {
