@@ -343,7 +343,8 @@ async function publish(
   const { previous, ledgers, site, pagesRead, inputs, reportSoFar, warnings } = read;
   const prevManifest = previous?.manifest;
   const texts = new Map<string, string>();
-  const serialize = jsonWriter();
+  // Rows carried from the previous ledger are written as its file spelled them: most of a day's history bytes.
+  const serialize = jsonWriter(previous?.rowTexts);
   for (const [path, doc] of [...objects.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) texts.set(path, serialize(doc));
   const tree = manifest(texts, at, pagesRead, sha256(toJson(contractDoc)));
   // Files byte-identical to the previous tree (under the same contract) need neither a schema pass nor a write.

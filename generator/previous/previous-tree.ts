@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TREE } from '../contract/tree.js';
+import { writtenLines } from '../contract/json.js';
 import type { Ledger } from '../contract/history-page.js';
 import type { AssetRisk, Catalog } from '../contract/shapes.js';
 import { sha256, type Manifest } from '../output/manifest.js';
@@ -28,6 +29,8 @@ export interface PreviousTree {
   localTree: string | null;
   /** The asset's ledger; undefined for an asset the previous tree never published. */
   ledger(symbol: string): Promise<Ledger | undefined>;
+  /** The text each ledger row read so far has in its file, for writing it again as it was (jsonWriter). */
+  rowTexts: WeakMap<object, string>;
   /** The asset's published AssetRisk, for readings carried forward. */
   risk(symbol: string): Promise<AssetRisk | undefined>;
   /** Any file of the tree, parsed, checked against the manifest; undefined when the manifest does not list it. */
@@ -56,6 +59,7 @@ export async function openTree(source: string, read: ReadBytes, localTree: strin
   const verified = async <T>(
     path: string,
     absent = () => failed(path, `is listed in ${TREE.manifest} but absent`),
+    alsoRead?: (text: string, doc: T) => void,
   ): Promise<T | undefined> => {
     const entry = manifest.files[path];
     if (!entry) return undefined;
@@ -63,11 +67,19 @@ export async function openTree(source: string, read: ReadBytes, localTree: strin
     if (!bytes) throw absent();
     if (bytes.byteLength !== entry.size || sha256(bytes) !== entry.sha256)
       throw failed(path, `does not match ${TREE.manifest} (size or sha256)`);
+    const text = Buffer.from(bytes).toString('utf8');
+    let doc: T;
     try {
-      return JSON.parse(Buffer.from(bytes).toString('utf8')) as T;
+      doc = JSON.parse(text) as T;
     } catch (e) {
       throw failed(path, `is not JSON (${(e as Error).message})`);
     }
+    alsoRead?.(text, doc);
+    return doc;
+  };
+  const rowTexts = new WeakMap<object, string>();
+  const rememberRows = (text: string, l: Ledger) => {
+    if (Array.isArray(l?.data?.rows)) for (const [row, line] of writtenLines(text, 'rows', l.data.rows)) rowTexts.set(row, line);
   };
 
   const catalog = await verified<PreviousCatalog>(TREE.catalog);
@@ -78,13 +90,14 @@ export async function openTree(source: string, read: ReadBytes, localTree: strin
     manifest,
     catalog,
     localTree,
+    rowTexts,
     async ledger(symbol) {
       const path = TREE.historyFull(symbol);
       if (!manifest.files[path] && !catalog?.assets[symbol]) return undefined;
       const vanished = () =>
         new PreviousTreeError(`history would lose a published row: the previous tree lists ${symbol} but holds no ${path}`);
       if (!manifest.files[path]) throw vanished();
-      return verified<Ledger>(path, vanished);
+      return verified<Ledger>(path, vanished, rememberRows);
     },
     risk(symbol) {
       let r = risks.get(symbol);

@@ -1,0 +1,39 @@
+/**
+ * The previous tree as the build reads it: a ledger's rows come back with the text its file gave each of them,
+ * so the next build writes carried rows as they were published without serialising them again.
+ */
+import { describe, expect, it } from 'vitest';
+import { blankRow, type Ledger } from '../../../generator/api/history.js';
+import { toJson } from '../../../generator/contract/json.js';
+import { TREE } from '../../../generator/contract/tree.js';
+import { digest } from '../../../generator/output/manifest.js';
+import { openTree } from '../../../generator/previous/previous-tree.js';
+
+const ledger = {
+  as_of: null,
+  model_version: null,
+  disclaimer: 'x',
+  data: { symbol: 'BTC', rows: [{ ...blankRow('2026-01-04', 'weekly_archive'), price: 90_000 }, blankRow('2026-01-05', 'as_published')] },
+} as unknown as Ledger;
+
+/** A tree of the ledger text given (and a manifest that lists it), read from memory. */
+function treeOf(ledgerText: string) {
+  const files = new Map<string, string>([[TREE.historyFull('BTC'), ledgerText]]);
+  const manifest = { schema: 1, built_at: '2026-01-05T00:00:00Z', files: Object.fromEntries([...files].map(([p, t]) => [p, digest(t)])) };
+  files.set(TREE.manifest, JSON.stringify(manifest));
+  return openTree('memory', async (p) => (files.has(p) ? Buffer.from(files.get(p)!) : undefined), null);
+}
+
+describe('PreviousTree.rowTexts', () => {
+  it('holds each row of a ledger read, as its file spells it', async () => {
+    const tree = await treeOf(toJson(ledger));
+    const read = (await tree.ledger('BTC'))!;
+    expect(read.data.rows.map((r) => tree.rowTexts.get(r))).toEqual(ledger.data.rows.map((r) => JSON.stringify(r)));
+  });
+
+  it('holds nothing for a ledger another writer laid out, whose rows are then serialised anew', async () => {
+    const tree = await treeOf(JSON.stringify(ledger, null, 2));
+    const read = (await tree.ledger('BTC'))!;
+    expect(read.data.rows.map((r) => tree.rowTexts.get(r))).toEqual([undefined, undefined]);
+  });
+});
