@@ -29,7 +29,15 @@ const outFile = arg('out', join(root, 'bench', 'results.json'));
 const KEYS = join(root, 'fixtures', 'keys', 'example-keys.json');
 const AUTH = { 'X-API-Key': 'rr_demo_ultra_key_not_secret' };
 
+/**
+ * Flushes the page cache's dirty pages before a timed run: the setup's copies and deletions (a 50 MB tree) would
+ * otherwise be written back during the next measurement and bill it for the setup's I/O. The pipeline's build
+ * meets a previous tree written hours before, long since on disk.
+ */
+const settle = () => void spawnSync('sync');
+
 function child<T>(script: string, ...args: string[]): T {
+  settle();
   const r = spawnSync(process.execPath, [join(here, script), ...args], { encoding: 'utf8', maxBuffer: 1 << 24 });
   if (r.status !== 0) throw new Error(`${script} failed: ${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').at(-1)!) as T;

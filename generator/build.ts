@@ -342,10 +342,11 @@ async function publish(
 ): Promise<Report> {
   const { previous, ledgers, site, pagesRead, inputs, reportSoFar, warnings } = read;
   const prevManifest = previous?.manifest;
-  const texts = new Map<string, string>();
+  // Each file as UTF-8 once: hashed, compressed and written from the same bytes.
+  const texts = new Map<string, Buffer>();
   // Rows carried from the previous ledger are written as its file spelled them: most of a day's history bytes.
   const serialize = jsonWriter(previous?.rowTexts);
-  for (const [path, doc] of [...objects.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) texts.set(path, serialize(doc));
+  for (const [path, doc] of [...objects.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) texts.set(path, Buffer.from(serialize(doc)));
   const tree = manifest(texts, at, pagesRead, sha256(toJson(contractDoc)));
   // Files byte-identical to the previous tree (under the same contract) need neither a schema pass nor a write.
   const unchanged = new Set<string>();
@@ -428,7 +429,12 @@ function inputFingerprint(catalogFile: string, cache: ParseCache, publicUrl = '/
  * What each file of the new tree costs: lent from the previous tree (unchanged and still intact there, its
  * variants too, whose digests go into the manifest now), or written; and which files need their variants made.
  */
-async function planFiles(tree: Manifest, texts: Map<string, string>, unchanged: Set<string>, prev?: { tree: string; manifest: Manifest }) {
+async function planFiles(
+  tree: Manifest,
+  texts: Map<string, Uint8Array>,
+  unchanged: Set<string>,
+  prev?: { tree: string; manifest: Manifest },
+) {
   const variantPath = (path: string, e: Encoding) => path + ENCODING_SUFFIX[e];
   const candidates = new Map<string, number>();
   if (prev) {

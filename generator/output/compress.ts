@@ -31,8 +31,7 @@ export interface Variant {
 }
 
 /** Both variants of one file, named by ENCODING_SUFFIX. */
-export async function variants(path: string, text: string): Promise<Record<Encoding, Variant>> {
-  const bytes = Buffer.from(text);
+export async function variants(path: string, bytes: Uint8Array): Promise<Record<Encoding, Variant>> {
   const [b, g] = await Promise.all([compress(bytes, 'br'), compress(bytes, 'gzip')]);
   return {
     br: { path: path + ENCODING_SUFFIX.br, bytes: b, digest: digest(b) },
