@@ -30,7 +30,7 @@ export interface PreviousTree {
   /** The asset's ledger; undefined for an asset the previous tree never published. */
   ledger(symbol: string): Promise<Ledger | undefined>;
   /** The text each ledger row read so far has in its file, for writing it again as it was (jsonWriter). */
-  rowTexts: WeakMap<object, string>;
+  readonly rowTexts: Pick<WeakMap<object, string>, 'get'>;
   /** The asset's published AssetRisk, for readings carried forward. */
   risk(symbol: string): Promise<AssetRisk | undefined>;
   /** Any file of the tree, parsed, checked against the manifest; undefined when the manifest does not list it. */
