@@ -12,7 +12,7 @@ export const digest = (bytes: string | Uint8Array): Digest => ({
   sha256: sha256(bytes),
 });
 
-export function manifest(files: Map<string, string | Uint8Array>, builtAt: string, pages: string[], contract: string): Manifest {
+export function manifest(files: Map<string, Uint8Array>, builtAt: string, pages: string[], contract: string): Manifest {
   const out: Record<string, ManifestEntry> = {};
   for (const path of [...files.keys()].sort()) out[path] = digest(files.get(path)!);
   return { schema: 1, built_at: builtAt, pages, contract, files: out };

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { blankRow, type Ledger } from '../../../generator/api/history.js';
 import { toJson } from '../../../generator/contract/json.js';
 import { TREE } from '../../../generator/contract/tree.js';
-import { digest } from '../../../generator/output/manifest.js';
+import { manifest } from '../../../generator/output/manifest.js';
 import { openTree } from '../../../generator/previous/previous-tree.js';
 
 const ledger = {
@@ -18,10 +18,9 @@ const ledger = {
 
 /** A tree of the ledger text given (and a manifest that lists it), read from memory. */
 function treeOf(ledgerText: string) {
-  const files = new Map<string, string>([[TREE.historyFull('BTC'), ledgerText]]);
-  const manifest = { schema: 1, built_at: '2026-01-05T00:00:00Z', files: Object.fromEntries([...files].map(([p, t]) => [p, digest(t)])) };
-  files.set(TREE.manifest, JSON.stringify(manifest));
-  return openTree('memory', async (p) => (files.has(p) ? Buffer.from(files.get(p)!) : undefined), null);
+  const files = new Map<string, Uint8Array>([[TREE.historyFull('BTC'), Buffer.from(ledgerText)]]);
+  files.set(TREE.manifest, Buffer.from(toJson(manifest(files, '2026-01-05T00:00:00Z', [], 'contract'))));
+  return openTree('memory', async (p) => files.get(p), null);
 }
 
 describe('PreviousTree.rowTexts', () => {
