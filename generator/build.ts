@@ -7,26 +7,23 @@ import { mkdir, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fg from 'fast-glob';
-import { loadCatalog } from './catalog/catalog.js';
-import type { AssetRisk } from './api/asset-risk.js';
+import { loadCatalog, type Asset } from './catalog/catalog.js';
 import { HistoryLossError, type Ledger } from './api/history.js';
 import { openApiDocument } from './openapi/document.js';
-import { planTree } from './plan-tree.js';
-import { hasVariants, ENCODING_SUFFIX, ENCODINGS, type Encoding } from './contract/encodings.js';
-import { variants } from './output/compress.js';
+import { checkNoAssetDropped, planMarketWide } from './plan-tree.js';
+import { AssetPlanner } from './plan-as-read.js';
 import { forEachLimited } from './limited.js';
-import { jsonWriter, toJson } from './contract/json.js';
-import { manifest, sha256, type Digest, type Manifest } from './output/manifest.js';
+import { toJson } from './contract/json.js';
+import { sha256, type Manifest } from './output/manifest.js';
 import { TREE } from './contract/tree.js';
-import { validateTree } from './output/validate.js';
-import { manifestSizes, reusable, StagedTree, writeNamed, writeTree } from './output/write-tree.js';
+import { TreeInvalid, TreeWriter } from './output/tree-writer.js';
+import { manifestSizes, reusable, writeNamed, writeTree } from './output/write-tree.js';
 import { acquireLock, LockHeld } from './output/lock.js';
 import { tidy } from './output/live-tree.js';
 import { asEnvironmentError, EnvironmentError, EXIT } from './exit.js';
 import { isUrl, openPrevious, PreviousTreeError, type PreviousTree } from './previous/previous-tree.js';
 import { defaultCatalogPath, packageRoot } from './paths.js';
-import { discover, KIND_MODEL, MARKET_PAGES, type Discovery } from './site/discover.js';
-import { marketReadings } from './market-readings.js';
+import { discover, KIND_MODEL, MARKET_PAGES, type Discovery, type PageRef } from './site/discover.js';
 import { PARSER_VERSION, readSite, type ParseCache } from './site/read-site.js';
 import { pageGuard } from './site/guards.js';
 import type { PageKind } from './site/readings.js';
@@ -170,24 +167,30 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
     timings[stage] = Math.round(now - clock);
     clock = now;
   };
-  // Read: the pages, and the previous tree once. Plan: the pure function to every document. Publish: one swap.
-  const read = await readInputs(opts, at, previousSource, lap);
-  const idle = await relinkIfIdle(read, opts, at);
-  if (idle) {
-    lap('unchanged');
-    return { ...idle, timings };
+  // Read the previous tree once; then read the pages while each asset's documents are planned, serialised,
+  // validated, written and compressed as soon as its pages are read; then the documents across assets; one swap.
+  const prepared = await prepare(opts, previousSource, lap);
+  const { previous, ledgers } = prepared;
+  const contractDoc = openApiDocument();
+  const writer = await TreeWriter.open(
+    opts.out,
+    contractDoc,
+    previous
+      ? { manifest: previous.manifest, tree: previous.localTree, rowTexts: previous.rowTexts, ledgers: ledgers.values() }
+      : undefined,
+  );
+  try {
+    return { ...(await readAndPublish(prepared, writer, contractDoc, opts, at, lap)), timings };
+  } catch (e) {
+    await writer.discard();
+    throw e;
   }
-  const planned = await planFrom(read, opts, at);
-  lap('assemble');
-  return { ...(await publish(read, planned, opts, at, lap)), timings };
 }
 
-/** Everything a build reads, and the report so far; throws the BuildError of an input it cannot build from. */
-async function readInputs(opts: BuildOptions, at: string, previousSource: string, lap: (stage: string) => void) {
+/** What a build reads before the pages, and the report so far; throws the BuildError of an input it cannot build from. */
+async function prepare(opts: BuildOptions, previousSource: string, lap: (stage: string) => void) {
   const catalog = loadCatalog(opts.catalog);
   const warnings: string[] = [];
-  const errors: string[] = [];
-  const carried: CarriedPage[] = [];
 
   const { recovered, removed } = await tidy(opts.out);
   const tidied = [...(recovered ? [`recovered ${recovered} as v1`] : []), ...removed.map((r) => `removed ${r}`)];
@@ -198,7 +201,13 @@ async function readInputs(opts: BuildOptions, at: string, previousSource: string
     ]);
   const previous = await openPrevious(previousSource, opts.previousToken);
   if (!previous && !opts.init) throw noPrevious(previousSource);
-  const baseReport = { previous: previous ? previous.source : null, tidied };
+  const baseReport = { previous: previous ? previous.source : null, tidied, assets: catalog.length };
+  try {
+    checkNoAssetDropped(catalog, Object.keys(previous?.catalog?.assets ?? {}));
+  } catch (e) {
+    if (e instanceof HistoryLossError) throw new BuildError(`history would lose a published row: ${e.message}`, baseReport, [e.message]);
+    throw e;
+  }
 
   // A page the previous build read must be read again: missing, its model would quietly turn null.
   const vanished = missingSincePrevious(await pagesOfPrevious(previous), found);
@@ -213,7 +222,7 @@ async function readInputs(opts: BuildOptions, at: string, previousSource: string
     const named = vanished.map((v) => `${v.file}: missing (the previous build read it)`);
     throw new BuildError(
       `${vanished.length} page(s) the previous build read are missing (${perKind}); the previous tree is untouched`,
-      { ...baseReport, assets: catalog.length, pages_read: found.pages.length, warnings, errors: named },
+      { ...baseReport, pages_read: found.pages.length, warnings, errors: named },
       named,
     );
   }
@@ -221,51 +230,82 @@ async function readInputs(opts: BuildOptions, at: string, previousSource: string
   const cacheDir = previous?.localTree ? previousSource : opts.out;
   const prevCache = await readJson<ParseCache>(join(cacheDir, CACHE_FILE));
   lap('discover');
-  // The plan before parsing: the previous ledgers, read once, say which assets start a ledger now and so
-  // which pages must also yield their weekly archive.
+  // The previous ledgers, read once before parsing: they say which assets start a ledger now and so which pages
+  // must also yield their weekly archive.
   const ledgers = await previousLedgers(
     previous,
     catalog.map((a) => a.symbol),
-    { ...baseReport, assets: catalog.length },
+    baseReport,
   );
   lap('ledgers');
+  // The pages this tree answers for, recorded so the next build can tell one that went missing (carried ones too,
+  // so the guard holds until the page is back or the catalogue drops it).
+  const pagesRead = [...new Set([...found.pages.map((p) => p.file), ...missingFiles])].sort();
+  return { catalog, found, previous, prevCache, ledgers, vanished, baseReport, warnings, pagesRead };
+}
+
+type Prepared = Awaited<ReturnType<typeof prepare>>;
+type Report = Omit<BuildReport, 'timings'>;
+
+/** The market pages first (every asset needs their readings), then each asset's pages together, in catalogue order. */
+function readingOrder(pages: PageRef[], catalog: Asset[]): PageRef[] {
+  const rank = new Map(catalog.map((a, k) => [a.symbol, k]));
+  const at = (p: PageRef) => (p.symbol === null ? -1 : (rank.get(p.symbol) ?? catalog.length));
+  return [...pages].sort((a, b) => at(a) - at(b) || (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+}
+
+/**
+ * Reads the pages, planning each asset as soon as its pages are read, then plans the documents across assets and
+ * publishes the tree; or re-links the previous tree when nothing read has changed.
+ */
+async function readAndPublish(
+  prepared: Prepared,
+  writer: TreeWriter,
+  contractDoc: ReturnType<typeof openApiDocument>,
+  opts: BuildOptions,
+  at: string,
+  lap: (stage: string) => void,
+): Promise<Report> {
+  const { catalog, found, previous, prevCache, ledgers, vanished, baseReport, warnings, pagesRead } = prepared;
+  const planner = new AssetPlanner({
+    catalog,
+    pages: found.pages,
+    vanished,
+    ledgers,
+    previousRisk: async (symbol) => previous?.risk(symbol),
+    warnings,
+    emit: (path, doc) => writer.add(path, doc),
+  });
+  // A build that may be idle (its pages all as the previous build read them) plans only once a page differs.
+  const mayBeIdle = !!previous?.localTree && !!prevCache?.last_build && vanished.length === 0;
+  if (!mayBeIdle) planner.start();
   const startsLedger = (symbol: string) => !ledgers.get(symbol)?.data.rows.length;
   const site = await readSite(
     opts.pages,
-    found.pages,
+    readingOrder(found.pages, catalog),
     prevCache,
     (ref) => !!ref.symbol && ARCHIVE_KINDS.has(ref.kind) && startsLedger(ref.symbol),
     opts.jobs,
+    {
+      refuse: pageGuard(catalog, at),
+      onRead: (read) => {
+        planner.read(read);
+        if (!read.result && !opts.keepGoing) planner.stop();
+        else if (read.changed) planner.start();
+      },
+    },
   );
-  const guard = pageGuard(catalog, at);
-  for (const ref of found.pages) {
-    const result = site.results.get(ref.file);
-    const problem = result && guard(result, ref);
-    if (problem) {
-      site.results.delete(ref.file);
-      site.errors.set(ref.file, problem);
-    }
-  }
   lap('parse');
-  const failedKinds = new Map<string, Set<PageKind>>();
-  const fail = (symbol: string | null, kind: PageKind) => {
-    const key = symbol ?? '(market)';
-    if (!failedKinds.has(key)) failedKinds.set(key, new Set());
-    failedKinds.get(key)!.add(kind);
-  };
+  const errors: string[] = [];
+  const carried: CarriedPage[] = [];
   for (const [file, e] of site.errors) {
     errors.push(e.message);
     const ref = found.pages.find((p) => p.file === file)!;
-    fail(ref.symbol, ref.kind);
     carried.push({ file, kind: ref.kind, symbol: ref.symbol, reason: 'unreadable' });
   }
-  for (const v of vanished) {
-    fail(v.symbol, v.kind);
-    carried.push({ ...v, reason: 'missing' });
-  }
+  for (const v of vanished) carried.push({ ...v, reason: 'missing' });
   const reportSoFar = {
     ...baseReport,
-    assets: catalog.length,
     pages_read: found.pages.length,
     pages_parsed: site.parsed,
     pages_reused: site.reused,
@@ -276,130 +316,82 @@ async function readInputs(opts: BuildOptions, at: string, previousSource: string
   };
   if (errors.length && !opts.keepGoing)
     throw new BuildError(`${errors.length} page(s) could not be read; the previous tree is untouched`, reportSoFar, errors);
-  // The pages this tree answers for, recorded so the next build can tell one that went missing (carried ones too,
-  // so the guard holds until the page is back or the catalogue drops it).
-  const pagesRead = [...new Set([...found.pages.map((p) => p.file), ...missingFiles])].sort();
   // Everything a build reads besides the previous tree, fingerprinted; null when a page failed (never idle then).
   const inputs =
     errors.length || vanished.length ? null : inputFingerprint(opts.catalog ?? defaultCatalogPath(), site.cache, opts.publicUrl);
-  return { catalog, found, previous, prevCache, ledgers, site, failedKinds, reportSoFar, warnings, pagesRead, inputs };
-}
+  if (!planner.started) {
+    const idle = await relinkIfIdle(previous, prevCache, inputs, opts, at, site.cache, warnings);
+    if (idle) {
+      await writer.discard();
+      lap('unchanged');
+      return { ...reportSoFar, ...idle };
+    }
+  }
 
-type Inputs = Awaited<ReturnType<typeof readInputs>>;
-type Report = Omit<BuildReport, 'timings'>;
+  let planned;
+  try {
+    planned = await planner.finish();
+  } catch (e) {
+    if (e instanceof HistoryLossError) throw new BuildError(`history would lose a published row: ${e.message}`, reportSoFar, [e.message]);
+    throw e;
+  }
+  warnings.push(...planner.warnings);
+  const marketWide = planMarketWide(
+    {
+      catalog,
+      pages: found.pages,
+      market: planned.market,
+      builtAt: at,
+      renderVersion: renderVersion(),
+      publicUrl: opts.publicUrl,
+      info: contractDoc.info,
+    },
+    planned.plans,
+    writer.objects,
+  );
+  for (const [path, doc] of marketWide) writer.add(path, doc);
+  lap('assemble');
+
+  let published;
+  try {
+    published = await writer.finish(at, pagesRead, lap);
+  } catch (e) {
+    if (e instanceof TreeInvalid)
+      throw new BuildError(
+        `the tree breaks the contract in ${e.problems.length} place(s); the previous tree is untouched`,
+        reportSoFar,
+        e.problems,
+      );
+    throw e;
+  }
+  const sectorSources = planned.market.sectorSources;
+  await writeCache(
+    opts.out,
+    { ...site.cache, last_build: inputs ? { inputs, tree: treeHash(published.manifest) } : undefined, sector_sources: sectorSources },
+    warnings,
+  );
+  lap('write');
+  return { ...reportSoFar, files_written: published.files, files_linked: published.linked, sector_sources: sectorSources };
+}
 
 /**
  * Nothing read differs from what produced the previous tree: a build is idempotent, so that tree is the answer.
  * Its files are re-linked (each checked against its manifest) and only the manifest is rewritten.
  */
-async function relinkIfIdle(read: Inputs, opts: BuildOptions, at: string): Promise<Report | null> {
-  const { previous, prevCache, inputs, site, warnings, reportSoFar } = read;
+async function relinkIfIdle(
+  previous: PreviousTree | null,
+  prevCache: ParseCache | undefined,
+  inputs: string | null,
+  opts: BuildOptions,
+  at: string,
+  cache: ParseCache,
+  warnings: string[],
+): Promise<Pick<Report, 'files_written' | 'files_linked' | 'sector_sources'> | null> {
   if (!inputs || !previous?.localTree || prevCache?.last_build?.inputs !== inputs) return null;
   const reused = await reuseTree(previous.localTree, previous.manifest, opts.out, prevCache.last_build.tree, at);
   if (!reused) return null;
-  await writeCache(opts.out, { ...site.cache, last_build: { inputs, tree: reused.tree } }, warnings);
-  return { ...reportSoFar, files_written: reused.files, files_linked: reused.linked, sector_sources: prevSectorSources(prevCache) };
-}
-
-/** The plan: the market readings and the previous readings of failed pages, then planTree over all of it. */
-async function planFrom(read: Inputs, opts: BuildOptions, at: string) {
-  const { catalog, found, previous, ledgers, site, failedKinds, reportSoFar, warnings } = read;
-  const prevRisk = async (symbol: string) => previous?.risk(symbol);
-  const market = await marketReadings([...site.results.values()], failedKinds.get('(market)') ?? new Set(), catalog, prevRisk, warnings);
-  // The previous tree is read here, before the plan: the readings of the assets whose pages failed.
-  const prevRisks = new Map<string, AssetRisk | undefined>();
-  for (const asset of catalog) if (failedKinds.has(asset.symbol)) prevRisks.set(asset.symbol, await prevRisk(asset.symbol));
-  const contractDoc = openApiDocument();
-  let planned;
-  try {
-    planned = planTree({
-      catalog,
-      pages: found.pages,
-      results: site.results.values(),
-      failedKinds,
-      market,
-      previous: { ledgers, risks: prevRisks, assets: Object.keys(previous?.catalog?.assets ?? {}) },
-      builtAt: at,
-      renderVersion: renderVersion(),
-      publicUrl: opts.publicUrl,
-      info: contractDoc.info,
-    });
-  } catch (e) {
-    if (e instanceof HistoryLossError) throw new BuildError(`history would lose a published row: ${e.message}`, reportSoFar, [e.message]);
-    throw e;
-  }
-  warnings.push(...planned.warnings);
-  return { objects: planned.objects, sectorSources: market.sectorSources, contractDoc };
-}
-
-/** Serialise, validate against the closed contract, compress, and swap the new tree in whole. */
-async function publish(
-  read: Inputs,
-  { objects, sectorSources, contractDoc }: Awaited<ReturnType<typeof planFrom>>,
-  opts: BuildOptions,
-  at: string,
-  lap: (stage: string) => void,
-): Promise<Report> {
-  const { previous, ledgers, site, pagesRead, inputs, reportSoFar, warnings } = read;
-  const prevManifest = previous?.manifest;
-  // Each file as UTF-8 once: hashed, compressed and written from the same bytes.
-  const texts = new Map<string, Buffer>();
-  // Rows carried from the previous ledger are written as its file spelled them: most of a day's history bytes.
-  const serialize = jsonWriter(previous?.rowTexts);
-  for (const [path, doc] of [...objects.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) texts.set(path, Buffer.from(serialize(doc)));
-  const tree = manifest(texts, at, pagesRead, sha256(toJson(contractDoc)));
-  // Files byte-identical to the previous tree (under the same contract) need neither a schema pass nor a write.
-  const unchanged = new Set<string>();
-  if (prevManifest?.contract === tree.contract) {
-    for (const [path, entry] of Object.entries(tree.files)) if (prevManifest!.files[path]?.sha256 === entry.sha256) unchanged.add(path);
-  }
-  const plan = await planFiles(
-    tree,
-    texts,
-    unchanged,
-    previous?.localTree ? { tree: previous.localTree, manifest: prevManifest! } : undefined,
-  );
-  lap('serialize');
-  // Files go to a staging folder while this thread validates and zlib's threads compress; a tree that fails
-  // validation is discarded with its staging folder, so nothing of it is ever seen.
-  const staged = await StagedTree.open(opts.out);
-  staged.write(plan.write);
-  const compressing = forEachLimited(plan.compress, COMPRESS_CONCURRENCY, async (path) => {
-    const v = await variants(path, texts.get(path)!);
-    tree.files[path]!.encodings = Object.fromEntries(ENCODINGS.map((e) => [e, v[e].digest])) as Record<Encoding, Digest>;
-    staged.write(ENCODINGS.map((e) => [v[e].path, v[e].bytes]));
-  }).then(
-    () => null,
-    (e: unknown) => ({ error: e }),
-  );
-  // The previous ledger's rows passed this same contract when they were published.
-  const checkedRows = new WeakSet<object>();
-  if (prevManifest?.contract === tree.contract) for (const l of ledgers.values()) for (const r of l?.data.rows ?? []) checkedRows.add(r);
-  const problems = await validateTree(objects, contractDoc, unchanged, checkedRows);
-  lap('validate');
-  const compressed = await compressing;
-  if (problems.length || compressed) await staged.discard();
-  if (problems.length)
-    throw new BuildError(
-      `the tree breaks the contract in ${problems.length} place(s); the previous tree is untouched`,
-      reportSoFar,
-      problems,
-    );
-  if (compressed) throw compressed.error;
-  lap('compress');
-
-  const { linked, files } = await staged.publish(
-    toJson(tree),
-    at,
-    previous?.localTree ? { tree: previous.localTree, paths: plan.lend } : undefined,
-  );
-  await writeCache(
-    opts.out,
-    { ...site.cache, last_build: inputs ? { inputs, tree: treeHash(tree) } : undefined, sector_sources: sectorSources },
-    warnings,
-  );
-  lap('write');
-  return { ...reportSoFar, files_written: files, files_linked: linked, sector_sources: sectorSources };
+  await writeCache(opts.out, { ...cache, last_build: { inputs, tree: reused.tree } }, warnings);
+  return { files_written: reused.files, files_linked: reused.linked, sector_sources: prevSectorSources(prevCache) };
 }
 
 /**
@@ -424,47 +416,6 @@ function inputFingerprint(catalogFile: string, cache: ParseCache, publicUrl = '/
     .join('\n');
   return sha256([generatorCode(), PARSER_VERSION, sha256(readFileSync(catalogFile)), publicUrl, pages].join('\n'));
 }
-
-/**
- * What each file of the new tree costs: lent from the previous tree (unchanged and still intact there, its
- * variants too, whose digests go into the manifest now), or written; and which files need their variants made.
- */
-async function planFiles(
-  tree: Manifest,
-  texts: Map<string, Uint8Array>,
-  unchanged: Set<string>,
-  prev?: { tree: string; manifest: Manifest },
-) {
-  const variantPath = (path: string, e: Encoding) => path + ENCODING_SUFFIX[e];
-  const candidates = new Map<string, number>();
-  if (prev) {
-    const sizes = manifestSizes(prev.manifest);
-    for (const path of unchanged)
-      for (const p of [path, ...ENCODINGS.map((e) => variantPath(path, e))]) if (sizes.has(p)) candidates.set(p, sizes.get(p)!);
-  }
-  const lend = prev ? await reusable(prev.tree, candidates) : new Set<string>();
-  const write = new Map<string, string | Uint8Array>();
-  const toCompress: string[] = [];
-  for (const [path, entry] of Object.entries(tree.files)) {
-    if (!lend.has(path)) write.set(path, texts.get(path)!);
-    if (!hasVariants(path, entry.size)) continue;
-    const before = prev?.manifest.files[path]?.encodings;
-    // Variants of an unchanged file are its previous ones, even where the file itself is written again.
-    if (unchanged.has(path) && before && ENCODINGS.every((e) => before[e] && lend.has(variantPath(path, e)))) {
-      entry.encodings = Object.fromEntries(ENCODINGS.map((e) => [e, before[e]!])) as Record<Encoding, Digest>;
-      continue;
-    }
-    for (const e of ENCODINGS) lend.delete(variantPath(path, e));
-    toCompress.push(path);
-  }
-  return { write, lend, compress: toCompress };
-}
-
-/**
- * Files compressed at once: each holds its encoder's state and its output until written, and all of them at once
- * took the build's peak memory from 230 MB to 860 MB for no gain on two cores.
- */
-const COMPRESS_CONCURRENCY = 4;
 
 /** A tree's identity: the hashes of all its files but the manifest (whose build time differs). */
 const treeHash = (m: Manifest) => sha256(JSON.stringify(m.files));

@@ -63,67 +63,86 @@ const READING_KEYS: Partial<Record<PageKind, (keyof Carried)[]>> = {
   dca_regression: ['dca'],
 };
 
-/** Throws HistoryLossError where the tree would drop or rewrite a published history row. */
-export function planTree(i: TreeInputs): PlannedTree {
-  const warnings: string[] = [];
+/** The market-wide readings every asset's files need (marketReadings). */
+export type MarketWide = TreeInputs['market'];
+
+/** What one asset's files are planned from. */
+export interface AssetInputs {
+  asset: Asset;
+  /** The readings of the asset's pages that were read, by kind. */
+  pages: AssetPages;
+  /** The page kinds that failed (read nothing) and keep the previous tree's readings. */
+  failedKinds: ReadonlySet<PageKind>;
+  /** The previous AssetRisk, read when a page failed. */
+  previousRisk: AssetRisk | undefined;
+  ledger: Ledger | undefined;
+  market: MarketWide;
+}
+
+export interface AssetPlan {
+  risk: AssetRisk;
+  /** The asset's entry in the shim's catalogue. */
+  entry: Catalog['assets'][string];
+  /** Its documents (risk, DCA signal, ledger, precomputed history pages), by path. */
+  files: [string, unknown][];
+  warning?: string;
+}
+
+/** One asset's documents. Throws HistoryLossError where its ledger would drop or rewrite a published row. */
+export function planAsset({ asset, pages: read, failedKinds, previousRisk: prev, ledger: previousLedger, market }: AssetInputs): AssetPlan {
+  const pages: AssetPages = { ...read };
+  const carried: Carried = {};
+  for (const kind of failedKinds) {
+    for (const key of READING_KEYS[kind] ?? []) (carried as Record<string, unknown>)[key] = prev?.[key] ?? undefined;
+    if (kind === 'crypto_twap_risk' && prev?.twap) pages.crypto_twap_risk = carriedTwapRisk(prev);
+  }
+  const risk = assembleAssetRisk(asset, pages, carried, {
+    freeTier: new Set(market.freeTier),
+    ranks: market.ranks,
+    context: market.contexts[asset.universes[0]!]!,
+  });
+  const files: [string, unknown][] = [
+    [TREE.risk(asset.symbol), envelope(risk, [...riskReadings(risk), ...contextReadings(risk.market_context)], riskExtraModels(risk))],
+  ];
+  const signal = dcaSignal(risk);
+  if (signal) files.push([TREE.dcaSignal(asset.symbol), signal]);
+
+  const today = publishedRow(risk);
+  const archives = Object.values(pages).flatMap((p) => (p.archive ? [p.archive] : []));
+  const merged = mergeRows(asset.symbol, previousLedger?.data.rows ?? null, today, () => archiveRows(archives, today!.date));
+  const full = ledger(asset.symbol, merged.rows, risk.as_of, modelVersion(riskReadings(risk), riskExtraModels(risk)));
+  files.push([TREE.historyFull(asset.symbol), full]);
+  for (const page of PRECOMPUTED_PAGES) files.push([TREE.historyPage(asset.symbol, page.limit), historyPage(full, page)]);
+  const entry = { asset_class: asset.asset_class, universes: [...asset.universes], free_tier: risk.free_tier, dca_signal: !!signal };
+  return { risk, entry, files, warning: merged.warning };
+}
+
+/** A published history must not vanish with its asset: throws HistoryLossError for a published asset the catalogue drops. */
+export function checkNoAssetDropped(catalog: Asset[], previousAssets: string[]): void {
+  const symbols = new Set(catalog.map((a) => a.symbol));
+  for (const s of previousAssets) if (!symbols.has(s)) throw new HistoryLossError(`${s} has published history but is not in the catalogue`);
+}
+
+/** What the documents across assets are planned from, besides each asset's plan. */
+export type MarketWideInputs = Pick<TreeInputs, 'catalog' | 'pages' | 'market' | 'builtAt' | 'renderVersion' | 'publicUrl' | 'info'>;
+
+/**
+ * The documents across assets (asset lists, universe summaries, health, the served contract, the shim's
+ * catalogue), by path, from every asset's plan; `assetFiles` holds the assets' documents (the contract's examples
+ * quote them).
+ */
+export function planMarketWide(
+  i: MarketWideInputs,
+  plans: ReadonlyMap<string, AssetPlan>,
+  assetFiles: ReadonlyMap<string, unknown>,
+): Map<string, unknown> {
   const objects = new Map<string, unknown>();
-  const risks = new Map<string, AssetRisk>();
-  const freeSet = new Set(i.market.freeTier);
-  const catalogAssets: Catalog['assets'] = {};
-  const resultsBySymbol = groupBy(
-    i.results,
-    (r) => r.symbol,
-    (r) => r.kind,
-  );
+  const risks = new Map([...plans].map(([s, p]) => [s, p.risk]));
   const pagesOf = groupBy(
     i.pages,
     (p) => p.symbol,
     (p) => p.kind,
   );
-
-  for (const asset of i.catalog) {
-    const pages: AssetPages = Object.fromEntries(resultsBySymbol.get(asset.symbol) ?? []);
-    const carried: Carried = {};
-    const prev = i.previous.risks.get(asset.symbol);
-    for (const kind of i.failedKinds.get(asset.symbol) ?? []) {
-      for (const key of READING_KEYS[kind] ?? []) (carried as Record<string, unknown>)[key] = prev?.[key] ?? undefined;
-      if (kind === 'crypto_twap_risk' && prev?.twap) pages.crypto_twap_risk = carriedTwapRisk(prev);
-    }
-    const risk = assembleAssetRisk(asset, pages, carried, {
-      freeTier: freeSet,
-      ranks: i.market.ranks,
-      context: i.market.contexts[asset.universes[0]!]!,
-    });
-    risks.set(asset.symbol, risk);
-    objects.set(
-      TREE.risk(asset.symbol),
-      envelope(risk, [...riskReadings(risk), ...contextReadings(risk.market_context)], riskExtraModels(risk)),
-    );
-
-    const signal = dcaSignal(risk);
-    if (signal) objects.set(TREE.dcaSignal(asset.symbol), signal);
-
-    const today = publishedRow(risk);
-    const archives = Object.values(pages).flatMap((p) => (p.archive ? [p.archive] : []));
-    const merged = mergeRows(asset.symbol, i.previous.ledgers.get(asset.symbol)?.data.rows ?? null, today, () =>
-      archiveRows(archives, today!.date),
-    );
-    if (merged.warning) warnings.push(merged.warning);
-    const full = ledger(asset.symbol, merged.rows, risk.as_of, modelVersion(riskReadings(risk), riskExtraModels(risk)));
-    objects.set(TREE.historyFull(asset.symbol), full);
-    for (const page of PRECOMPUTED_PAGES) objects.set(TREE.historyPage(asset.symbol, page.limit), historyPage(full, page));
-    catalogAssets[asset.symbol] = {
-      asset_class: asset.asset_class,
-      universes: [...asset.universes],
-      free_tier: risk.free_tier,
-      dca_signal: !!signal,
-    };
-  }
-
-  // A published history must not vanish with its asset.
-  for (const s of i.previous.assets)
-    if (!risks.has(s)) throw new HistoryLossError(`${s} has published history but is not in the catalogue`);
-
   const pageFiles = new Map([...pagesOf].map(([s, kinds]) => [s, Object.fromEntries([...kinds].map(([k, ref]) => [k, ref.file]))]));
   for (const plan of PLANS) objects.set(TREE.assetList(plan), assetList(plan, i.catalog, risks, pageFiles, i.market.freeTier));
   const universes: Record<string, string[]> = {};
@@ -140,15 +159,44 @@ export function planTree(i: TreeInputs): PlannedTree {
     );
   }
   objects.set(TREE.health, health(i.renderVersion, i.builtAt, newest([...risks.values()].map((r) => r.as_of))));
-  objects.set(TREE.openapi, servedDocument({ servers: i.publicUrl, examples: operationExamples(objects, i.info) }));
+  const quoted = new Map([...assetFiles, ...objects]);
+  objects.set(TREE.openapi, servedDocument({ servers: i.publicUrl, examples: operationExamples(quoted, i.info) }));
   const shimCatalog: Catalog = {
     schema: 1,
     universes,
     free_tier: i.market.freeTier,
     index: Object.fromEntries(i.catalog.map((a) => [a.symbol.toUpperCase(), a.symbol])),
-    assets: catalogAssets,
+    assets: Object.fromEntries(i.catalog.map((a) => [a.symbol, plans.get(a.symbol)!.entry])),
   };
   objects.set(TREE.catalog, shimCatalog);
+  return objects;
+}
+
+/** Every document of the tree. Throws HistoryLossError where the tree would drop or rewrite a published history row. */
+export function planTree(i: TreeInputs): PlannedTree {
+  checkNoAssetDropped(i.catalog, i.previous.assets);
+  const resultsBySymbol = groupBy(
+    i.results,
+    (r) => r.symbol,
+    (r) => r.kind,
+  );
+  const objects = new Map<string, unknown>();
+  const plans = new Map<string, AssetPlan>();
+  const warnings: string[] = [];
+  for (const asset of i.catalog) {
+    const plan = planAsset({
+      asset,
+      pages: Object.fromEntries(resultsBySymbol.get(asset.symbol) ?? []),
+      failedKinds: i.failedKinds.get(asset.symbol) ?? new Set(),
+      previousRisk: i.previous.risks.get(asset.symbol),
+      ledger: i.previous.ledgers.get(asset.symbol),
+      market: i.market,
+    });
+    plans.set(asset.symbol, plan);
+    for (const [path, doc] of plan.files) objects.set(path, doc);
+    if (plan.warning) warnings.push(plan.warning);
+  }
+  for (const [path, doc] of planMarketWide(i, plans, objects)) objects.set(path, doc);
   return { objects, warnings };
 }
 

@@ -1,15 +1,12 @@
 /**
- * The compressed variants of a tree's files (decision 23), made once at build time. zlib's asynchronous calls
- * run on libuv's thread pool, so the variants of many files are made on every core while the main thread
- * validates. Both codings are deterministic for the same bytes and settings, so trees stay byte-identical.
+ * The compressed variants of a tree's files (decision 23), made once at build time on the build's staging thread
+ * (see stage-files.ts) while the main thread reads pages, and the shim's compression of a body cut on the fly.
+ * Both codings are deterministic for the same bytes and settings, so trees stay byte-identical.
  */
 import { promisify } from 'node:util';
-import { brotliCompress, constants, gzip } from 'node:zlib';
-import { ENCODING_SUFFIX, type Encoding } from '../contract/encodings.js';
+import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync, type BrotliOptions, type ZlibOptions } from 'node:zlib';
+import { ENCODING_SUFFIX, ENCODINGS, type Encoding } from '../contract/encodings.js';
 import { digest, type Digest } from './manifest.js';
-
-const br = promisify(brotliCompress);
-const gz = promisify(gzip);
 
 /**
  * Brotli 5 and gzip 6: measured on a full fixture tree, brotli 9 saves 1% more for 10x the time and 11 a further
@@ -18,10 +15,21 @@ const gz = promisify(gzip);
 const BROTLI_QUALITY = 5;
 const GZIP_LEVEL = 6;
 
+const brotliOptions = (bytes: Uint8Array): BrotliOptions => ({
+  params: { [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.byteLength },
+});
+const gzipOptions: ZlibOptions = { level: GZIP_LEVEL };
+const br = promisify(brotliCompress);
+const gz = promisify(gzip);
+
+/** On zlib's threads: the shim compresses a large body without holding its event loop. */
 export function compress(bytes: Uint8Array, encoding: Encoding): Promise<Buffer> {
-  return encoding === 'br'
-    ? br(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.byteLength } })
-    : gz(bytes, { level: GZIP_LEVEL });
+  return encoding === 'br' ? br(bytes, brotliOptions(bytes)) : gz(bytes, gzipOptions);
+}
+
+/** On the calling thread, the same bytes as `compress`. */
+export function compressSync(bytes: Uint8Array, encoding: Encoding): Buffer {
+  return encoding === 'br' ? brotliCompressSync(bytes, brotliOptions(bytes)) : gzipSync(bytes, gzipOptions);
 }
 
 export interface Variant {
@@ -31,10 +39,11 @@ export interface Variant {
 }
 
 /** Both variants of one file, named by ENCODING_SUFFIX. */
-export async function variants(path: string, bytes: Uint8Array): Promise<Record<Encoding, Variant>> {
-  const [b, g] = await Promise.all([compress(bytes, 'br'), compress(bytes, 'gzip')]);
-  return {
-    br: { path: path + ENCODING_SUFFIX.br, bytes: b, digest: digest(b) },
-    gzip: { path: path + ENCODING_SUFFIX.gzip, bytes: g, digest: digest(g) },
-  };
+export function variants(path: string, bytes: Uint8Array): Record<Encoding, Variant> {
+  return Object.fromEntries(
+    ENCODINGS.map((e) => {
+      const b = compressSync(bytes, e);
+      return [e, { path: path + ENCODING_SUFFIX[e], bytes: b, digest: digest(b) }];
+    }),
+  ) as Record<Encoding, Variant>;
 }

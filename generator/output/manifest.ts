@@ -12,8 +12,9 @@ export const digest = (bytes: string | Uint8Array): Digest => ({
   sha256: sha256(bytes),
 });
 
-export function manifest(files: Map<string, Uint8Array>, builtAt: string, pages: string[], contract: string): Manifest {
+/** The manifest of a tree whose files have these entries (listed in path order, whatever order they came in). */
+export function manifest(entries: Map<string, ManifestEntry>, builtAt: string, pages: string[], contract: string): Manifest {
   const out: Record<string, ManifestEntry> = {};
-  for (const path of [...files.keys()].sort()) out[path] = digest(files.get(path)!);
+  for (const path of [...entries.keys()].sort()) out[path] = entries.get(path)!;
   return { schema: 1, built_at: builtAt, pages, contract, files: out };
 }

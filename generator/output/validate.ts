@@ -45,11 +45,57 @@ const rowsOf = (doc: unknown): unknown[] | undefined => {
 };
 
 /**
- * `unchanged` names files byte-identical to a previous tree validated against the same openapi.json: their
- * schema check is skipped (it passed when they were written); the cross-file invariants always run on all.
+ * A tree's validation, a file at a time as the build makes them, then across files once all are made.
  * `checkedRows` holds history rows already checked against the same HistoryRow schema (the previous ledger's,
  * under the same contract); a row is checked once per build however many files hold it (the ledger and its
- * pages share row objects), and every row this pass checks is added.
+ * pages share row objects), and every row this validator checks is added.
+ */
+export class TreeValidator {
+  private readonly schema: (name: string) => ValidateFunction;
+
+  constructor(
+    contract: object,
+    private readonly checkedRows: WeakSet<object> = new WeakSet(),
+  ) {
+    this.schema = compileSchemas(contract);
+  }
+
+  /**
+   * The file's problems against its schema. `unchanged`: byte-identical to a previous tree validated against the
+   * same openapi.json, so only its place in the tree is checked (its schema passed when it was written).
+   */
+  file(path: string, doc: unknown, unchanged = false): string[] {
+    const entry = SCHEMA_OF.find(([re]) => re.test(path));
+    if (!entry) return [`${path}: not a file the tree should hold`];
+    if (unchanged) return [];
+    const validate = this.schema(entry[1]);
+    const rows = ROW_FILES.has(entry[1]) ? rowsOf(doc) : undefined;
+    const unchecked = rows?.filter((r) => !(r && typeof r === 'object' && this.checkedRows.has(r)));
+    const subset = rows && unchecked!.length < rows.length;
+    if (validate(subset ? { ...(doc as Doc), data: { ...(doc as Doc).data, rows: unchecked } } : doc)) {
+      for (const r of unchecked ?? []) if (r && typeof r === 'object') this.checkedRows.add(r);
+      return [];
+    }
+    const e = validate.errors![0]!;
+    // An error in the unchecked subset is named at the row's index in the file itself.
+    const where = subset
+      ? e.instancePath.replace(/^\/data\/rows\/(\d+)/, (_, k: string) => `/data/rows/${rows.indexOf(unchecked![Number(k)])}`)
+      : e.instancePath;
+    return [
+      `${path}: ${where || '/'}: ${e.message}${e.params && 'allowedValues' in e.params ? ` (${(e.params.allowedValues as unknown[]).join(', ')})` : ''}`,
+    ];
+  }
+
+  /** The rules across files, on the whole tree. */
+  tree(files: Map<string, unknown>): string[] {
+    if (!files.get(TREE.openapi)) return [`${TREE.openapi}: absent`];
+    return invariants(files);
+  }
+}
+
+/**
+ * A whole tree at once (`risk-readings check`, tests): every file against its schema, then the cross-file rules.
+ * `unchanged` names files byte-identical to a previous tree validated against the same contract (TreeValidator).
  */
 export async function validateTree(
   files: Map<string, unknown>,
@@ -57,38 +103,11 @@ export async function validateTree(
   unchanged: ReadonlySet<string> = new Set(),
   checkedRows: WeakSet<object> = new WeakSet(),
 ): Promise<string[]> {
-  const problems: string[] = [];
   if (!files.get(TREE.openapi)) return [`${TREE.openapi}: absent`];
-  const schema = compileSchemas(contract);
-  let n = 0;
-  for (const [path, doc] of files) {
-    // Now and then the event loop runs: the build writes and compresses while this thread validates.
-    if (++n % 16 === 0) await new Promise((r) => setImmediate(r));
-    const entry = SCHEMA_OF.find(([re]) => re.test(path));
-    if (!entry) {
-      problems.push(`${path}: not a file the tree should hold`);
-      continue;
-    }
-    if (unchanged.has(path)) continue;
-    const validate = schema(entry[1]);
-    const rows = ROW_FILES.has(entry[1]) ? rowsOf(doc) : undefined;
-    const unchecked = rows?.filter((r) => !(r && typeof r === 'object' && checkedRows.has(r)));
-    const subset = rows && unchecked!.length < rows.length;
-    if (validate(subset ? { ...(doc as Doc), data: { ...(doc as Doc).data, rows: unchecked } } : doc)) {
-      for (const r of unchecked ?? []) if (r && typeof r === 'object') checkedRows.add(r);
-      continue;
-    }
-    const e = validate.errors![0]!;
-    // An error in the unchecked subset is named at the row's index in the file itself.
-    const where = subset
-      ? e.instancePath.replace(/^\/data\/rows\/(\d+)/, (_, k: string) => `/data/rows/${rows.indexOf(unchecked![Number(k)])}`)
-      : e.instancePath;
-    problems.push(
-      `${path}: ${where || '/'}: ${e.message}${e.params && 'allowedValues' in e.params ? ` (${(e.params.allowedValues as unknown[]).join(', ')})` : ''}`,
-    );
-  }
-  if (problems.length === 0) problems.push(...invariants(files));
-  return problems;
+  const validator = new TreeValidator(contract, checkedRows);
+  const problems: string[] = [];
+  for (const [path, doc] of files) problems.push(...validator.file(path, doc, unchanged.has(path)));
+  return problems.length ? problems : validator.tree(files);
 }
 
 /** Cross-file rules of the spec and decisions that no single schema can state. */

@@ -7,7 +7,8 @@ import { ENCODING_SUFFIX, type Encoding } from '../contract/encodings.js';
 import { TREE } from '../contract/tree.js';
 import { forEachLimited } from '../limited.js';
 import { discardStaging, liveTree, newStaging, publish } from './live-tree.js';
-import type { Manifest } from './manifest.js';
+import type { Digest, Manifest } from './manifest.js';
+import { StageThread } from './stage-files.js';
 
 /**
  * Files whose bytes the previous tree already holds are hard-linked from it instead of written again: a
@@ -79,15 +80,13 @@ async function lend(from: string, to: string): Promise<boolean> {
 }
 
 /**
- * A tree being written: files go into a staging folder as soon as they are ready (the build writes while it
- * validates and compresses), then `publish` lends the previous tree's files, writes the manifest last and swaps
+ * A tree being written: files go to the staging thread as soon as they are ready (the build writes and compresses
+ * while it still reads pages), then `publish` lends the previous tree's files, writes the manifest last and swaps
  * the tree in. A file newer than its manifest is one edited by hand, never reused (see `reusable`), and a staging
  * folder with a manifest is a finished one. Until `publish`, `discard` leaves no trace.
  */
 export class StagedTree {
-  /** Each folder made once; writes into it wait for it. */
-  private dirs = new Map<string, Promise<unknown>>();
-  private pending: Promise<void>[] = [];
+  private pending: Promise<unknown>[] = [];
   private failed: unknown;
   /** Files written so far (not lent), for the build report. */
   private written = 0;
@@ -95,23 +94,28 @@ export class StagedTree {
   private constructor(
     readonly out: string,
     readonly dir: string,
+    private readonly thread: StageThread,
   ) {}
 
   static async open(out: string): Promise<StagedTree> {
-    return new StagedTree(out, await newStaging(out));
+    const dir = await newStaging(out);
+    return new StagedTree(out, dir, new StageThread(dir));
   }
 
-  /** Writes these files, 64 at a time; a failure surfaces at `publish`. */
-  write(files: Iterable<[string, string | Uint8Array]>): void {
-    const batch = [...files];
+  /**
+   * Writes the file (unless `file` is false: the previous tree lends it), and with `variants` its compressed
+   * variants, whose digests it gives. The bytes are handed over (see StageThread). A failure also surfaces at
+   * `publish`.
+   */
+  stage(path: string, bytes: Uint8Array, { file = true, variants = false } = {}): Promise<Record<Encoding, Digest> | undefined> {
+    const done = this.thread.stage(path, bytes, { file, variants });
     this.pending.push(
-      forEachLimited(batch, 64, async ([path, data]) => {
-        const file = join(this.dir, path);
-        await this.folder(dirname(file));
-        await writeNamed(file, data);
-        this.written++;
-      }).catch((e) => void (this.failed ??= e)),
+      done.then(
+        (encodings) => void (this.written += (file ? 1 : 0) + Object.keys(encodings ?? {}).length),
+        (e: unknown) => void (this.failed ??= e),
+      ),
     );
+    return done;
   }
 
   /** Publishes the tree; `files` counts every file in it (written or lent), the manifest included. */
@@ -120,9 +124,13 @@ export class StagedTree {
     try {
       await Promise.all(this.pending);
       if (this.failed) throw this.failed;
+      await this.thread.close();
       const lent = [...(reuse?.paths ?? [])];
+      const dirs = new Map<string, Promise<unknown>>();
       await forEachLimited(lent, 64, async (path) => {
-        await this.folder(dirname(join(this.dir, path)));
+        const folder = dirname(join(this.dir, path));
+        if (!dirs.has(folder)) dirs.set(folder, mkdir(folder, { recursive: true }));
+        await dirs.get(folder);
         if (await lend(join(reuse!.tree, path), join(this.dir, path))) linked++;
       });
       await writeNamed(join(this.dir, TREE.manifest), manifestText);
@@ -135,14 +143,9 @@ export class StagedTree {
     return { linked, files: this.written + (reuse?.paths.size ?? 0) };
   }
 
-  private folder(dir: string): Promise<unknown> {
-    let made = this.dirs.get(dir);
-    if (!made) this.dirs.set(dir, (made = mkdir(dir, { recursive: true })));
-    return made;
-  }
-
   async discard(): Promise<void> {
     await Promise.allSettled(this.pending);
+    await this.thread.close();
     await discardStaging(this.dir);
   }
 }
@@ -155,7 +158,8 @@ export async function writeTree(
   reuse?: Reuse,
 ): Promise<{ linked: number; files: number }> {
   const staged = await StagedTree.open(outDir);
-  staged.write([...files].filter(([p]) => p !== TREE.manifest));
+  for (const [path, data] of files)
+    if (path !== TREE.manifest) void staged.stage(path, typeof data === 'string' ? Buffer.from(data) : data);
   return staged.publish(String(files.get(TREE.manifest) ?? ''), builtAt, reuse);
 }
 

@@ -11,6 +11,7 @@ import { forEachLimited } from '../limited.js';
 import { parsePage, type ParseJob, type ParseOutcome } from './parse-page.js';
 import type { PageRef } from './discover.js';
 import type { PageResult } from './readings.js';
+import type { GuardProblem } from './guards.js';
 
 /** Bump when a parser's output changes, so cached readings from older code are not reused. */
 export const PARSER_VERSION = 3;
@@ -74,10 +75,27 @@ function pool(size: number) {
  */
 export const defaultJobs = (): number => Math.max(1, availableParallelism() - 1);
 
+/** What readSite reports of each page as soon as it is read (cache hits first, in the order given). */
+export interface PageRead {
+  ref: PageRef;
+  /** Its reading; absent when the page could not be read or its reading was refused. */
+  result?: PageResult;
+  /** Its bytes differ from the previous build's (or that build did not read it), or it could not be read. */
+  changed: boolean;
+}
+
+export interface ReadHooks {
+  /** A reading the build refuses (a guard of decision 27's): the page counts as unreadable. */
+  refuse?: (result: PageResult, ref: PageRef) => GuardProblem | null;
+  /** Called once per page, in the order pages finish, so the build can use an asset's readings at once. */
+  onRead?: (read: PageRead) => void;
+}
+
 /**
  * `wantsArchive` says, before anything is parsed, which pages must also yield their weekly archive (those of an
  * asset whose ledger starts with this build): those are parsed whole, never taken from the cache, and no page is
- * parsed twice.
+ * parsed twice. Pages are parsed in the order given: the build gives each asset's pages together, so that it
+ * plans the asset's files while later pages are parsed.
  */
 export async function readSite(
   dir: string,
@@ -85,6 +103,7 @@ export async function readSite(
   previous: ParseCache | undefined,
   wantsArchive: (ref: PageRef) => boolean,
   jobs = defaultJobs(),
+  { refuse, onRead }: ReadHooks = {},
 ): Promise<SiteRead> {
   const old = previous?.parser_version === PARSER_VERSION ? previous.pages : {};
   const cache: ParseCache = { parser_version: PARSER_VERSION, pages: {} };
@@ -92,21 +111,27 @@ export async function readSite(
   const errors = new Map<string, { field: string; found: string; message: string }>();
   let parsed = 0;
   let reused = 0;
+  /** Records a page's reading (or its refusal) and reports it. */
+  const settle = (ref: PageRef, result: PageResult, changed: boolean) => {
+    const reading = { ...result, symbol: ref.symbol };
+    const problem = refuse?.(reading, ref);
+    if (problem) errors.set(ref.file, problem);
+    else results.set(ref.file, reading);
+    onRead?.({ ref, result: problem ? undefined : reading, changed: changed || !!problem });
+  };
   const todo: { ref: PageRef; size: number; mtimeMs: number }[] = [];
   for (const ref of pages) {
     const st = await stat(join(dir, ref.file));
     const hit = old[ref.file];
     if (hit && hit.size === st.size && hit.mtimeMs === st.mtimeMs && hit.result.kind === ref.kind && !wantsArchive(ref)) {
       cache.pages[ref.file] = hit;
-      results.set(ref.file, { ...hit.result, symbol: ref.symbol });
       reused++;
+      settle(ref, hit.result, false);
     } else todo.push({ ref, size: st.size, mtimeMs: st.mtimeMs });
   }
   const workers = canUseWorkers && jobs > 1 && todo.length > 8 ? pool(Math.min(jobs, 8)) : null;
   const run = workers ? workers.run : parsePage;
   try {
-    // Largest first, so no worker is left with one big page at the end.
-    todo.sort((a, b) => b.size - a.size);
     // A few pages in flight at a time: enough to keep every worker busy, never the whole site in memory.
     await forEachLimited(todo, workers ? Math.min(jobs, 8) * 2 : 2, async ({ ref, size, mtimeMs }) => {
       const hit = old[ref.file];
@@ -120,13 +145,17 @@ export async function readSite(
       });
       if ('error' in outcome) {
         errors.set(ref.file, outcome.error);
+        onRead?.({ ref, changed: true });
         return;
       }
       const result = 'unchanged' in outcome ? hit!.result : outcome.result;
       if ('unchanged' in outcome) reused++;
       else parsed++;
       cache.pages[ref.file] = { size, mtimeMs, hash: outcome.hash, result: withoutArchive(result) };
-      results.set(ref.file, { ...result, symbol: ref.symbol });
+      settle(ref, result, outcome.hash !== hit?.hash);
+      // A page parsed in-process never yields on its own: the event loop turns between pages, so what the build
+      // started for earlier pages (the staging thread's replies, the previous tree's reads) is taken in as it comes.
+      await new Promise((resolve) => setImmediate(resolve));
     });
   } finally {
     await workers?.close();

@@ -24,8 +24,9 @@ describe('golden tree', () => {
     await expect(JSON.stringify(hashes, null, 2) + '\n').toMatchFileSnapshot(join('..', '..', 'fixtures', 'golden', 'small-site.json'));
   });
 
-  it('the compiled build (pages parsed in worker threads, as the CLI runs) writes the same pinned bytes', async () => {
-    // dist/ is what the CLI runs; from there pages are parsed in worker threads, from the sources in-process.
+  it('the compiled build (files staged on their own thread, as the CLI runs) writes the same pinned bytes', async () => {
+    // dist/ is what the CLI runs; from there files are written and compressed on the staging thread (and pages
+    // parsed in worker threads where there are more than two cores), from the sources in-process.
     const compiled = (await import(join(ROOT, 'dist', 'generator', 'build.js'))) as typeof import('../../generator/build.js');
     const out2 = join(root, 'compiled');
     for (const day of [1, 2])

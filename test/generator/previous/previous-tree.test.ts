@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { blankRow, type Ledger } from '../../../generator/api/history.js';
 import { toJson } from '../../../generator/contract/json.js';
 import { TREE } from '../../../generator/contract/tree.js';
-import { manifest } from '../../../generator/output/manifest.js';
+import { digest, manifest } from '../../../generator/output/manifest.js';
 import { openTree } from '../../../generator/previous/previous-tree.js';
 
 const ledger = {
@@ -18,8 +18,10 @@ const ledger = {
 
 /** A tree of the ledger text given (and a manifest that lists it), read from memory. */
 function treeOf(ledgerText: string) {
-  const files = new Map<string, Uint8Array>([[TREE.historyFull('BTC'), Buffer.from(ledgerText)]]);
-  files.set(TREE.manifest, Buffer.from(toJson(manifest(files, '2026-01-05T00:00:00Z', [], 'contract'))));
+  const bytes = Buffer.from(ledgerText);
+  const files = new Map<string, Uint8Array>([[TREE.historyFull('BTC'), bytes]]);
+  const entries = new Map([[TREE.historyFull('BTC'), digest(bytes)]]);
+  files.set(TREE.manifest, Buffer.from(toJson(manifest(entries, '2026-01-05T00:00:00Z', [], 'contract'))));
   return openTree('memory', async (p) => files.get(p), null);
 }
 
