@@ -16,9 +16,9 @@ export class HistoryLossError extends Error {}
 /** The row's fields in the contract's order (contract/shapes.ts), and the readings among them. */
 const ROW_KEYS = Object.keys(HistoryRowShape.shape) as (keyof HistoryRow)[];
 const READING_KEYS = ROW_KEYS.filter((k) => k !== 'date' && k !== 'basis');
-/** A row of that date and basis before any page has given it a reading. */
-export const blankRow = (date: string, basis: HistoryRow['basis']): HistoryRow =>
-  ({ date, basis, ...Object.fromEntries(READING_KEYS.map((k) => [k, null])) }) as HistoryRow;
+const NO_READINGS = Object.freeze(Object.fromEntries(READING_KEYS.map((k) => [k, null])));
+/** A row of that date and basis before any page has given it a reading (a first build makes one per archived week). */
+export const blankRow = (date: string, basis: HistoryRow['basis']): HistoryRow => ({ date, basis, ...NO_READINGS }) as HistoryRow;
 
 /** Today's row: what this build publishes for the asset, dated by the asset's as_of. */
 export function publishedRow(r: AssetRisk): HistoryRow | null {
