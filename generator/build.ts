@@ -24,7 +24,7 @@ import { asEnvironmentError, EnvironmentError, EXIT } from './exit.js';
 import { isUrl, openPrevious, PreviousTreeError, type PreviousTree } from './previous/previous-tree.js';
 import { defaultCatalogPath, packageRoot } from './paths.js';
 import { discover, KIND_MODEL, MARKET_PAGES, type Discovery, type PageRef } from './site/discover.js';
-import { PARSER_VERSION, readSite, type ParseCache } from './site/read-site.js';
+import { PARSER_VERSION, readSite, untouchedSince, type ParseCache } from './site/read-site.js';
 import { pageGuard } from './site/guards.js';
 import type { PageKind } from './site/readings.js';
 
@@ -170,7 +170,20 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
   // Read the previous tree once; then read the pages while each asset's documents are planned, serialised,
   // validated, written and compressed as soon as its pages are read; then the documents across assets; one swap.
   const prepared = await prepare(opts, previousSource, lap);
-  const { previous, ledgers } = prepared;
+  const idle = await idleRebuild(prepared, opts, at);
+  if (idle) {
+    lap('unchanged');
+    return { ...idle, timings };
+  }
+  const { previous, catalog } = prepared;
+  // The previous ledgers, read once before parsing: they say which assets start a ledger now and so which pages
+  // must also yield their weekly archive.
+  const ledgers = await previousLedgers(
+    previous,
+    catalog.map((a) => a.symbol),
+    prepared.baseReport,
+  );
+  lap('ledgers');
   const contractDoc = openApiDocument();
   const writer = await TreeWriter.open(
     opts.out,
@@ -180,7 +193,7 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
       : undefined,
   );
   try {
-    return { ...(await readAndPublish(prepared, writer, contractDoc, opts, at, lap)), timings };
+    return { ...(await readAndPublish({ ...prepared, ledgers }, writer, contractDoc, opts, at, lap)), timings };
   } catch (e) {
     await writer.discard();
     throw e;
@@ -230,22 +243,43 @@ async function prepare(opts: BuildOptions, previousSource: string, lap: (stage: 
   const cacheDir = previous?.localTree ? previousSource : opts.out;
   const prevCache = await readJson<ParseCache>(join(cacheDir, CACHE_FILE));
   lap('discover');
-  // The previous ledgers, read once before parsing: they say which assets start a ledger now and so which pages
-  // must also yield their weekly archive.
-  const ledgers = await previousLedgers(
-    previous,
-    catalog.map((a) => a.symbol),
-    baseReport,
-  );
-  lap('ledgers');
   // The pages this tree answers for, recorded so the next build can tell one that went missing (carried ones too,
   // so the guard holds until the page is back or the catalogue drops it).
   const pagesRead = [...new Set([...found.pages.map((p) => p.file), ...missingFiles])].sort();
-  return { catalog, found, previous, prevCache, ledgers, vanished, baseReport, warnings, pagesRead };
+  return { catalog, found, previous, prevCache, vanished, baseReport, warnings, pagesRead };
 }
 
 type Prepared = Awaited<ReturnType<typeof prepare>>;
 type Report = Omit<BuildReport, 'timings'>;
+
+/**
+ * A rebuild where no page was touched since the previous build (size and mtime as its parse cache has them) and
+ * nothing else read changed: the previous tree is re-linked without reading its ledgers or any page.
+ */
+async function idleRebuild(
+  { catalog, found, previous, prevCache, vanished, baseReport, warnings }: Prepared,
+  opts: BuildOptions,
+  at: string,
+): Promise<Report | null> {
+  if (!previous?.localTree || !prevCache?.last_build || vanished.length) return null;
+  const cache = await untouchedSince(opts.pages, found.pages, prevCache, pageGuard(catalog, at));
+  if (!cache) return null;
+  const inputs = inputFingerprint(opts.catalog ?? defaultCatalogPath(), cache, opts.publicUrl);
+  const idle = await relinkIfIdle(previous, prevCache, inputs, opts, at, cache, warnings);
+  if (!idle) return null;
+  const reused = found.pages.length;
+  return {
+    ...baseReport,
+    pages_read: reused,
+    pages_parsed: 0,
+    pages_reused: reused,
+    warnings,
+    errors: [],
+    ignored: found.ignored,
+    carried: [],
+    ...idle,
+  };
+}
 
 /** The market pages first (every asset needs their readings), then each asset's pages together, in catalogue order. */
 function readingOrder(pages: PageRef[], catalog: Asset[]): PageRef[] {
@@ -259,7 +293,7 @@ function readingOrder(pages: PageRef[], catalog: Asset[]): PageRef[] {
  * publishes the tree; or re-links the previous tree when nothing read has changed.
  */
 async function readAndPublish(
-  prepared: Prepared,
+  prepared: Prepared & { ledgers: Map<string, Ledger | undefined> },
   writer: TreeWriter,
   contractDoc: ReturnType<typeof openApiDocument>,
   opts: BuildOptions,

@@ -75,6 +75,34 @@ function pool(size: number) {
  */
 export const defaultJobs = (): number => Math.max(1, availableParallelism() - 1);
 
+/** The cache's entry still stands for the page: same size, same mtime, same kind (its bytes are then taken as the same). */
+const untouched = (hit: CacheEntry | undefined, st: { size: number; mtimeMs: number }, ref: PageRef): hit is CacheEntry =>
+  !!hit && hit.size === st.size && hit.mtimeMs === st.mtimeMs && hit.result.kind === ref.kind;
+
+/**
+ * The previous cache's entries for these pages when every page is untouched since it was written and its reading
+ * is not refused, else null: a build whose pages are all so, under the same code and catalogue, is idle without
+ * reading anything else.
+ */
+export async function untouchedSince(
+  dir: string,
+  pages: PageRef[],
+  previous: ParseCache | undefined,
+  refuse: ReadHooks['refuse'] = () => null,
+): Promise<ParseCache | null> {
+  if (previous?.parser_version !== PARSER_VERSION) return null;
+  const cache: ParseCache = { parser_version: PARSER_VERSION, pages: {} };
+  for (const ref of pages) {
+    const hit = previous.pages[ref.file];
+    if (!untouched(hit, await stat(join(dir, ref.file)), ref) || refuse(reading(hit.result, ref), ref)) return null;
+    cache.pages[ref.file] = hit;
+  }
+  return cache;
+}
+
+/** A page's reading as the build uses it: the cache keeps readings without their page's symbol. */
+const reading = (result: PageResult, ref: PageRef): PageResult => ({ ...result, symbol: ref.symbol });
+
 /** What readSite reports of each page as soon as it is read (cache hits first, in the order given). */
 export interface PageRead {
   ref: PageRef;
@@ -113,17 +141,17 @@ export async function readSite(
   let reused = 0;
   /** Records a page's reading (or its refusal) and reports it. */
   const settle = (ref: PageRef, result: PageResult, changed: boolean) => {
-    const reading = { ...result, symbol: ref.symbol };
-    const problem = refuse?.(reading, ref);
+    const read = reading(result, ref);
+    const problem = refuse?.(read, ref);
     if (problem) errors.set(ref.file, problem);
-    else results.set(ref.file, reading);
-    onRead?.({ ref, result: problem ? undefined : reading, changed: changed || !!problem });
+    else results.set(ref.file, read);
+    onRead?.({ ref, result: problem ? undefined : read, changed: changed || !!problem });
   };
   const todo: { ref: PageRef; size: number; mtimeMs: number }[] = [];
   for (const ref of pages) {
     const st = await stat(join(dir, ref.file));
     const hit = old[ref.file];
-    if (hit && hit.size === st.size && hit.mtimeMs === st.mtimeMs && hit.result.kind === ref.kind && !wantsArchive(ref)) {
+    if (untouched(hit, st, ref) && !wantsArchive(ref)) {
       cache.pages[ref.file] = hit;
       reused++;
       settle(ref, hit.result, false);

@@ -1,5 +1,5 @@
 /** The build end to end on a small synthetic site: three days of history, determinism, and the failure guarantees. */
-import { cpSync, existsSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, readdirSync, readlinkSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -220,6 +220,31 @@ describe('rebuilds', () => {
     for (const [p, h] of after) if (p !== '_manifest.json') expect(h, p).toBe(before.get(p));
     expect(readJson(join(t, 'v1/_manifest.json')).built_at).toBe('2026-10-15T08:30:00Z');
     expect(await checkTree(t)).toEqual([]);
+  });
+
+  it('with no page touched re-links before reading the previous ledgers or any page', async () => {
+    const t = join(root, 'idle-untouched');
+    await buildSmall(day(2), t, { now: '2026-10-15T00:30:00Z' });
+    const report = await buildSmall(day(2), t, { now: '2026-10-15T08:30:00Z' });
+    expect(report.timings.unchanged).toBeGreaterThanOrEqual(0);
+    expect(report.timings.ledgers).toBeUndefined();
+    expect(report).toMatchObject({ pages_parsed: 0, pages_reused: report.pages_read, errors: [], carried: [] });
+  });
+
+  it('pages touched but byte-identical are read, found unchanged, and the previous tree re-linked', async () => {
+    const t = join(root, 'idle-touched');
+    const pages = join(root, 'touched-pages');
+    cpSync(day(2), pages, { recursive: true });
+    await buildSmall(pages, t, { now: '2026-10-15T00:30:00Z' });
+    const before = treeHashes(t);
+    for (const f of readdirSync(pages)) utimesSync(join(pages, f), new Date(), new Date('2030-01-01T00:00:00Z'));
+    const report = await buildSmall(pages, t, { now: '2026-10-15T08:30:00Z' });
+    expect(report.timings.ledgers).toBeGreaterThanOrEqual(0);
+    expect(report.timings.unchanged).toBeGreaterThanOrEqual(0);
+    expect(report.pages_parsed).toBe(0);
+    expect(report.files_linked).toBe(report.files_written - 1);
+    const after = treeHashes(t);
+    for (const [p, h] of after) if (p !== '_manifest.json') expect(h, p).toBe(before.get(p));
   });
 
   it('a different catalogue is a different input: the tree is built again, not re-linked', async () => {
