@@ -310,7 +310,8 @@ async function readAndPublish(
     warnings,
     emit: (path, doc) => writer.add(path, doc),
   });
-  // A build that may be idle (its pages all as the previous build read them) plans only once a page differs.
+  // Pages touched since the previous build may still hold the same bytes (a sync that does not keep mtimes): such a
+  // build may be idle, and plans only once a page's bytes differ.
   const mayBeIdle = !!previous?.localTree && !!prevCache?.last_build && vanished.length === 0;
   if (!mayBeIdle) planner.start();
   const startsLedger = (symbol: string) => !ledgers.get(symbol)?.data.rows.length;

@@ -1,6 +1,8 @@
 /** `fn` over `items`, at most `limit` running at once: bounded work in flight, bounded memory. */
-import pLimit from 'p-limit';
-
 export async function forEachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  await pLimit(limit).map(items, fn);
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
 }

@@ -1,8 +1,9 @@
 /**
  * A tree's files, handed over one by one as the build plans them: each is serialised, hashed against the
  * previous tree, checked against its schema, and, when it changed, handed to the staging thread, which writes
- * and compresses it on the other core while the build still reads pages. `finish` lends what did not change, checks the rules across files and publishes the tree whole; a tree
- * that breaks the contract is discarded with its staging folder, so nothing of it is ever seen.
+ * and compresses it on the other core while the build still reads pages. `finish` lends what did not change,
+ * checks the rules across files and publishes the tree whole; a tree that breaks the contract is discarded with
+ * its staging folder, so nothing of it is ever seen.
  */
 import { ENCODING_SUFFIX, ENCODINGS, hasVariants, type Encoding } from '../contract/encodings.js';
 import { jsonWriter, toJson } from '../contract/json.js';
