@@ -152,6 +152,10 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
   }
 }
 
+/** A plan that would drop or rewrite a published history row, as the build's failure (exit 1); anything else as it is. */
+const historyLoss = (e: unknown, report: Partial<BuildReport>) =>
+  e instanceof HistoryLossError ? new BuildError(`history would lose a published row: ${e.message}`, report, [e.message]) : e;
+
 const noPrevious = (source: string) =>
   new BuildError(
     `no previous tree at ${source}: its history ledger would start over. Pass --previous DIR|URL to continue the deployed ledger, or --init to start a new one on purpose`,
@@ -218,8 +222,7 @@ async function prepare(opts: BuildOptions, previousSource: string, lap: (stage: 
   try {
     checkNoAssetDropped(catalog, Object.keys(previous?.catalog?.assets ?? {}));
   } catch (e) {
-    if (e instanceof HistoryLossError) throw new BuildError(`history would lose a published row: ${e.message}`, baseReport, [e.message]);
-    throw e;
+    throw historyLoss(e, baseReport);
   }
 
   // A page the previous build read must be read again: missing, its model would quietly turn null.
@@ -256,28 +259,31 @@ type Report = Omit<BuildReport, 'timings'>;
  * A rebuild where no page was touched since the previous build (size and mtime as its parse cache has them) and
  * nothing else read changed: the previous tree is re-linked without reading its ledgers or any page.
  */
-async function idleRebuild(
-  { catalog, found, previous, prevCache, vanished, baseReport, warnings }: Prepared,
-  opts: BuildOptions,
-  at: string,
-): Promise<Report | null> {
+async function idleRebuild(prepared: Prepared, opts: BuildOptions, at: string): Promise<Report | null> {
+  const { catalog, found, previous, prevCache, vanished, warnings } = prepared;
   if (!previous?.localTree || !prevCache?.last_build || vanished.length) return null;
   const cache = await untouchedSince(opts.pages, found.pages, prevCache, pageGuard(catalog, at));
   if (!cache) return null;
-  const inputs = inputFingerprint(opts.catalog ?? defaultCatalogPath(), cache, opts.publicUrl);
-  const idle = await relinkIfIdle(previous, prevCache, inputs, opts, at, cache, warnings);
-  if (!idle) return null;
-  const reused = found.pages.length;
+  const idle = await relinkIfIdle(previous, prevCache, inputFingerprint(opts, cache), opts, at, cache, warnings);
+  return idle && { ...readReport(prepared, { parsed: 0, reused: found.pages.length }, [], []), ...idle };
+}
+
+/** The report of what a build read: its pages, and those it could not read. */
+function readReport(
+  { found, baseReport, warnings }: Prepared,
+  site: { parsed: number; reused: number },
+  errors: string[],
+  carried: CarriedPage[],
+) {
   return {
     ...baseReport,
-    pages_read: reused,
-    pages_parsed: 0,
-    pages_reused: reused,
+    pages_read: found.pages.length,
+    pages_parsed: site.parsed,
+    pages_reused: site.reused,
     warnings,
-    errors: [],
+    errors,
     ignored: found.ignored,
-    carried: [],
-    ...idle,
+    carried,
   };
 }
 
@@ -300,7 +306,7 @@ async function readAndPublish(
   at: string,
   lap: (stage: string) => void,
 ): Promise<Report> {
-  const { catalog, found, previous, prevCache, ledgers, vanished, baseReport, warnings, pagesRead } = prepared;
+  const { catalog, found, previous, prevCache, ledgers, vanished, warnings, pagesRead } = prepared;
   const planner = new AssetPlanner({
     catalog,
     pages: found.pages,
@@ -339,21 +345,11 @@ async function readAndPublish(
     carried.push({ file, kind: ref.kind, symbol: ref.symbol, reason: 'unreadable' });
   }
   for (const v of vanished) carried.push({ ...v, reason: 'missing' });
-  const reportSoFar = {
-    ...baseReport,
-    pages_read: found.pages.length,
-    pages_parsed: site.parsed,
-    pages_reused: site.reused,
-    warnings,
-    errors,
-    ignored: found.ignored,
-    carried,
-  };
+  const reportSoFar = readReport(prepared, site, errors, carried);
   if (errors.length && !opts.keepGoing)
     throw new BuildError(`${errors.length} page(s) could not be read; the previous tree is untouched`, reportSoFar, errors);
   // Everything a build reads besides the previous tree, fingerprinted; null when a page failed (never idle then).
-  const inputs =
-    errors.length || vanished.length ? null : inputFingerprint(opts.catalog ?? defaultCatalogPath(), site.cache, opts.publicUrl);
+  const inputs = errors.length || vanished.length ? null : inputFingerprint(opts, site.cache);
   if (!planner.started) {
     const idle = await relinkIfIdle(previous, prevCache, inputs, opts, at, site.cache, warnings);
     if (idle) {
@@ -367,10 +363,9 @@ async function readAndPublish(
   try {
     planned = await planner.finish();
   } catch (e) {
-    if (e instanceof HistoryLossError) throw new BuildError(`history would lose a published row: ${e.message}`, reportSoFar, [e.message]);
-    throw e;
+    throw historyLoss(e, reportSoFar);
   }
-  warnings.push(...planner.warnings);
+  warnings.push(...planned.warnings);
   const marketWide = planMarketWide(
     {
       catalog,
@@ -444,12 +439,12 @@ function generatorCode(): string {
 }
 
 /** Everything a build reads besides the previous tree: page bytes, the catalogue, the code that reads them. */
-function inputFingerprint(catalogFile: string, cache: ParseCache, publicUrl = '/'): string {
+function inputFingerprint({ catalog = defaultCatalogPath(), publicUrl = '/' }: BuildOptions, cache: ParseCache): string {
   const pages = Object.entries(cache.pages)
     .map(([f, e]) => `${f}:${e.hash}`)
     .sort()
     .join('\n');
-  return sha256([generatorCode(), PARSER_VERSION, sha256(readFileSync(catalogFile)), publicUrl, pages].join('\n'));
+  return sha256([generatorCode(), PARSER_VERSION, sha256(readFileSync(catalog)), publicUrl, pages].join('\n'));
 }
 
 /** A tree's identity: the hashes of all its files but the manifest (whose build time differs). */

@@ -46,9 +46,9 @@ export class AssetPlanner {
   private market: Promise<Market> | undefined;
   private chain: Promise<void> = Promise.resolve();
   private failure: { error: unknown } | null = null;
-  readonly plans = new Map<string, AssetPlan>();
+  private readonly plans = new Map<string, AssetPlan>();
   /** The assets' warnings, in catalogue order. */
-  readonly warnings: string[] = [];
+  private readonly warnings: string[] = [];
 
   constructor(private readonly i: PlannerInputs) {
     for (const p of i.pages) this.left.set(keyOf(p.symbol), (this.left.get(keyOf(p.symbol)) ?? 0) + 1);
@@ -140,11 +140,11 @@ export class AssetPlanner {
     if (plan.warning) this.warnings.push(plan.warning);
   }
 
-  /** Once every page is read: plans the assets left, and gives every plan with the market readings. */
-  async finish(): Promise<{ plans: Map<string, AssetPlan>; market: Market }> {
+  /** Once every page is read: plans the assets left, and gives every plan, the market readings and the warnings. */
+  async finish(): Promise<{ plans: Map<string, AssetPlan>; market: Market; warnings: string[] }> {
     this.start();
     await this.chain;
     if (this.failure) throw this.failure.error;
-    return { plans: this.plans, market: await this.market! };
+    return { plans: this.plans, market: await this.market!, warnings: this.warnings };
   }
 }

@@ -35,8 +35,8 @@ export interface ParseCache {
   last_build?: { inputs: string; tree: string };
 }
 
+/** What a read of the site leaves beside the readings, which go to `onRead` as each page is read. */
 export interface SiteRead {
-  results: Map<string, PageResult>;
   errors: Map<string, { field: string; found: string; message: string }>;
   cache: ParseCache;
   parsed: number;
@@ -135,7 +135,6 @@ export async function readSite(
 ): Promise<SiteRead> {
   const old = previous?.parser_version === PARSER_VERSION ? previous.pages : {};
   const cache: ParseCache = { parser_version: PARSER_VERSION, pages: {} };
-  const results = new Map<string, PageResult>();
   const errors = new Map<string, { field: string; found: string; message: string }>();
   let parsed = 0;
   let reused = 0;
@@ -144,7 +143,6 @@ export async function readSite(
     const read = reading(result, ref);
     const problem = refuse?.(read, ref);
     if (problem) errors.set(ref.file, problem);
-    else results.set(ref.file, read);
     onRead?.({ ref, result: problem ? undefined : read, changed: changed || !!problem });
   };
   const todo: { ref: PageRef; size: number; mtimeMs: number }[] = [];
@@ -188,5 +186,5 @@ export async function readSite(
   } finally {
     await workers?.close();
   }
-  return { results, errors, cache, parsed, reused };
+  return { errors, cache, parsed, reused };
 }
