@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fg from 'fast-glob';
 import { loadCatalog, type Asset } from './catalog/catalog.js';
-import { HistoryLossError, type Ledger } from './api/history.js';
+import { HistoryLossError, type PublishedRows } from './api/history.js';
 import { openApiDocument } from './openapi/document.js';
 import { checkNoAssetDropped, planMarketWide } from './plan-tree.js';
 import { AssetPlanner } from './plan-as-read.js';
@@ -110,13 +110,13 @@ const ARCHIVE_KINDS = new Set<PageKind>([
   'equity_sma_composite',
 ]);
 
-/** Every asset's previous ledger, read and checked once, a few at a time. */
+/** Every asset's previous ledger rows, read and checked once, a few at a time. */
 async function previousLedgers(
   previous: PreviousTree | null,
   symbols: string[],
   report: Partial<BuildReport>,
-): Promise<Map<string, Ledger | undefined>> {
-  const out = new Map<string, Ledger | undefined>();
+): Promise<Map<string, PublishedRows | undefined>> {
+  const out = new Map<string, PublishedRows | undefined>();
   if (!previous) return out;
   await forEachLimited(symbols, 8, async (symbol) => {
     try {
@@ -192,9 +192,7 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
   const writer = await TreeWriter.open(
     opts.out,
     contractDoc,
-    previous
-      ? { manifest: previous.manifest, tree: previous.localTree, rowTexts: previous.rowTexts, ledgers: ledgers.values() }
-      : undefined,
+    previous ? { manifest: previous.manifest, tree: previous.localTree } : undefined,
   );
   try {
     return { ...(await readAndPublish({ ...prepared, ledgers }, writer, contractDoc, opts, at, lap)), timings };
@@ -299,7 +297,7 @@ function readingOrder(pages: PageRef[], catalog: Asset[]): PageRef[] {
  * publishes the tree; or re-links the previous tree when nothing read has changed.
  */
 async function readAndPublish(
-  prepared: Prepared & { ledgers: Map<string, Ledger | undefined> },
+  prepared: Prepared & { ledgers: Map<string, PublishedRows | undefined> },
   writer: TreeWriter,
   contractDoc: ReturnType<typeof openApiDocument>,
   opts: BuildOptions,
@@ -320,7 +318,7 @@ async function readAndPublish(
   // build may be idle, and plans only once a page's bytes differ.
   const mayBeIdle = !!previous?.localTree && !!prevCache?.last_build && vanished.length === 0;
   if (!mayBeIdle) planner.start();
-  const startsLedger = (symbol: string) => !ledgers.get(symbol)?.data.rows.length;
+  const startsLedger = (symbol: string) => !ledgers.get(symbol)?.length;
   const site = await readSite(
     opts.pages,
     readingOrder(found.pages, catalog),

@@ -5,7 +5,7 @@
  * warnings and its errors are the same as planning them all at the end.
  */
 import type { AssetPages, AssetRisk } from './api/asset-risk.js';
-import type { Ledger } from './api/history.js';
+import type { PublishedRows } from './api/history.js';
 import type { Asset } from './catalog/catalog.js';
 import { marketReadings } from './market-readings.js';
 import { planAsset, type AssetPlan } from './plan-tree.js';
@@ -23,7 +23,7 @@ export interface PlannerInputs {
   pages: PageRef[];
   /** Pages that vanished since the previous build (--keep-going): their kinds keep the previous readings. */
   vanished: { symbol: string | null; kind: PageKind }[];
-  ledgers: ReadonlyMap<string, Ledger | undefined>;
+  ledgers: ReadonlyMap<string, PublishedRows | undefined>;
   previousRisk: (symbol: string) => Promise<AssetRisk | undefined>;
   /** Where the market readings' warnings go. */
   warnings: string[];

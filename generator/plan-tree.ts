@@ -9,7 +9,7 @@ import { assetList } from './api/asset-list.js';
 import { dcaSignal } from './api/dca-signal.js';
 import { envelope, modelVersion, newest } from './api/envelope.js';
 import { health } from './api/health.js';
-import { archiveRows, historyPage, HistoryLossError, ledger, mergeRows, publishedRow, type Ledger } from './api/history.js';
+import { archiveRows, historyPage, HistoryLossError, ledger, mergeRows, publishedRow, type PublishedRows } from './api/history.js';
 import { contextReadings, type MarketContext } from './api/market-context.js';
 import { UNIVERSES, type Asset } from './catalog/catalog.js';
 import { PLANS, PRECOMPUTED_PAGES } from './contract/plans.js';
@@ -32,8 +32,8 @@ export interface TreeInputs {
   failedKinds: ReadonlyMap<string, ReadonlySet<PageKind>>;
   market: { contexts: Record<string, MarketContext>; ranks: ReadonlyMap<string, number>; freeTier: string[] };
   previous: {
-    /** Each asset's ledger; undefined where it has none yet. */
-    ledgers: ReadonlyMap<string, Ledger | undefined>;
+    /** Each asset's published ledger rows; undefined where it has none yet. */
+    ledgers: ReadonlyMap<string, PublishedRows | undefined>;
     /** The previous AssetRisk of each asset with a failed page. */
     risks: ReadonlyMap<string, AssetRisk | undefined>;
     /** The assets the previous tree published. */
@@ -75,7 +75,8 @@ export interface AssetInputs {
   failedKinds: ReadonlySet<PageKind>;
   /** The previous AssetRisk, read when a page failed. */
   previousRisk: AssetRisk | undefined;
-  ledger: Ledger | undefined;
+  /** The rows of its published ledger, undefined where it has none yet. */
+  ledger: PublishedRows | undefined;
   market: MarketWide;
 }
 
@@ -88,7 +89,7 @@ export interface AssetPlan {
   warning?: string;
 }
 
-/** One asset's documents. Throws HistoryLossError where its ledger would drop or rewrite a published row. */
+/** One asset's documents. */
 export function planAsset({ asset, pages: read, failedKinds, previousRisk: prev, ledger: previousLedger, market }: AssetInputs): AssetPlan {
   const pages: AssetPages = { ...read };
   const carried: Carried = {};
@@ -109,7 +110,7 @@ export function planAsset({ asset, pages: read, failedKinds, previousRisk: prev,
 
   const today = publishedRow(risk);
   const archives = Object.values(pages).flatMap((p) => (p.archive ? [p.archive] : []));
-  const merged = mergeRows(asset.symbol, previousLedger?.data.rows ?? null, today, () => archiveRows(archives, today!.date));
+  const merged = mergeRows(asset.symbol, previousLedger ?? null, today, () => archiveRows(archives, today!.date));
   const full = ledger(asset.symbol, merged.rows, risk.as_of, modelVersion(riskReadings(risk), riskExtraModels(risk)));
   files.push([TREE.historyFull(asset.symbol), full]);
   for (const page of PRECOMPUTED_PAGES) files.push([TREE.historyPage(asset.symbol, page.limit), historyPage(full, page)]);

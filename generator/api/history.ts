@@ -5,11 +5,13 @@
 import type { Archive } from '../site/readings.js';
 import type { AssetRisk } from './asset-risk.js';
 import { DISCLAIMER } from '../contract/constants.js';
-import type { HistoryRow, Ledger } from '../contract/history-page.js';
+import type { HistoryRow } from '../contract/history-page.js';
+import { basisAt, dateAt, LedgerRows, type PlannedLedger, type PublishedRows, type Rows } from '../contract/ledger-rows.js';
 import { HistoryRow as HistoryRowShape } from '../contract/shapes.js';
 
 export type { HistoryRow, Ledger } from '../contract/history-page.js';
 export { historyPage } from '../contract/history-page.js';
+export { LedgerRows, PublishedRows, type PlannedLedger, type Rows } from '../contract/ledger-rows.js';
 
 export class HistoryLossError extends Error {}
 
@@ -52,38 +54,30 @@ export function archiveRows(archives: Archive[], before: string): HistoryRow[] {
   return [...weeks.values()].filter((r) => READING_KEYS.some((k) => r[k] !== null)).sort((a, b) => (a.date < b.date ? -1 : 1));
 }
 
-const sameRow = (a: HistoryRow, b: HistoryRow) => ROW_KEYS.every((k) => a[k] === b[k]);
-
 /**
- * The new ledger rows: the previous ones, plus today's row (replacing a row of the same day that this
- * pipeline published, never an earlier one). Fails rather than lose or rewrite a published row.
+ * The new ledger rows: the published ones, plus today's row (replacing a row of the same day that this pipeline
+ * published, never an earlier one). The published rows are carried as their file spelled them (LedgerRows), so no
+ * earlier row can change: the only one that may go is the last, and only for a row of its own day.
  */
 export function mergeRows(
   symbol: string,
-  previous: HistoryRow[] | null,
+  previous: PublishedRows | null,
   today: HistoryRow | null,
   archive: () => HistoryRow[],
-): { rows: HistoryRow[]; warning?: string } {
+): { rows: Rows; warning?: string } {
   if (!previous || previous.length === 0) {
     if (!today) return { rows: [] };
     return { rows: [...archive(), today] };
   }
-  const rows = [...previous];
-  const last = rows[rows.length - 1]!;
-  let warning: string | undefined;
-  if (today) {
-    if (today.date > last.date) rows.push(today);
-    else if (today.date === last.date && last.basis === 'as_published') rows[rows.length - 1] = today;
-    else warning = `${symbol}: the readings are dated ${today.date}, not after the last history row (${last.date}); no row added`;
-  }
-  // The guarantee, checked rather than assumed: every earlier row is still here, unchanged.
-  for (let i = 0; i < previous.length; i++) {
-    const replacedToday = i === previous.length - 1 && today?.date === previous[i]!.date && previous[i]!.basis === 'as_published';
-    if (!replacedToday && !(rows[i] && sameRow(rows[i]!, previous[i]!))) {
-      throw new HistoryLossError(`${symbol}: history row ${previous[i]!.date} would change or vanish`);
-    }
-  }
-  return { rows, warning };
+  const n = previous.length;
+  if (!today) return { rows: new LedgerRows(previous, n, []) };
+  const last = { date: previous.date(n - 1), basis: previous.basis(n - 1) };
+  if (today.date > last.date) return { rows: new LedgerRows(previous, n, [today]) };
+  if (today.date === last.date && last.basis === 'as_published') return { rows: new LedgerRows(previous, n - 1, [today]) };
+  return {
+    rows: new LedgerRows(previous, n, []),
+    warning: `${symbol}: the readings are dated ${today.date}, not after the last history row (${last.date}); no row added`,
+  };
 }
 
 export function cadence(firstPublished: string | null): string {
@@ -92,8 +86,9 @@ export function cadence(firstPublished: string | null): string {
     : 'No published rows yet.';
 }
 
-export function ledger(symbol: string, rows: HistoryRow[], as_of: string | null, model_version: Record<string, string> | null): Ledger {
-  const first = rows.find((r) => r.basis === 'as_published')?.date ?? null;
+export function ledger(symbol: string, rows: Rows, as_of: string | null, model_version: Record<string, string> | null): PlannedLedger {
+  let first: string | null = null;
+  for (let i = 0; i < rows.length && first === null; i++) if (basisAt(rows, i) === 'as_published') first = dateAt(rows, i);
   return {
     as_of,
     model_version,

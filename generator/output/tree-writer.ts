@@ -7,7 +7,6 @@
  */
 import { ENCODING_SUFFIX, ENCODINGS, hasVariants, type Encoding } from '../contract/encodings.js';
 import { jsonWriter, toJson } from '../contract/json.js';
-import type { Ledger } from '../contract/history-page.js';
 import { digest, manifest, sha256, type Digest, type Manifest, type ManifestEntry } from './manifest.js';
 import { TreeValidator } from './validate.js';
 import { manifestSizes, reusable, StagedTree } from './write-tree.js';
@@ -17,10 +16,6 @@ export interface PreviousFiles {
   manifest: Manifest;
   /** The folder holding its files when it is on this machine: unchanged files are hard-linked from it. */
   tree: string | null;
-  /** The text of each carried ledger row in its file (PreviousTree.rowTexts), written again as it was. */
-  rowTexts?: Pick<WeakMap<object, string>, 'get'>;
-  /** Its ledgers: their rows passed this same contract when they were published. */
-  ledgers: Iterable<Ledger | undefined>;
 }
 
 /** The tree breaks the contract; the staging folder is gone. */
@@ -47,26 +42,20 @@ export class TreeWriter {
     /** The SHA-256 of the contract document: files are compared with the previous tree's only under the same one. */
     private readonly contract: string,
     private readonly validator: TreeValidator,
-    private readonly serialize: (doc: unknown) => string,
+    private readonly serialize: (doc: unknown) => Uint8Array,
     private readonly previous: PreviousFiles | undefined,
   ) {}
 
   static async open(out: string, contractDoc: object, previous?: PreviousFiles): Promise<TreeWriter> {
     const contract = sha256(toJson(contractDoc));
-    const checkedRows = new WeakSet<object>();
-    if (previous?.manifest.contract === contract) for (const l of previous.ledgers) for (const r of l?.data.rows ?? []) checkedRows.add(r);
-    return new TreeWriter(
-      await StagedTree.open(out),
-      contract,
-      new TreeValidator(contractDoc, checkedRows),
-      jsonWriter(previous?.rowTexts),
-      previous,
-    );
+    // Rows carried from the previous tree's ledgers passed this same contract when they were published.
+    const validator = new TreeValidator(contractDoc, { carriedVouched: previous?.manifest.contract === contract });
+    return new TreeWriter(await StagedTree.open(out), contract, validator, jsonWriter(), previous);
   }
 
   /** One document of the tree (each path once); its writing and compression start now. */
   add(path: string, doc: unknown): void {
-    const bytes = Buffer.from(this.serialize(doc));
+    const bytes = this.serialize(doc);
     const entry: ManifestEntry = digest(bytes);
     this.objects.set(path, doc);
     this.entries.set(path, entry);

@@ -5,7 +5,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { historyPage, type Ledger } from '../contract/history-page.js';
+import { historyPage } from '../contract/history-page.js';
+import { basisAt, dateAt, LedgerRows, type PlannedLedger, type Rows } from '../contract/ledger-rows.js';
 import type { AssetRisk, Catalog, Universe } from '../contract/shapes.js';
 import { staleModels } from '../contract/stale.js';
 import { FREE_TIER_SIZE, PLANS, PRECOMPUTED_PAGES } from '../contract/plans.js';
@@ -39,25 +40,41 @@ export function compileSchemas(openapi: object): (name: string) => ValidateFunct
 
 /** Files whose rows are HistoryRows: the bulk of a tree, and mostly the same rows in several files and builds. */
 const ROW_FILES = new Set(['HistoryResponse', 'x-internal-HistoryLedger']);
-const rowsOf = (doc: unknown): unknown[] | undefined => {
-  const rows = (doc as Doc | undefined)?.data?.rows;
-  return Array.isArray(rows) ? rows : undefined;
-};
 
 /**
- * A tree's validation, a file at a time as the build makes them, then across files once all are made.
- * `checkedRows` holds history rows already checked against the same HistoryRow schema (the previous ledger's,
- * under the same contract); a row is checked once per build however many files hold it (the ledger and its
- * pages share row objects), and every row this validator checks is added.
+ * What the validator may take as already checked. `carriedVouched`: rows carried as the previous tree's ledgers
+ * spelled them (LedgerRows) passed this same contract when they were published (the build sets it when the
+ * previous manifest's contract hash is this one's), so only the rows added to them are checked.
+ */
+export interface Vouched {
+  carriedVouched?: boolean;
+}
+
+/**
+ * A tree's validation, a file at a time as the build makes them, then across files once all are made. A history
+ * row is checked once per build however many files hold it (the ledger and its pages share row objects).
  */
 export class TreeValidator {
   private readonly schema: (name: string) => ValidateFunction;
+  private readonly checkedRows = new WeakSet<object>();
+  private readonly carriedVouched: boolean;
 
-  constructor(
-    contract: object,
-    private readonly checkedRows: WeakSet<object> = new WeakSet(),
-  ) {
+  constructor(contract: object, { carriedVouched = false }: Vouched = {}) {
     this.schema = compileSchemas(contract);
+    this.carriedVouched = carriedVouched;
+  }
+
+  /** The rows of a file this validator must check, each with its index in the file; those checked already left out. */
+  private unchecked(rows: Rows): [unknown, number][] {
+    const out: [unknown, number][] = [];
+    const add = (r: unknown, i: number) => {
+      if (!(r && typeof r === 'object' && this.checkedRows.has(r))) out.push([r, i]);
+    };
+    if (rows instanceof LedgerRows) {
+      if (!(this.carriedVouched && rows.carried.asWritten)) for (let i = 0; i < rows.head; i++) add(rows.carried.row(i), i);
+      rows.added.forEach((r, k) => add(r, rows.head + k));
+    } else rows.forEach(add);
+    return out;
   }
 
   /**
@@ -69,18 +86,20 @@ export class TreeValidator {
     if (!entry) return [`${path}: not a file the tree should hold`];
     if (unchanged) return [];
     const validate = this.schema(entry[1]);
-    const rows = ROW_FILES.has(entry[1]) ? rowsOf(doc) : undefined;
-    const unchecked = rows?.filter((r) => !(r && typeof r === 'object' && this.checkedRows.has(r)));
-    const subset = rows && unchecked!.length < rows.length;
-    if (validate(subset ? { ...(doc as Doc), data: { ...(doc as Doc).data, rows: unchecked } } : doc)) {
-      for (const r of unchecked ?? []) if (r && typeof r === 'object') this.checkedRows.add(r);
+    const rows = ROW_FILES.has(entry[1]) ? (doc as Doc | undefined)?.data?.rows : undefined;
+    const sharing = rows instanceof LedgerRows || Array.isArray(rows);
+    const unchecked = sharing ? this.unchecked(rows as Rows) : [];
+    const whole = !sharing || (!(rows instanceof LedgerRows) && unchecked.length === rows.length);
+    const subject = whole ? doc : { ...(doc as Doc), data: { ...(doc as Doc).data, rows: unchecked.map(([r]) => r) } };
+    if (validate(subject)) {
+      for (const [r] of unchecked) if (r && typeof r === 'object') this.checkedRows.add(r);
       return [];
     }
     const e = validate.errors![0]!;
-    // An error in the unchecked subset is named at the row's index in the file itself.
-    const where = subset
-      ? e.instancePath.replace(/^\/data\/rows\/(\d+)/, (_, k: string) => `/data/rows/${rows.indexOf(unchecked![Number(k)])}`)
-      : e.instancePath;
+    // An error in the rows checked is named at the row's index in the file itself.
+    const where = whole
+      ? e.instancePath
+      : e.instancePath.replace(/^\/data\/rows\/(\d+)/, (_, k: string) => `/data/rows/${unchecked[Number(k)]![1]}`);
     return [
       `${path}: ${where || '/'}: ${e.message}${e.params && 'allowedValues' in e.params ? ` (${(e.params.allowedValues as unknown[]).join(', ')})` : ''}`,
     ];
@@ -89,7 +108,7 @@ export class TreeValidator {
   /** The rules across files, on the whole tree. */
   tree(files: Map<string, unknown>): string[] {
     if (!files.get(TREE.openapi)) return [`${TREE.openapi}: absent`];
-    return invariants(files);
+    return invariants(files, this.carriedVouched);
   }
 }
 
@@ -101,17 +120,20 @@ export async function validateTree(
   files: Map<string, unknown>,
   contract: object,
   unchanged: ReadonlySet<string> = new Set(),
-  checkedRows: WeakSet<object> = new WeakSet(),
+  vouched: Vouched = {},
 ): Promise<string[]> {
   if (!files.get(TREE.openapi)) return [`${TREE.openapi}: absent`];
-  const validator = new TreeValidator(contract, checkedRows);
+  const validator = new TreeValidator(contract, vouched);
   const problems: string[] = [];
   for (const [path, doc] of files) problems.push(...validator.file(path, doc, unchanged.has(path)));
   return problems.length ? problems : validator.tree(files);
 }
 
-/** Cross-file rules of the spec and decisions that no single schema can state. */
-function invariants(files: Map<string, unknown>): string[] {
+/**
+ * Cross-file rules of the spec and decisions that no single schema can state. Carried rows under `carriedVouched`
+ * met the history rules when they were published; the rows added to them are checked, from the last carried one on.
+ */
+function invariants(files: Map<string, unknown>, carriedVouched: boolean): string[] {
   const p: string[] = [];
   const catalog = files.get(TREE.catalog) as Doc | undefined;
   if (!catalog) return [`${TREE.catalog}: absent`];
@@ -165,20 +187,20 @@ function invariants(files: Map<string, unknown>): string[] {
 
   // History: strictly ascending dates, archive rows before the first published day, page files cut from the ledger.
   for (const s of symbols) {
-    const full = files.get(TREE.historyFull(s)) as Ledger | undefined;
+    const full = files.get(TREE.historyFull(s)) as PlannedLedger | undefined;
     if (!full) {
       p.push(`${TREE.historyFull(s)}: absent`);
       continue;
     }
     const rows = full.data.rows;
-    for (let i = 1; i < rows.length; i++)
-      if (!(rows[i - 1]!.date < rows[i]!.date))
-        p.push(`${TREE.historyFull(s)}: data.rows[${i}].date ${rows[i]!.date} is not after ${rows[i - 1]!.date}`);
+    const from = rows instanceof LedgerRows && carriedVouched && rows.carried.asWritten ? rows.head : 0;
+    for (let i = Math.max(from, 1); i < rows.length; i++)
+      if (!(dateAt(rows, i - 1) < dateAt(rows, i)))
+        p.push(`${TREE.historyFull(s)}: data.rows[${i}].date ${dateAt(rows, i)} is not after ${dateAt(rows, i - 1)}`);
     const first = full.data.first_published;
-    rows.forEach((r, i) => {
-      if (r.basis === 'weekly_archive' && first !== null && r.date >= first)
+    for (let i = from; i < rows.length; i++)
+      if (basisAt(rows, i) === 'weekly_archive' && first !== null && dateAt(rows, i) >= first)
         p.push(`${TREE.historyFull(s)}: data.rows[${i}] is weekly_archive on or after the first published day ${first}`);
-    });
     if (full.data.total_row_count !== rows.length) p.push(`${TREE.historyFull(s)}: data.total_row_count is not the row count`);
     for (const page of PRECOMPUTED_PAGES) {
       if (!isDeepStrictEqual(files.get(TREE.historyPage(s, page.limit)), historyPage(full, page)))

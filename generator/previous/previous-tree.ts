@@ -7,8 +7,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TREE } from '../contract/tree.js';
-import { writtenLines } from '../contract/json.js';
 import type { Ledger } from '../contract/history-page.js';
+import { PublishedRows } from '../contract/ledger-rows.js';
 import type { AssetRisk, Catalog } from '../contract/shapes.js';
 import { sha256, type Manifest } from '../output/manifest.js';
 import { liveTree } from '../output/live-tree.js';
@@ -27,10 +27,8 @@ export interface PreviousTree {
   catalog: PreviousCatalog | undefined;
   /** The folder holding its files, when it is on this machine (unchanged files are hard-linked from it). */
   localTree: string | null;
-  /** The asset's ledger; undefined for an asset the previous tree never published. */
-  ledger(symbol: string): Promise<Ledger | undefined>;
-  /** The text each ledger row read so far has in its file, for writing it again as it was (jsonWriter). */
-  readonly rowTexts: Pick<WeakMap<object, string>, 'get'>;
+  /** The rows of the asset's ledger, as its file spelled them; undefined for an asset the previous tree never published. */
+  ledger(symbol: string): Promise<PublishedRows | undefined>;
   /** The asset's published AssetRisk, for readings carried forward. */
   risk(symbol: string): Promise<AssetRisk | undefined>;
   /** Any file of the tree, parsed, checked against the manifest; undefined when the manifest does not list it. */
@@ -55,31 +53,27 @@ export async function openTree(source: string, read: ReadBytes, localTree: strin
   const failed = (path: string, why: string) =>
     new PreviousTreeError(`${source}: ${path} ${why}; the previous tree fails its own manifest check, so its ledger cannot be continued`);
 
-  /** A file of the tree, checked against the manifest; undefined when the manifest does not list it. */
-  const verified = async <T>(
-    path: string,
-    absent = () => failed(path, `is listed in ${TREE.manifest} but absent`),
-    alsoRead?: (text: string, doc: T) => void,
-  ): Promise<T | undefined> => {
+  /** A file of the tree as bytes, checked against the manifest; undefined when the manifest does not list it. */
+  const verifiedBytes = async (path: string, absent = () => failed(path, `is listed in ${TREE.manifest} but absent`)) => {
     const entry = manifest.files[path];
     if (!entry) return undefined;
     const bytes = await read(path);
     if (!bytes) throw absent();
     if (bytes.byteLength !== entry.size || sha256(bytes) !== entry.sha256)
       throw failed(path, `does not match ${TREE.manifest} (size or sha256)`);
-    const text = Buffer.from(bytes).toString('utf8');
-    let doc: T;
+    return bytes;
+  };
+  const parsed = <T>(path: string, bytes: Uint8Array): T => {
     try {
-      doc = JSON.parse(text) as T;
+      return JSON.parse(Buffer.from(bytes).toString('utf8')) as T;
     } catch (e) {
       throw failed(path, `is not JSON (${(e as Error).message})`);
     }
-    alsoRead?.(text, doc);
-    return doc;
   };
-  const rowTexts = new WeakMap<object, string>();
-  const rememberRows = (text: string, l: Ledger) => {
-    if (Array.isArray(l?.data?.rows)) for (const [row, line] of writtenLines(text, 'rows', l.data.rows)) rowTexts.set(row, line);
+  /** A file of the tree, checked against the manifest and parsed; undefined when the manifest does not list it. */
+  const verified = async <T>(path: string): Promise<T | undefined> => {
+    const bytes = await verifiedBytes(path);
+    return bytes && parsed<T>(path, bytes);
   };
 
   const catalog = await verified<PreviousCatalog>(TREE.catalog);
@@ -90,14 +84,18 @@ export async function openTree(source: string, read: ReadBytes, localTree: strin
     manifest,
     catalog,
     localTree,
-    rowTexts,
     async ledger(symbol) {
       const path = TREE.historyFull(symbol);
       if (!manifest.files[path] && !catalog?.assets[symbol]) return undefined;
       const vanished = () =>
         new PreviousTreeError(`history would lose a published row: the previous tree lists ${symbol} but holds no ${path}`);
       if (!manifest.files[path]) throw vanished();
-      return verified<Ledger>(path, vanished, rememberRows);
+      const bytes = (await verifiedBytes(path, vanished))!;
+      // Read in place when this writer laid the file out; a ledger laid out otherwise is parsed whole.
+      const rows = PublishedRows.read(bytes) ?? parsed<Ledger>(path, bytes)?.data?.rows;
+      if (rows instanceof PublishedRows) return rows;
+      if (!Array.isArray(rows)) throw failed(path, 'has no data.rows');
+      return PublishedRows.parsed(rows);
     },
     risk(symbol) {
       let r = risks.get(symbol);

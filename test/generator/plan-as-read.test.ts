@@ -6,7 +6,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import type { AssetRisk } from '../../generator/api/asset-risk.js';
-import { blankRow, type Ledger } from '../../generator/api/history.js';
+import { blankRow, PublishedRows, type PlannedLedger } from '../../generator/api/history.js';
+import { plainRows } from '../../generator/contract/ledger-rows.js';
 import { TREE } from '../../generator/contract/tree.js';
 import { openApiDocument } from '../../generator/openapi/document.js';
 import { AssetPlanner, type PlannerInputs } from '../../generator/plan-as-read.js';
@@ -17,7 +18,8 @@ import type { PageResult } from '../../generator/site/readings.js';
 import { CATALOG, smallSite, tempDir } from '../helpers.js';
 
 const catalog = CATALOG.filter((a) => ['BTC', 'SPY'].includes(a.symbol));
-const btcLedger = { data: { rows: [{ ...blankRow('2026-01-04', 'weekly_archive'), price: 90_000 }] } } as Ledger;
+const btcRows = [{ ...blankRow('2026-01-04', 'weekly_archive'), price: 90_000 }];
+const btcLedger = PublishedRows.parsed(btcRows);
 const btcPage: PageRef = { file: 'BTC_Price_TWAP_Gravity_Analysis.html', kind: 'crypto_gravity', symbol: 'BTC' };
 const spyPage: PageRef = { file: 'SPY_Equities_TWAP.html', kind: 'equity_twap', symbol: 'SPY' };
 const resultOf = (ref: PageRef): PageResult => ({ file: ref.file, kind: ref.kind, symbol: ref.symbol });
@@ -84,7 +86,7 @@ describe('AssetPlanner', () => {
     }).objects;
     expect([...plans.keys()]).toEqual(['BTC', 'SPY']);
     for (const [path, doc] of docs) expect(isDeepStrictEqual(doc, whole.get(path)), path).toBe(true);
-    expect((docs.get(TREE.historyFull('BTC')) as Ledger).data.rows[0]).toEqual(btcLedger.data.rows[0]);
+    expect(plainRows((docs.get(TREE.historyFull('BTC')) as PlannedLedger).data.rows)[0]).toEqual(btcRows[0]);
   });
 
   it("carries a failed page's readings from the previous AssetRisk, and a failure to read it fails finish", async () => {

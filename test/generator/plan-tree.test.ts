@@ -5,7 +5,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import type { AssetRisk } from '../../generator/api/asset-risk.js';
-import { blankRow, HistoryLossError, type Ledger } from '../../generator/api/history.js';
+import { blankRow, HistoryLossError, PublishedRows, type PlannedLedger } from '../../generator/api/history.js';
+import { plainRows } from '../../generator/contract/ledger-rows.js';
 import { UNIVERSES } from '../../generator/catalog/catalog.js';
 import { TREE } from '../../generator/contract/tree.js';
 import { openApiDocument } from '../../generator/openapi/document.js';
@@ -14,7 +15,7 @@ import { CATALOG } from '../helpers.js';
 
 const catalog = CATALOG.filter((a) => ['BTC', 'SPY'].includes(a.symbol));
 const row = (date: string, price: number) => ({ ...blankRow(date, 'weekly_archive'), price });
-const btcLedger = { data: { rows: [row('2026-01-04', 90_000), row('2026-01-11', 95_000)] } } as Ledger;
+const btcRows = [row('2026-01-04', 90_000), row('2026-01-11', 95_000)];
 
 const inputs = (over: Partial<TreeInputs> = {}): TreeInputs => ({
   catalog,
@@ -26,7 +27,7 @@ const inputs = (over: Partial<TreeInputs> = {}): TreeInputs => ({
     ranks: new Map([['BTC', 1]]),
     freeTier: ['BTC'],
   },
-  previous: { ledgers: new Map([['BTC', btcLedger]]), risks: new Map(), assets: ['BTC', 'SPY'] },
+  previous: { ledgers: new Map([['BTC', PublishedRows.parsed(btcRows)]]), risks: new Map(), assets: ['BTC', 'SPY'] },
   builtAt: '2026-10-14T00:30:00Z',
   renderVersion: 'risk-readings test',
   info: openApiDocument().info,
@@ -45,8 +46,8 @@ describe('planTree', () => {
   });
 
   it("carries the previous ledger's rows whole when no page gave a reading", () => {
-    const full = planTree(inputs()).objects.get(TREE.historyFull('BTC')) as Ledger;
-    expect(full.data.rows).toEqual(btcLedger.data.rows);
+    const full = planTree(inputs()).objects.get(TREE.historyFull('BTC')) as PlannedLedger;
+    expect(plainRows(full.data.rows)).toEqual(btcRows);
   });
 
   it("takes a failed page's readings from the previous AssetRisk", () => {

@@ -6,8 +6,11 @@ import {
   HistoryLossError,
   ledger,
   mergeRows,
+  PublishedRows,
   type HistoryRow,
+  type Ledger,
 } from '../../../generator/api/history.js';
+import { plainRows } from '../../../generator/contract/ledger-rows.js';
 
 const row = (date: string, basis: HistoryRow['basis'] = 'as_published', price = 1): HistoryRow => ({ ...blankRow(date, basis), price });
 
@@ -17,7 +20,7 @@ describe('mergeRows', () => {
       row('2026-10-04', 'weekly_archive'),
       row('2026-10-11', 'weekly_archive'),
     ]);
-    expect(rows.map((r) => `${r.date}/${r.basis}`)).toEqual([
+    expect(plainRows(rows).map((r) => `${r.date}/${r.basis}`)).toEqual([
       '2026-10-04/weekly_archive',
       '2026-10-11/weekly_archive',
       '2026-10-13/as_published',
@@ -25,15 +28,20 @@ describe('mergeRows', () => {
   });
   it('appends a later day, replaces the same day, and never rewrites an earlier one', () => {
     const prev = [row('2026-10-11', 'weekly_archive'), row('2026-10-13')];
-    expect(mergeRows('X', prev, row('2026-10-14'), () => []).rows).toHaveLength(3);
-    expect(mergeRows('X', prev, row('2026-10-13', 'as_published', 2), () => []).rows.at(-1)!.price).toBe(2);
-    const back = mergeRows('X', prev, row('2026-10-12'), () => []);
-    expect(back.rows).toEqual(prev);
+    const merged = (today: HistoryRow) => plainRows(mergeRows('X', PublishedRows.parsed(prev), today, () => []).rows);
+    expect(merged(row('2026-10-14'))).toEqual([...prev, row('2026-10-14')]);
+    expect(merged(row('2026-10-13', 'as_published', 2))).toEqual([prev[0], row('2026-10-13', 'as_published', 2)]);
+    const back = mergeRows('X', PublishedRows.parsed(prev), row('2026-10-12'), () => []);
+    expect(plainRows(back.rows)).toEqual(prev);
     expect(back.warning).toMatch(/not after the last history row/);
   });
   it("does not replace a weekly_archive row that shares today's date", () => {
     const prev = [row('2026-10-18', 'weekly_archive')];
-    expect(mergeRows('X', prev, row('2026-10-18'), () => []).rows).toEqual(prev);
+    expect(plainRows(mergeRows('X', PublishedRows.parsed(prev), row('2026-10-18'), () => []).rows)).toEqual(prev);
+  });
+  it('keeps every published row when no page gave a reading today', () => {
+    const prev = [row('2026-10-11', 'weekly_archive'), row('2026-10-13')];
+    expect(plainRows(mergeRows('X', PublishedRows.parsed(prev), null, () => []).rows)).toEqual(prev);
   });
   it('HistoryLossError is what a lost row raises', () => {
     expect(new HistoryLossError('x')).toBeInstanceOf(Error);
@@ -64,7 +72,7 @@ describe('historyPage', () => {
     ),
     '2026-01-26',
     { a: '1' },
-  );
+  ) as Ledger; // a new ledger's rows are objects
 
   it('walks every row exactly once by next_cursor, oldest first, null on the last page', () => {
     const seen: string[] = [];

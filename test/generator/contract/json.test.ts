@@ -1,6 +1,6 @@
 /** Deterministic JSON: the tree's one format, written the same by toJson and by the build's shared-object writer. */
 import { describe, expect, it } from 'vitest';
-import { jsonWriter, toJson, writtenLines } from '../../../generator/contract/json.js';
+import { jsonWriter, PREWRITTEN, toJson } from '../../../generator/contract/json.js';
 
 const row = (date: string, price: number | null) => ({ date, basis: 'as_published', price });
 
@@ -24,44 +24,37 @@ describe('toJson', () => {
     const full = { data: { rows } };
     const page = { data: { rows: rows.slice(-20), next_cursor: null } };
     const write = jsonWriter();
-    expect([write(full), write(page), write(full)]).toEqual([toJson(full), toJson(page), toJson(full)]);
+    const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+    expect([write(full), write(page), write(full)].map(text)).toEqual([toJson(full), toJson(page), toJson(full)]);
   });
 });
 
-describe('writtenLines', () => {
+describe('a Prewritten array', () => {
+  const doc = (rows: unknown) => ({ as_of: null, data: { symbol: 'BTC', rows } });
+  /** Gives its elements' text as one run of bytes and one string, as a carried ledger does. */
+  const prewritten = (texts: string[]) => ({
+    [PREWRITTEN]: (indent: string) => [new TextEncoder().encode(texts.slice(0, -1).join(`,\n${indent}`)), `,\n${indent}${texts.at(-1)}`],
+  });
   const rows = [row('2026-01-01', 1.5), row('2026-01-02', null), row('2026-01-03', 2)];
-  const doc = { as_of: null, data: { symbol: 'BTC', rows } };
 
-  it('gives the text the writer gave each row, and jsonWriter writes those texts back byte for byte', () => {
-    const text = toJson(doc);
-    const parsed = JSON.parse(text) as typeof doc;
-    const lines = writtenLines(text, 'rows', parsed.data.rows);
-    expect(lines.map(([, line]) => line)).toEqual(rows.map((r) => JSON.stringify(r)));
-    expect(lines.map(([item]) => item)).toEqual(parsed.data.rows);
-    expect(jsonWriter(new WeakMap(lines))(parsed)).toBe(text);
+  it('is laid out as the same elements as objects, by toJson and by jsonWriter, its bytes copied as given', () => {
+    const asObjects = toJson(doc(rows));
+    const given = doc(prewritten(rows.map((r) => JSON.stringify(r))));
+    expect(toJson(given)).toBe(asObjects);
+    expect(new TextDecoder().decode(jsonWriter()(given))).toBe(asObjects);
   });
 
-  it('jsonWriter writes a given text for its object instead of serialising it', () => {
-    const parsed = JSON.parse(toJson(doc)) as typeof doc;
-    const written = new WeakMap<object, string>([[parsed.data.rows[1]!, '{"given":true}']]);
-    expect(jsonWriter(written)(parsed)).toContain('      {"given":true},\n');
+  it('gives its elements the indentation of where it stands', () => {
+    const nested = { deeper: doc(prewritten(['{"a":1}', '{"b":2}'])) };
+    expect(toJson(nested)).toContain('      "rows": [\n        {"a":1},\n        {"b":2}\n      ]');
   });
 
-  it('gives nothing for a file another writer spelled, so no row is written in a spelling not its own', () => {
-    const spaced = toJson(doc).replace(/\{"date":"(\d{4}-\d\d-\d\d)"/g, '{"date": "$1"');
-    expect(writtenLines(spaced, 'rows', (JSON.parse(spaced) as typeof doc).data.rows)).toEqual([]);
-    // Only the last row spelled otherwise: the check covers both ends.
-    const lastSpaced = toJson(doc).replace('{"date":"2026-01-03"', '{"date": "2026-01-03"');
-    expect(writtenLines(lastSpaced, 'rows', (JSON.parse(lastSpaced) as typeof doc).data.rows)).toEqual([]);
+  it('with no elements is written as an empty array', () => {
+    expect(toJson(doc({ [PREWRITTEN]: () => [] }))).toContain('"rows": []');
   });
 
-  it('gives nothing when the rows are not one per line as the writer lays them out', () => {
-    const compact = JSON.stringify(doc, null, 1);
-    expect(writtenLines(compact, 'rows', rows)).toEqual([]);
-    const text = toJson(doc);
-    expect(writtenLines(text, 'rows', rows.slice(0, 2))).toEqual([]); // fewer items than lines
-    expect(writtenLines(text, 'rows', [...rows, row('2026-01-04', 3)])).toEqual([]); // more
-    expect(writtenLines(text, 'missing', rows)).toEqual([]);
-    expect(writtenLines(text, 'rows', [])).toEqual([]);
+  it('keeps text beside it intact, NUL escapes included', () => {
+    const tricky = { note: 'a\u0000b', rows: prewritten(['{"a":1}', '{"b":2}']), after: 'c\u00000\u0000d' };
+    expect(toJson(tricky)).toBe(toJson({ note: 'a\u0000b', rows: [{ a: 1 }, { b: 2 }], after: 'c\u00000\u0000d' }));
   });
 });

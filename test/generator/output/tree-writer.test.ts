@@ -27,7 +27,7 @@ beforeAll(async () => {
   docs = new Map([...(await readTree(out))].filter(([p]) => p !== TREE.manifest).map(([p, text]) => [p, JSON.parse(text) as unknown]));
 });
 
-const writer = () => TreeWriter.open(out, openApiDocument(), { manifest: previous.manifest, tree: previous.localTree, ledgers: [] });
+const writer = () => TreeWriter.open(out, openApiDocument(), { manifest: previous.manifest, tree: previous.localTree });
 
 describe('TreeWriter', () => {
   it('lends what the previous tree holds, variants included, and writes only what changed', async () => {

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import fg from 'fast-glob';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openApiDocument } from '../../../generator/openapi/document.js';
-import { validateTree } from '../../../generator/output/validate.js';
+import { LedgerRows, PublishedRows } from '../../../generator/contract/ledger-rows.js';
+import { TreeValidator, validateTree } from '../../../generator/output/validate.js';
 import { buildSmall, smallSite, tempDir } from '../../helpers.js';
 
 const root = tempDir('rr-validate-');
@@ -58,9 +59,10 @@ describe('validateTree', () => {
   it('a row checked in the ledger is not checked again in its pages', async () => {
     const files = loadTree();
     const rows = shareRows(files, 'BTC');
-    const checked = new WeakSet<object>();
-    expect(await validateTree(files, openApiDocument(), new Set(), checked)).toEqual([]);
-    expect(rows.every((r) => checked.has(r))).toBe(true);
+    const validator = new TreeValidator(openApiDocument());
+    expect(validator.file('assets/BTC/history/full.json', files.get('assets/BTC/history/full.json'))).toEqual([]);
+    rows.at(-1)!.twap_risk_level = 11; // spoiled after its check: the pages holding it are not checked for it again
+    expect(validator.file('assets/BTC/history/page-90.json', files.get('assets/BTC/history/page-90.json'))).toEqual([]);
   });
 
   it('a bad row only in a page file is reported there, at its index in the page', async () => {
@@ -71,17 +73,44 @@ describe('validateTree', () => {
     expect(await validateTree(files, openApiDocument())).toEqual(['assets/BTC/history/page-90.json: /data/rows/3/dca_risk: must be <= 1']);
   });
 
-  it('rows the caller vouches for (the previous ledger under the same contract) are not checked again; others are', async () => {
+  it('rows carried as the previous ledger spelled them are not checked again under the same contract; added rows are', async () => {
+    const fullPath = join(out, 'v1', 'assets/SPY/history/full.json');
+    const published = readFileSync(fullPath, 'utf8');
+    const n = (JSON.parse(published) as RowsDoc).data.rows.length;
+    // A middle row spoiled in the published file, as only a previous build under another contract could have left it.
+    const lines = published.split('\n');
+    const spoiled = lines.findIndex((l, i) => i > lines.indexOf('    "rows": [') + 1 && /"price":[-\d.]+/.test(l));
+    lines[spoiled] = lines[spoiled]!.replace(/"price":[-\d.]+/, '"price":"not a number"');
+    const carried = PublishedRows.read(new TextEncoder().encode(lines.join('\n')))!;
+    const index = spoiled - lines.indexOf('    "rows": [') - 1;
+    const continued = (added: Row[]) => {
+      const files = loadTree();
+      const full = files.get('assets/SPY/history/full.json') as { data: { rows: unknown } };
+      full.data.rows = new LedgerRows(carried, n, added as never);
+      files.delete('assets/SPY/history/page-90.json'); // the pages are cut from the ledger: the rows are the question here
+      files.delete('assets/SPY/history/page-365.json');
+      return files;
+    };
+    const rowProblems = (ps: string[]) => ps.filter((p) => /: \/data\/rows/.test(p));
+    expect(rowProblems(await validateTree(continued([]), openApiDocument(), new Set(), { carriedVouched: true }))).toEqual([]);
+    expect(rowProblems(await validateTree(continued([]), openApiDocument()))).toEqual([
+      `assets/SPY/history/full.json: /data/rows/${index}/price: must be number,null`,
+    ]);
+    const bad = { ...carried.row(n - 1), date: '2099-01-01', price: 'not a number' };
+    expect(rowProblems(await validateTree(continued([bad]), openApiDocument(), new Set(), { carriedVouched: true }))).toEqual([
+      `assets/SPY/history/full.json: /data/rows/${n}/price: must be number,null`,
+    ]);
+  });
+
+  it('holds a continued ledger to the history rules from its last carried row on', async () => {
+    const carried = PublishedRows.read(readFileSync(join(out, 'v1', 'assets/SPY/history/full.json')))!;
     const files = loadTree();
-    const rows = shareRows(files, 'SPY');
-    const vouched = () => new WeakSet<object>(rows.slice(0, -1));
-    rows[0]!.price = 'not a number';
-    expect((await validateTree(files, openApiDocument(), new Set(), vouched())).filter((p) => /: \/data\/rows/.test(p))).toEqual([]);
-    rows.at(-1)!.price = 'not a number';
-    expect(await validateTree(files, openApiDocument(), new Set(), vouched())).toEqual(
-      ['full.json', 'page-365.json', 'page-90.json'].map(
-        (f) => `assets/SPY/history/${f}: /data/rows/${rows.length - 1}/price: must be number,null`,
-      ),
+    const full = files.get('assets/SPY/history/full.json') as { data: { rows: unknown; total_row_count: number } };
+    const last = carried.row(carried.length - 1);
+    full.data.rows = new LedgerRows(carried, carried.length, [{ ...last }]);
+    full.data.total_row_count = carried.length + 1;
+    expect(await validateTree(files, openApiDocument(), new Set(), { carriedVouched: true })).toEqual(
+      expect.arrayContaining([`assets/SPY/history/full.json: data.rows[${carried.length}].date ${last.date} is not after ${last.date}`]),
     );
   });
 });
