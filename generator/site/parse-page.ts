@@ -1,7 +1,7 @@
 /** Reads and parses one page; used in-process and by the worker pool. Errors come back as data, not throws. */
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createXXHash128 } from 'hash-wasm';
 import { PageError } from './errors.js';
 import { PARSERS } from './kinds.js';
 import type { PageKind, PageResult } from './readings.js';
@@ -25,7 +25,7 @@ export type ParseOutcome =
  */
 export async function parsePage(job: ParseJob): Promise<ParseOutcome> {
   const bytes = readFileSync(join(job.dir, job.file));
-  const hash = createHash('sha1').update(bytes).digest('hex');
+  const hash = pageHash(bytes);
   if (job.knownHash === hash) return { file: job.file, hash, unchanged: true };
   try {
     return { file: job.file, hash, result: PARSERS[job.kind](bytes, job.file, { archive: job.archive }) };
@@ -37,4 +37,17 @@ export async function parsePage(job: ParseJob): Promise<ParseOutcome> {
       error: { field: '(page)', found: String((e as Error).message), message: `${job.file}: ${(e as Error).message}` },
     };
   }
+}
+
+/**
+ * A page's identity in the parse cache: the XXH128 of its bytes. It answers whether a page holds the bytes the
+ * previous build parsed, not who wrote them (whoever could craft a collision writes the pages, and so the readings,
+ * anyway), and at 128 bits no accidental change goes unseen. Measured over the fixture site's 214 MB: 50 ms of CPU,
+ * where SHA-1 took 130.
+ */
+const xxh128 = await createXXHash128();
+export function pageHash(bytes: Uint8Array): string {
+  xxh128.init();
+  xxh128.update(bytes);
+  return xxh128.digest('hex');
 }

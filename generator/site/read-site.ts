@@ -1,6 +1,6 @@
 /**
  * Parses every discovered page, across cores, skipping pages whose bytes are unchanged since the previous
- * build (the cache holds each page's size, mtime, SHA-1 and reading).
+ * build (the cache holds each page's size, mtime, hash (XXH128, parse-page.ts) and reading).
  */
 import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
@@ -13,8 +13,8 @@ import type { PageRef } from './discover.js';
 import type { PageResult } from './readings.js';
 import type { GuardProblem } from './guards.js';
 
-/** Bump when a parser's output changes, so cached readings from older code are not reused. */
-export const PARSER_VERSION = 3;
+/** Bump when a parser's output or the page hash changes, so cached readings from older code are not reused (4: XXH128). */
+export const PARSER_VERSION = 4;
 
 /**
  * The cache keeps readings without their weekly archive: the archive is only read when an asset's ledger

@@ -3,7 +3,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fg from 'fast-glob';
 import { beforeAll, describe, expect, it } from 'vitest';
+import Ajv2020 from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { openApiDocument } from '../../../generator/openapi/document.js';
+import { internalSchemas } from '../../../generator/openapi/schemas.js';
 import { LedgerRows, PublishedRows } from '../../../generator/contract/ledger-rows.js';
 import { TreeValidator, validateTree } from '../../../generator/output/validate.js';
 import { buildSmall, smallSite, tempDir } from '../../helpers.js';
@@ -37,6 +40,18 @@ beforeAll(async () => {
   const pages = join(root, 'site');
   await smallSite(pages, 1, '2025-06-01', ['BTC', 'SPY']);
   await buildSmall(pages, out);
+});
+
+describe('the contract the build validates against', () => {
+  it('is valid JSON Schema 2020-12, every schema of it (the build compiles it without this check, per run)', () => {
+    const ajv = new Ajv2020.default({ strict: false });
+    addFormats.default(ajv);
+    const doc = openApiDocument() as { components: { schemas: Record<string, object> } };
+    const schemas = { ...doc.components.schemas, ...internalSchemas() };
+    for (const [name, schema] of Object.entries(schemas)) expect(ajv.validateSchema(schema), `${name}: ${ajv.errorsText()}`).toBe(true);
+    expect(Object.keys(schemas).length).toBeGreaterThan(20);
+    expect(ajv.validateSchema({ type: 'object', properties: { a: { type: 'strnig' } } })).toBe(false);
+  });
 });
 
 describe('validateTree', () => {
