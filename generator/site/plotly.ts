@@ -12,11 +12,18 @@ export interface PlotlyFigure {
 }
 
 const NEW_PLOT = Buffer.from('Plotly.newPlot(');
-// Keys are searched without their opening quote: `"` is the commonest byte of the dates, and the search
-// stops at every occurrence of a needle's first byte.
-const X_ARRAY = Buffer.from('x":[');
-const CUSTOMDATA = Buffer.from('customdata":[');
-const BDATA = Buffer.from('bdata":"');
+/**
+ * The end of an object key. Inside a JSON string a quote is escaped, and the values left in the bytes (dates,
+ * base64, numbers) hold none followed by a colon, so every unescaped `":` ends a key: one search finds each key
+ * in turn, where one search per key wanted ran through the values of the others (four passes over the page).
+ */
+const KEY_END = Buffer.from('":');
+/** The keys whose values stay in the page's bytes, and the byte their value opens with. */
+const KEPT_KEYS = [
+  { kind: 'x', name: Buffer.from('"x'), opens: 0x5b /* [ */ },
+  { kind: 'customdata', name: Buffer.from('"customdata'), opens: 0x5b },
+  { kind: 'bdata', name: Buffer.from('"bdata'), opens: 0x22 /* " */ },
+] as const;
 const ARRAY_END = Buffer.from('],');
 const BACKSLASH = 0x5c;
 
@@ -85,36 +92,34 @@ function scanTraces(bytes: Buffer, start: number, file: string): { traces: unkno
     kept.push(value);
     pos = to;
   };
-  /** The next occurrence at or after `after` of a key worth leaving in the bytes (its opening quote checked). */
-  const next = (needle: Buffer, after: number) => {
-    let at = bytes.indexOf(needle, Math.max(pos, after));
-    while (at > 0 && bytes[at - 1] !== 0x22) at = bytes.indexOf(needle, at + 1);
-    return at;
+  /** The next key at or after `after` whose value may stay in the bytes, with the offset of its value's first byte. */
+  const nextKey = (after: number) => {
+    for (let q = bytes.indexOf(KEY_END, Math.max(pos, after)); q >= 0; q = bytes.indexOf(KEY_END, q + 2)) {
+      for (const k of KEPT_KEYS)
+        if (bytes[q + 2] === k.opens && q >= k.name.length && bytes.compare(k.name, 0, k.name.length, q - k.name.length, q) === 0)
+          return { kind: k.kind, open: q + 2 };
+    }
+    return null;
   };
   const nextEnd = (after: number) => bytes.indexOf(ARRAY_END, Math.max(pos, after));
-  let x = next(X_ARRAY, start);
-  let custom = next(CUSTOMDATA, start);
-  let b64 = next(BDATA, start);
+  let key = nextKey(start);
   let close = nextEnd(start);
   for (let tries = 0; close >= 0 && tries < 3;) {
-    const first = Math.min(...[x, custom, b64].filter((k) => k >= 0 && k < close));
-    if (first === x) {
-      const open = x + X_ARRAY.length - 1;
-      const column = DateColumn.at(bytes, open);
-      if (column) keep(open, column.end, column.dates);
-      x = next(X_ARRAY, x + 1);
-    } else if (first === custom) {
-      const open = custom + CUSTOMDATA.length - 1;
-      const end = matchingEnd(bytes, open);
-      if (end < 0) return null;
-      keep(open, end, new JsonText(bytes, open, end, file));
-      custom = next(CUSTOMDATA, custom + 1);
-    } else if (first === b64) {
-      const open = b64 + BDATA.length;
-      const quote = bytes.indexOf(0x22, open);
-      if (quote < 0) return null;
-      if (bytes[quote - 1] !== BACKSLASH) keep(open - 1, quote + 1, new Base64Text(bytes, open, quote));
-      b64 = next(BDATA, b64 + 1);
+    if (key && key.open < close) {
+      const { kind, open } = key;
+      if (kind === 'x') {
+        const column = DateColumn.at(bytes, open);
+        if (column) keep(open, column.end, column.dates);
+      } else if (kind === 'customdata') {
+        const end = matchingEnd(bytes, open);
+        if (end < 0) return null;
+        keep(open, end, new JsonText(bytes, open, end, file));
+      } else {
+        const quote = bytes.indexOf(0x22, open + 1);
+        if (quote < 0) return null;
+        if (bytes[quote - 1] !== BACKSLASH) keep(open, quote + 1, new Base64Text(bytes, open + 1, quote));
+      }
+      key = nextKey(open + 1);
     } else {
       let k = close + 2;
       while (isSpace(bytes[k]!)) k++;

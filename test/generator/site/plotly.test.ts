@@ -145,6 +145,19 @@ describe('reading traces in place', () => {
     expect(dates.day(3) - dates.day(0)).toBe(4);
   });
 
+  it('finds each key by its end, so key text inside a string value (escaped) is never taken for a key', () => {
+    const dates = '["2026-01-01T00:00:00.000000000","2026-01-02T00:00:00.000000000"]';
+    const f64 = new Float64Array([1, 2]);
+    const tricky = `"hovertemplate":"see \\"x\\":[1] and \\"bdata\\":\\"AAAA\\" and \\"customdata\\":[[9]]"`;
+    const [fig] = readFigures(page(`[{${tricky},"x":${dates},"y":{"dtype":"f8","bdata":"${b64(f64)}"}}]`), 'p.html');
+    const trace = fig!.traces[0]!;
+    expect(trace.hovertemplate).toBe('see "x":[1] and "bdata":"AAAA" and "customdata":[[9]]');
+    expect(trace.x).toBeInstanceOf(DateColumn);
+    expect(Array.from(series(trace, 'p.html').values)).toEqual([1, 2]);
+    // A key that only ends like a kept one (`"ax"`) is JSON's to read.
+    expect(readFigures(page(`[{"ax":${dates}}]`), 'p.html')[0]!.traces[0]!.ax).toEqual(JSON.parse(dates));
+  });
+
   it('leaves dates of mixed lengths, and arrays that are not dates, to JSON', () => {
     const figs = readFigures(
       page(`[{"name":"A","x":["2026-01-01","2026-01-02T00:00"],"y":[1,2]},{"name":"B","x":[1,2],"y":[1,2]}]`),
