@@ -11,36 +11,59 @@ import type { AssetRisk, Catalog, Universe } from '../contract/shapes.js';
 import { staleModels } from '../contract/stale.js';
 import { FREE_TIER_SIZE, PLANS, PRECOMPUTED_PAGES } from '../contract/plans.js';
 import { internalSchemas } from '../openapi/schemas.js';
+import { loadValidators, saveValidators, validatorKey } from './validator-cache.js';
 import { SCHEMA_OF, TREE } from '../contract/tree.js';
 
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-export function compileSchemas(openapi: object): (name: string) => ValidateFunction {
+/**
+ * ajv's options for the contract. No optimisation pass over the generated code: it halves the compile (about
+ * 140 -> 85 ms per build, measured over every schema of the tree) and the validators run a few milliseconds per
+ * build either way. No meta-schema check of the contract as it is added (35 of about 100 ms): its schemas are the
+ * code's, not the input's, and test/generator/output/validate.test.ts checks them against JSON Schema 2020-12.
+ */
+const AJV_OPTIONS = { strict: false, allErrors: false, validateFormats: true, validateSchema: false, code: { optimize: false } } as const;
+/** The schemas a tree's files are validated against (contract/tree.ts). */
+const TREE_SCHEMAS = [...new Set(SCHEMA_OF.map(([, name]) => name))];
+const refOf = (name: string) => (name.startsWith('x-internal-') ? name : `openapi.json#/components/schemas/${name}`);
+
+/**
+ * The validator of each schema of `openapi` (and of the tree's internal files), compiled on first use. `cache`:
+ * the tree's validators come from the standalone code a previous build of the same contract left (validator-cache.ts),
+ * or are compiled together and left for the next build.
+ */
+export function compileSchemas(openapi: object, { cache = false } = {}): (name: string) => ValidateFunction {
   let ajv: InstanceType<typeof Ajv2020.default> | undefined;
-  const cache = new Map<string, ValidateFunction>();
-  return (name) => {
+  const internal = internalSchemas();
+  const ajvOf = (source = false) => {
     if (!ajv) {
       // Built on first use: a rebuild whose files are all unchanged compiles nothing.
-      // No optimisation pass over the generated code: it halves the compile (about 140 -> 85 ms per build, measured
-      // over every schema of the tree) and the validators run a few milliseconds per build either way.
-      // No meta-schema check of the contract as it is added (35 of about 100 ms): its schemas are the code's, not the
-      // input's, and test/generator/output/validate.test.ts checks them against JSON Schema 2020-12 once per change.
-      ajv = new Ajv2020.default({
-        strict: false,
-        allErrors: false,
-        validateFormats: true,
-        validateSchema: false,
-        code: { optimize: false },
-      });
+      ajv = new Ajv2020.default({ ...AJV_OPTIONS, code: { ...AJV_OPTIONS.code, source } });
       addFormats.default(ajv);
       ajv.addSchema(openapi, 'openapi.json');
-      for (const [n, schema] of Object.entries(internalSchemas())) ajv.addSchema(schema, `x-internal-${n}`);
+      for (const [n, schema] of Object.entries(internal)) ajv.addSchema(schema, `x-internal-${n}`);
     }
-    let v = cache.get(name);
+    return ajv;
+  };
+  const validators = new Map<string, ValidateFunction>();
+  let cacheRead = !cache;
+  const readCache = () => {
+    cacheRead = true;
+    const refs = Object.fromEntries(TREE_SCHEMAS.map((n) => [n, refOf(n)]));
+    const key = validatorKey({ openapi, internal }, refs, AJV_OPTIONS);
+    const loaded = loadValidators(key, TREE_SCHEMAS);
+    if (loaded) return loaded.forEach((v, n) => validators.set(n, v));
+    const fresh = ajvOf(true);
+    for (const n of TREE_SCHEMAS) validators.set(n, fresh.getSchema(refs[n]!)!);
+    saveValidators(fresh, key, refs);
+  };
+  return (name) => {
+    if (!cacheRead && TREE_SCHEMAS.includes(name)) readCache();
+    let v = validators.get(name);
     if (!v) {
-      v = name.startsWith('x-internal-') ? ajv.getSchema(name)! : ajv.getSchema(`openapi.json#/components/schemas/${name}`)!;
+      v = ajvOf().getSchema(refOf(name))!;
       if (!v) throw new Error(`no schema ${name} in openapi.json`);
-      cache.set(name, v);
+      validators.set(name, v);
     }
     return v;
   };
@@ -68,7 +91,7 @@ export class TreeValidator {
   private readonly carriedVouched: boolean;
 
   constructor(contract: object, { carriedVouched = false }: Vouched = {}) {
-    this.schema = compileSchemas(contract);
+    this.schema = compileSchemas(contract, { cache: true });
     this.carriedVouched = carriedVouched;
   }
 
