@@ -84,16 +84,31 @@ interface Index {
   text: string;
   cards: Map<string, Card[]>;
   tickers: Set<string>;
+  /** The first `<title>`'s text, and each JSON-LD script's, in document order (the page's naming of itself). */
+  title: string | undefined;
+  jsonLd: string[];
 }
 
 type Node = { type: string; name?: string; data?: string; children?: Node[]; next?: Node | null; attribs?: Record<string, string> };
 const isElement = (n: Node) => n.type === 'tag';
 
-/** One pass over the DOM: the visible text (no script or style), every leaf-label card, ticker headers. */
+/** The text of a node's text children (a script's or a title's). */
+const ownText = (node: Node) =>
+  (node.children ?? [])
+    .filter((k) => k.type === 'text')
+    .map((k) => k.data)
+    .join('');
+
+/**
+ * One pass over the DOM: the visible text (no script or style), every leaf-label card, ticker headers, and the
+ * title and JSON-LD scripts the page names itself by (two selector queries over the whole page cost as much).
+ */
 function index($: CheerioAPI): Index {
   const parts: string[] = [];
   const cards = new Map<string, Card[]>();
   const tickers = new Set<string>();
+  let title: string | undefined;
+  const jsonLd: string[] = [];
   const stack: Node[] = [...(($.root()[0] as unknown as Node).children ?? [])].reverse();
   while (stack.length) {
     const node = stack.pop()!;
@@ -101,7 +116,9 @@ function index($: CheerioAPI): Index {
       parts.push(node.data ?? '');
       continue;
     }
+    if (node.type === 'script' && node.attribs?.type === 'application/ld+json') jsonLd.push(ownText(node));
     if (!isElement(node)) continue;
+    if (node.name === 'title' && title === undefined) title = ownText(node);
     const kids = node.children ?? [];
     const own = squash(
       kids
@@ -123,7 +140,7 @@ function index($: CheerioAPI): Index {
     parts.push(' ');
     for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]!);
   }
-  return { text: squash(parts.join('')), cards, tickers };
+  return { text: squash(parts.join('')), cards, tickers, title, jsonLd };
 }
 
 function twice(file: string, field: string, values: string[]): PageError {
@@ -188,22 +205,22 @@ export function loadChrome(page: Uint8Array | string, figures: PlotlyFigure[], f
       }
       return node.length ? squash(node.first().text()) : undefined;
     },
-    identity: () => identityOf($, get()),
+    identity: () => identityOf(get()),
   };
 }
 
-function identityOf($: CheerioAPI, idx: Index): PageIdentity {
+function identityOf(idx: Index): PageIdentity {
   const symbols = new Set(idx.tickers);
   const names = new Set<string>();
-  const title = /^(.+?) \(([A-Za-z0-9.-]{1,20})\)/.exec(squash($('title').first().text()));
+  const title = /^(.+?) \(([A-Za-z0-9.-]{1,20})\)/.exec(squash(idx.title ?? ''));
   if (title) {
     names.add(title[1]!);
     symbols.add(title[2]!);
   }
-  for (const el of $('script[type="application/ld+json"]').toArray()) {
+  for (const text of idx.jsonLd) {
     let doc: { '@type'?: string; itemListElement?: { position?: number; name?: string; item?: string }[] };
     try {
-      doc = JSON.parse($(el).text());
+      doc = JSON.parse(text);
     } catch {
       continue;
     }
