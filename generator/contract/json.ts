@@ -26,12 +26,21 @@ const decoder = new TextDecoder();
 
 /**
  * The bytes of toJson for many documents that share objects (a ledger and its precomputed pages hold the same row
- * objects): a one-line object met again is written from memory, and a Prewritten array's bytes are copied, never
+ * objects): a one-line object met again is written from memory, a long run of one-line objects met again in the
+ * same order is copied from the bytes it was first written to, and a Prewritten array's bytes are copied, never
  * decoded. The documents must not change while it is in use.
  */
 export function jsonWriter(): (value: unknown) => Uint8Array {
   const own = new WeakMap<object, string>();
-  const memo: Memo = { get: (o) => own.get(o), set: (o, text) => own.set(o, text) };
+  const runs = new WeakMap<object, RunSlot>();
+  const memo: Memo = {
+    get: (o) => own.get(o),
+    set: (o, text) => own.set(o, text),
+    slot: (o) => runs.get(o),
+    keep(run, elements) {
+      elements.forEach((o, index) => runs.set(o as object, { run, index }));
+    },
+  };
   return (value) => {
     const parts = written(value, memo);
     if (parts.length === 1) return encoder.encode(parts[0] as string);
@@ -46,7 +55,21 @@ export function jsonWriter(): (value: unknown) => Uint8Array {
   };
 }
 
-type Memo = { get(o: object): string | undefined; set(o: object, text: string): void };
+/** A long run of one-line elements as written once: its bytes, each element's span in them, their indentation. */
+interface Run {
+  bytes: Uint8Array;
+  starts: Int32Array;
+  ends: Int32Array;
+  indent: string;
+}
+type RunSlot = { run: Run; index: number };
+type Memo = {
+  get(o: object): string | undefined;
+  set(o: object, text: string): void;
+  /** Where an element of a run written before stands in it. */
+  slot(o: object): RunSlot | undefined;
+  keep(run: Run, elements: readonly unknown[]): void;
+};
 
 /**
  * The document's text, as strings and the bytes of its Prewritten arrays. Each run of bytes stands in the text as
@@ -70,6 +93,57 @@ function written(value: unknown, memo: Memo | undefined): (string | Uint8Array)[
 const marker = (k: number) => `\u0000${k}\u0000`;
 
 const isPlain = (v: unknown) => v === null || typeof v !== 'object';
+const isOneLine = (v: unknown): v is object => {
+  if (isPlain(v) || Array.isArray(v) || isPrewritten(v)) return false;
+  for (const k in v as Record<string, unknown>) if (!isPlain((v as Record<string, unknown>)[k])) return false;
+  return true;
+};
+
+/**
+ * From how many elements an array of one-line objects is written as a run of bytes: a ledger's rows and its pages'
+ * are hundreds to thousands, a document's other arrays a handful.
+ */
+const LONG_RUN = 64;
+
+/**
+ * The elements of an array of one-line objects as the bytes of their lines (the separators between them included),
+ * or null for any other array. Written once and encoded once: as text, the rows of a ledger would be copied again
+ * by every enclosing join and by the final encoding, and their text would live as long as the rows. Elements met
+ * before in the same order and indentation are copied from the run they were written to (a ledger's pages).
+ */
+function longRun(v: readonly unknown[], inner: string, memo: Memo | undefined): Uint8Array | null {
+  const first = memo && isOneLine(v[0]) ? memo.slot(v[0]) : undefined;
+  if (first && first.run.indent === inner && first.index + v.length <= first.run.starts.length) {
+    let k = 1;
+    for (; k < v.length; k++) {
+      const x = v[k];
+      if (!isOneLine(x) || !sameSlot(memo!.slot(x), first, k)) break;
+    }
+    if (k === v.length) return first.run.bytes.subarray(first.run.starts[first.index]!, first.run.ends[first.index + k - 1]!);
+  }
+  const texts: string[] = [];
+  for (const x of v) {
+    if (!isOneLine(x)) return null;
+    texts.push(memo?.get(x) ?? JSON.stringify(x));
+  }
+  const separator = `,\n${inner}`;
+  const bytes = encoder.encode(texts.join(separator));
+  const starts = new Int32Array(texts.length);
+  const ends = new Int32Array(texts.length);
+  // Offsets count bytes: a run of ASCII text has as many as characters, any other run is measured line by line.
+  const ascii = bytes.byteLength === texts.reduce((n, t) => n + t.length, 0) + separator.length * (texts.length - 1);
+  const width = ascii ? (t: string) => t.length : (t: string) => encoder.encode(t).byteLength;
+  const gap = ascii ? separator.length : encoder.encode(separator).byteLength;
+  let at = 0;
+  texts.forEach((t, i) => {
+    starts[i] = at;
+    ends[i] = at += width(t);
+    at += gap;
+  });
+  memo?.keep({ bytes, starts, ends, indent: inner }, v);
+  return bytes;
+}
+const sameSlot = (slot: RunSlot | undefined, first: RunSlot, k: number) => slot?.run === first.run && slot.index === first.index + k;
 
 function write(v: unknown, indent: string, memo: Memo | undefined, bytes: Uint8Array[]): string {
   if (isPlain(v)) return JSON.stringify(v);
@@ -84,7 +158,10 @@ function write(v: unknown, indent: string, memo: Memo | undefined, bytes: Uint8A
     let plain = true;
     for (const x of v) if (!isPlain(x)) { plain = false; break; } // prettier-ignore
     if (plain) return JSON.stringify(v);
-    return v.length ? `[\n${v.map((x) => inner + write(x, inner, memo, bytes)).join(',\n')}\n${indent}]` : '[]';
+    if (v.length === 0) return '[]';
+    const run = v.length >= LONG_RUN ? longRun(v, inner, memo) : null;
+    if (run) return `[\n${inner}${marker(bytes.push(run) - 1)}\n${indent}]`;
+    return `[\n${v.map((x) => inner + write(x, inner, memo, bytes)).join(',\n')}\n${indent}]`;
   }
   const o = v as Record<string, unknown>;
   const known = memo?.get(o);

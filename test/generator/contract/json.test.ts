@@ -29,6 +29,42 @@ describe('toJson', () => {
   });
 });
 
+describe('jsonWriter over long runs of one-line objects (a ledger and its pages)', () => {
+  const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+  const rows = Array.from({ length: 200 }, (_, i) => ({
+    ...row(`2025-${String((i % 12) + 1).padStart(2, '0')}-01`, i % 7 ? i * 1.25 : null),
+    // A multi-byte character in some rows: the run's offsets count bytes, not characters.
+    band: i % 3 ? '0.1-0.2' : 'niveau é',
+  }));
+  const doc = (rows: unknown[]) => ({ data: { symbol: 'BTC', rows } });
+
+  it('writes every slice of a run written before, at any indentation, as toJson does', () => {
+    const write = jsonWriter();
+    const docs = [
+      doc(rows),
+      doc(rows.slice(0, 90)),
+      doc(rows.slice(37, 137)),
+      doc(rows.slice(-64)),
+      { deeper: doc(rows.slice(10, 110)) },
+      doc([...rows.slice(0, 70)].reverse()),
+      doc([...rows.slice(0, 70), rows[3]!, ...rows.slice(71, 140)]),
+      doc([...rows.slice(0, 80), { nested: { a: 1 } }]),
+      doc(rows.slice(0, 63)),
+      doc(rows),
+    ];
+    expect(docs.map((d) => text(write(d)))).toEqual(docs.map((d) => toJson(d)));
+  });
+
+  it('copies a run it meets again in the same order, never serialising its rows twice', () => {
+    const own = rows.map((r) => ({ ...r }));
+    const write = jsonWriter();
+    const first = text(write(doc(own)));
+    own[100]!.price = -1; // documents must not change while the writer is in use: this shows the copy
+    expect(text(write(doc(own.slice(90, 190))))).toBe(toJson(doc(rows.slice(90, 190))));
+    expect(first).toBe(toJson(doc(rows)));
+  });
+});
+
 describe('a Prewritten array', () => {
   const doc = (rows: unknown) => ({ as_of: null, data: { symbol: 'BTC', rows } });
   /** Gives its elements' text as one run of bytes and one string, as a carried ledger does. */
