@@ -27,19 +27,17 @@ const decoder = new TextDecoder();
 /**
  * The bytes of toJson for many documents that share objects (a ledger and its precomputed pages hold the same row
  * objects): a one-line object met again is written from memory, a long run of one-line objects met again in the
- * same order is copied from the bytes it was first written to, and a Prewritten array's bytes are copied, never
+ * same order from its start (a ledger's first pages) is copied from the bytes it was first written to, and a Prewritten array's bytes are copied, never
  * decoded. The documents must not change while it is in use.
  */
 export function jsonWriter(): (value: unknown) => Uint8Array {
   const own = new WeakMap<object, string>();
-  const runs = new WeakMap<object, RunSlot>();
+  const runs = new WeakMap<object, Run>();
   const memo: Memo = {
     get: (o) => own.get(o),
     set: (o, text) => own.set(o, text),
-    slot: (o) => runs.get(o),
-    keep(run, elements) {
-      elements.forEach((o, index) => runs.set(o as object, { run, index }));
-    },
+    runFrom: (o) => runs.get(o),
+    keep: (run) => void runs.set(run.elements[0] as object, run),
   };
   return (value) => {
     const parts = written(value, memo);
@@ -55,20 +53,19 @@ export function jsonWriter(): (value: unknown) => Uint8Array {
   };
 }
 
-/** A long run of one-line elements as written once: its bytes, each element's span in them, their indentation. */
+/** A long run of one-line elements as written once: the elements, their bytes, where each one's line ends. */
 interface Run {
+  elements: readonly unknown[];
   bytes: Uint8Array;
-  starts: Int32Array;
   ends: Int32Array;
   indent: string;
 }
-type RunSlot = { run: Run; index: number };
 type Memo = {
   get(o: object): string | undefined;
   set(o: object, text: string): void;
-  /** Where an element of a run written before stands in it. */
-  slot(o: object): RunSlot | undefined;
-  keep(run: Run, elements: readonly unknown[]): void;
+  /** The run written before that starts with this element. */
+  runFrom(o: object): Run | undefined;
+  keep(run: Run): void;
 };
 
 /**
@@ -108,19 +105,13 @@ const LONG_RUN = 64;
 /**
  * The elements of an array of one-line objects as the bytes of their lines (the separators between them included),
  * or null for any other array. Written once and encoded once: as text, the rows of a ledger would be copied again
- * by every enclosing join and by the final encoding, and their text would live as long as the rows. Elements met
- * before in the same order and indentation are copied from the run they were written to (a ledger's pages).
+ * by every enclosing join and by the final encoding, and their text would live as long as the rows. The first
+ * elements of a run written before, in its order and indentation, are copied from its bytes (a ledger's first pages).
  */
 function longRun(v: readonly unknown[], inner: string, memo: Memo | undefined): Uint8Array | null {
-  const first = memo && isOneLine(v[0]) ? memo.slot(v[0]) : undefined;
-  if (first && first.run.indent === inner && first.index + v.length <= first.run.starts.length) {
-    let k = 1;
-    for (; k < v.length; k++) {
-      const x = v[k];
-      if (!isOneLine(x) || !sameSlot(memo!.slot(x), first, k)) break;
-    }
-    if (k === v.length) return first.run.bytes.subarray(first.run.starts[first.index]!, first.run.ends[first.index + k - 1]!);
-  }
+  const before = isOneLine(v[0]) ? memo?.runFrom(v[0]) : undefined;
+  if (before && before.indent === inner && v.length <= before.elements.length && v.every((x, k) => x === before.elements[k]))
+    return before.bytes.subarray(0, before.ends[v.length - 1]);
   const texts: string[] = [];
   for (const x of v) {
     if (!isOneLine(x)) return null;
@@ -128,22 +119,16 @@ function longRun(v: readonly unknown[], inner: string, memo: Memo | undefined): 
   }
   const separator = `,\n${inner}`;
   const bytes = encoder.encode(texts.join(separator));
-  const starts = new Int32Array(texts.length);
   const ends = new Int32Array(texts.length);
   // Offsets count bytes: a run of ASCII text has as many as characters, any other run is measured line by line.
   const ascii = bytes.byteLength === texts.reduce((n, t) => n + t.length, 0) + separator.length * (texts.length - 1);
   const width = ascii ? (t: string) => t.length : (t: string) => encoder.encode(t).byteLength;
   const gap = ascii ? separator.length : encoder.encode(separator).byteLength;
-  let at = 0;
-  texts.forEach((t, i) => {
-    starts[i] = at;
-    ends[i] = at += width(t);
-    at += gap;
-  });
-  memo?.keep({ bytes, starts, ends, indent: inner }, v);
+  let at = -gap;
+  texts.forEach((t, i) => (ends[i] = at += gap + width(t)));
+  memo?.keep({ elements: v, bytes, ends, indent: inner });
   return bytes;
 }
-const sameSlot = (slot: RunSlot | undefined, first: RunSlot, k: number) => slot?.run === first.run && slot.index === first.index + k;
 
 function write(v: unknown, indent: string, memo: Memo | undefined, bytes: Uint8Array[]): string {
   if (isPlain(v)) return JSON.stringify(v);

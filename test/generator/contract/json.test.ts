@@ -55,12 +55,12 @@ describe('jsonWriter over long runs of one-line objects (a ledger and its pages)
     expect(docs.map((d) => text(write(d)))).toEqual(docs.map((d) => toJson(d)));
   });
 
-  it('copies a run it meets again in the same order, never serialising its rows twice', () => {
+  it('copies the first elements of a run it met before, never serialising those rows twice', () => {
     const own = rows.map((r) => ({ ...r }));
     const write = jsonWriter();
     const first = text(write(doc(own)));
-    own[100]!.price = -1; // documents must not change while the writer is in use: this shows the copy
-    expect(text(write(doc(own.slice(90, 190))))).toBe(toJson(doc(rows.slice(90, 190))));
+    own[80]!.price = -1; // documents must not change while the writer is in use: this shows the copy
+    expect(text(write(doc(own.slice(0, 90))))).toBe(toJson(doc(rows.slice(0, 90))));
     expect(first).toBe(toJson(doc(rows)));
   });
 });
