@@ -260,7 +260,7 @@ type Report = Omit<BuildReport, 'timings'>;
 async function idleRebuild(prepared: Prepared, opts: BuildOptions, at: string): Promise<Report | null> {
   const { catalog, found, previous, prevCache, vanished, warnings } = prepared;
   if (!previous?.localTree || !prevCache?.last_build || vanished.length) return null;
-  const cache = await untouchedSince(opts.pages, found.pages, prevCache, pageGuard(catalog, at));
+  const cache = untouchedSince(opts.pages, found.pages, prevCache, pageGuard(catalog, at));
   if (!cache) return null;
   const idle = await relinkIfIdle(previous, prevCache, inputFingerprint(opts, cache), opts, at, cache, warnings);
   return idle && { ...readReport(prepared, { parsed: 0, reused: found.pages.length }, [], []), ...idle };

@@ -2,7 +2,7 @@
  * Parses every discovered page, across cores, skipping pages whose bytes are unchanged since the previous
  * build (the cache holds each page's size, mtime, hash (XXH128, parse-page.ts) and reading).
  */
-import { stat } from 'node:fs/promises';
+import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -84,17 +84,17 @@ const untouched = (hit: CacheEntry | undefined, st: { size: number; mtimeMs: num
  * is not refused, else null: a build whose pages are all so, under the same code and catalogue, is idle without
  * reading anything else.
  */
-export async function untouchedSince(
+export function untouchedSince(
   dir: string,
   pages: PageRef[],
   previous: ParseCache | undefined,
   refuse: ReadHooks['refuse'] = () => null,
-): Promise<ParseCache | null> {
+): ParseCache | null {
   if (previous?.parser_version !== PARSER_VERSION) return null;
   const cache: ParseCache = { parser_version: PARSER_VERSION, pages: {} };
   for (const ref of pages) {
     const hit = previous.pages[ref.file];
-    if (!untouched(hit, await stat(join(dir, ref.file)), ref) || refuse(reading(hit.result, ref), ref)) return null;
+    if (!untouched(hit, statSync(join(dir, ref.file)), ref) || refuse(reading(hit.result, ref), ref)) return null;
     cache.pages[ref.file] = hit;
   }
   return cache;
@@ -146,8 +146,10 @@ export async function readSite(
     onRead?.({ ref, result: problem ? undefined : read, changed: changed || !!problem });
   };
   const todo: { ref: PageRef; size: number; mtimeMs: number }[] = [];
+  // Every page is stat'ed before the first is parsed, the build waiting: one by one through libuv's pool that took
+  // 30-55 ms for the fixture site's 595 pages, synchronously 5-7 ms.
   for (const ref of pages) {
-    const st = await stat(join(dir, ref.file));
+    const st = statSync(join(dir, ref.file));
     const hit = old[ref.file];
     if (untouched(hit, st, ref) && !wantsArchive(ref)) {
       cache.pages[ref.file] = hit;
