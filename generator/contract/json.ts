@@ -27,18 +27,11 @@ const decoder = new TextDecoder();
 /**
  * The bytes of toJson for many documents that share objects (a ledger and its precomputed pages hold the same row
  * objects): a one-line object met again is written from memory, a long run of one-line objects met again in the
- * same order from its start (a ledger's first pages) is copied from the bytes it was first written to, and a Prewritten array's bytes are copied, never
- * decoded. The documents must not change while it is in use.
+ * same order from its start (a ledger's first pages) is copied from the bytes it was first written to, and a
+ * Prewritten array's bytes are copied, never decoded. The documents must not change while it is in use.
  */
 export function jsonWriter(): (value: unknown) => Uint8Array {
-  const own = new WeakMap<object, string>();
-  const runs = new WeakMap<object, Run>();
-  const memo: Memo = {
-    get: (o) => own.get(o),
-    set: (o, text) => own.set(o, text),
-    runFrom: (o) => runs.get(o),
-    keep: (run) => void runs.set(run.elements[0] as object, run),
-  };
+  const memo: Memo = { texts: new WeakMap(), runs: new WeakMap() };
   return (value) => {
     const parts = written(value, memo);
     if (parts.length === 1) return encoder.encode(parts[0] as string);
@@ -60,13 +53,12 @@ interface Run {
   ends: Int32Array;
   indent: string;
 }
-type Memo = {
-  get(o: object): string | undefined;
-  set(o: object, text: string): void;
-  /** The run written before that starts with this element. */
-  runFrom(o: object): Run | undefined;
-  keep(run: Run): void;
-};
+interface Memo {
+  /** One-line objects' texts. */
+  texts: WeakMap<object, string>;
+  /** Runs written before, by their first element. */
+  runs: WeakMap<object, Run>;
+}
 
 /**
  * The document's text, as strings and the bytes of its Prewritten arrays. Each run of bytes stands in the text as
@@ -109,14 +101,11 @@ const LONG_RUN = 64;
  * elements of a run written before, in its order and indentation, are copied from its bytes (a ledger's first pages).
  */
 function longRun(v: readonly unknown[], inner: string, memo: Memo | undefined): Uint8Array | null {
-  const before = isOneLine(v[0]) ? memo?.runFrom(v[0]) : undefined;
+  if (!v.every(isOneLine)) return null;
+  const before = memo?.runs.get(v[0]!);
   if (before && before.indent === inner && v.length <= before.elements.length && v.every((x, k) => x === before.elements[k]))
     return before.bytes.subarray(0, before.ends[v.length - 1]);
-  const texts: string[] = [];
-  for (const x of v) {
-    if (!isOneLine(x)) return null;
-    texts.push(memo?.get(x) ?? JSON.stringify(x));
-  }
+  const texts = v.map((x) => memo?.texts.get(x) ?? JSON.stringify(x));
   const separator = `,\n${inner}`;
   const bytes = encoder.encode(texts.join(separator));
   const ends = new Int32Array(texts.length);
@@ -126,7 +115,7 @@ function longRun(v: readonly unknown[], inner: string, memo: Memo | undefined): 
   const gap = ascii ? separator.length : encoder.encode(separator).byteLength;
   let at = -gap;
   texts.forEach((t, i) => (ends[i] = at += gap + width(t)));
-  memo?.keep({ elements: v, bytes, ends, indent: inner });
+  memo?.runs.set(v[0]!, { elements: v, bytes, ends, indent: inner });
   return bytes;
 }
 
@@ -149,13 +138,13 @@ function write(v: unknown, indent: string, memo: Memo | undefined, bytes: Uint8A
     return `[\n${v.map((x) => inner + write(x, inner, memo, bytes)).join(',\n')}\n${indent}]`;
   }
   const o = v as Record<string, unknown>;
-  const known = memo?.get(o);
+  const known = memo?.texts.get(o);
   if (known !== undefined) return known;
   let plain = true;
   for (const k in o) if (!isPlain(o[k])) { plain = false; break; } // prettier-ignore
   if (plain) {
     const text = JSON.stringify(o);
-    memo?.set(o, text);
+    memo?.texts.set(o, text);
     return text;
   }
   const parts: string[] = [];
