@@ -14,7 +14,19 @@ const forbid = (message, ...regexes) => ({
 
 // Relative import strings from a file one folder below generator/ (generator/<layer>/x.ts) or two (site/pages).
 const up = (folders) => `^(\\.\\./)+(${folders.join('|')})(/|\\.js$)`;
-const COMMANDS = ['build', 'cli', 'check', 'inspect', 'keys', 'market-readings', 'preview'];
+const COMMANDS = [
+  'build',
+  'build-report',
+  'cli',
+  'commands',
+  'check',
+  'inspect',
+  'keys',
+  'market-readings',
+  'plan-tree',
+  'preview',
+  'read-inputs',
+];
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'public/**', 'fixtures/cases/**', 'fixtures/golden/**', '.demo/**'] },

@@ -5,7 +5,8 @@
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { build, BuildError, renderVersion, type BuildReport } from './build.js';
+import { build, BuildError, type BuildReport } from './build.js';
+import { renderVersion } from './paths.js';
 import { EXIT } from './exit.js';
 import { isCalendarDate } from './contract/time.js';
 import { PLANS } from './contract/plans.js';

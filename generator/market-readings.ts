@@ -11,27 +11,33 @@ import type { PageKind, PageResult, SectorReadings } from './site/readings.js';
 
 const EQUITY_UNIVERSES = UNIVERSES.filter((u) => u !== 'crypto');
 
-export async function marketReadings(
+/** The previous tree's AssetRisk of each asset a build may carry readings from (read-inputs.ts says which). */
+export type PreviousRisks = ReadonlyMap<string, AssetRisk | undefined>;
+
+export type MarketReadings = ReturnType<typeof marketReadings>;
+
+export function marketReadings(
   results: PageResult[],
   failedMarket: ReadonlySet<PageKind>,
   catalog: Asset[],
-  prevRisk: (symbol: string) => Promise<AssetRisk | undefined>,
+  previousRisks: PreviousRisks,
   warnings: string[],
 ) {
+  const prevRisk = (symbol: string) => previousRisks.get(symbol);
   const byKind = (kind: PageKind) => results.filter((r) => r.kind === kind);
 
   // Market-wide readings; a market page that fails under --keep-going keeps the previous tree's reading.
-  const firstOf = async (universe: string) => {
-    const a = catalog.find((x) => x.universes.includes(universe as Universe));
-    return a ? (await prevRisk(a.symbol))?.market_context : undefined;
+  const firstOf = (universe: string) => {
+    const a = firstMember(catalog, universe);
+    return a ? prevRisk(a.symbol)?.market_context : undefined;
   };
   const cryptoMarket = {
     fear_greed:
       byKind('crypto_fear_greed')[0]?.fear_greed ??
-      (failedMarket.has('crypto_fear_greed') ? ((await firstOf('crypto'))?.fear_greed ?? null) : null),
+      (failedMarket.has('crypto_fear_greed') ? (firstOf('crypto')?.fear_greed ?? null) : null),
     peak_valley:
       byKind('crypto_peak_valley')[0]?.peak_valley ??
-      (failedMarket.has('crypto_peak_valley') ? ((await firstOf('crypto'))?.peak_valley ?? null) : null),
+      (failedMarket.has('crypto_peak_valley') ? (firstOf('crypto')?.peak_valley ?? null) : null),
   };
   if (!cryptoMarket.fear_greed) warnings.push('crypto fear & greed: no reading (BTC_Unified_FNG_Matrix.html missing or unreadable)');
   if (!cryptoMarket.peak_valley) warnings.push('crypto peak/valley: no reading (crypto_risk_normalized.html missing or unreadable)');
@@ -46,7 +52,7 @@ export async function marketReadings(
     if (fromFeed) [sectors[u], sectorSources[u]] = [fromFeed, feed!.file];
     else if (widget) [sectors[u], sectorSources[u]] = [widget.sectors![u]!, widget.file];
     else {
-      const prev = await firstOf(u);
+      const prev = firstOf(u);
       if (prev?.fear_greed && (failedMarket.has('sector_feed') || failedMarket.has('sector_widget'))) {
         sectors[u] = { fear_greed: prev.fear_greed, peak_valley: prev.peak_valley!, macro_risk: prev.macro_risk! };
         sectorSources[u] = `${prev.fear_greed.source_page} (previous build)`;
@@ -69,7 +75,7 @@ export async function marketReadings(
       'market-cap ranking: Crypto_Story_Galaxy.html missing or unreadable; ranks and free tier carried from the previous build',
     );
     for (const s of cryptoSymbols) {
-      const rank = (await prevRisk(s))?.market_cap_rank;
+      const rank = prevRisk(s)?.market_cap_rank;
       if (rank) ranks.set(s, rank);
     }
   }
@@ -80,3 +86,7 @@ export async function marketReadings(
 
   return { contexts, sectorSources, ranks, freeTier };
 }
+
+/** The asset whose previous market context stands for its universe's when a market page failed. */
+export const firstMember = (catalog: Asset[], universe: string): Asset | undefined =>
+  catalog.find((x) => x.universes.includes(universe as Universe));

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -14,3 +14,9 @@ export function packageRoot(): string {
 }
 
 export const defaultCatalogPath = (): string => join(packageRoot(), 'generator', 'catalog', 'catalog.json');
+
+/** `risk-readings <version>`, as health.json and `--version` give it. */
+export function renderVersion(): string {
+  const pkg = JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string };
+  return `risk-readings ${pkg.version}`;
+}

@@ -1,16 +1,17 @@
 /**
- * The build's pure core: from what this build read (the pages' readings, the market readings), what the previous
- * tree holds (ledgers, the readings of pages that failed under --keep-going, its catalogue) and the catalogue, to
- * every document of the new tree. No I/O and no clock: the same inputs give the same documents, and build.ts
- * alone reads before it and publishes after it.
+ * The build's pure core: from what the build read (the pages' readings, the previous tree's ledgers and the
+ * readings it carries for pages that failed under --keep-going) and the catalogue, to every document of the new
+ * tree. No I/O and no clock: the same inputs give the same documents; read-inputs.ts reads before it and
+ * output/publish-tree.ts publishes after it.
  */
 import { assembleAssetRisk, riskExtraModels, riskReadings, type AssetPages, type AssetRisk, type Carried } from './api/asset-risk.js';
 import { assetList } from './api/asset-list.js';
 import { dcaSignal } from './api/dca-signal.js';
 import { envelope, modelVersion, newest } from './api/envelope.js';
 import { health } from './api/health.js';
-import { archiveRows, historyPage, HistoryLossError, ledger, mergeRows, publishedRow, type PublishedRows } from './api/history.js';
-import { contextReadings, type MarketContext } from './api/market-context.js';
+import { archiveRows, historyPage, HistoryLossError, ledger, mergeRows, publishedRow, type HistoryRow } from './api/history.js';
+import { marketReadings, type MarketReadings, type PreviousRisks } from './market-readings.js';
+import { contextReadings } from './api/market-context.js';
 import { UNIVERSES, type Asset } from './catalog/catalog.js';
 import { PLANS, PRECOMPUTED_PAGES } from './contract/plans.js';
 import type { Catalog } from './contract/shapes.js';
@@ -27,15 +28,16 @@ export interface TreeInputs {
   /** Every page found, read or not: the asset list names each asset's pages. */
   pages: PageRef[];
   /** The readings of the pages that were read. */
-  results: Iterable<PageResult>;
+  results: PageResult[];
   /** Per asset, the page kinds that failed (read nothing) and keep the previous tree's readings. */
   failedKinds: ReadonlyMap<string, ReadonlySet<PageKind>>;
-  market: { contexts: Record<string, MarketContext>; ranks: ReadonlyMap<string, number>; freeTier: string[] };
+  /** The market page kinds that failed, likewise. */
+  failedMarket: ReadonlySet<PageKind>;
   previous: {
-    /** Each asset's published ledger rows; undefined where it has none yet. */
-    ledgers: ReadonlyMap<string, PublishedRows | undefined>;
-    /** The previous AssetRisk of each asset with a failed page. */
-    risks: ReadonlyMap<string, AssetRisk | undefined>;
+    /** Each asset's published ledger rows; absent where it has none yet. */
+    ledgers: ReadonlyMap<string, readonly HistoryRow[]>;
+    /** The previous AssetRisk of each asset whose readings may be carried (read-inputs.ts says which). */
+    risks: PreviousRisks;
     /** The assets the previous tree published. */
     assets: string[];
   };
@@ -49,7 +51,11 @@ export interface TreeInputs {
 export interface PlannedTree {
   /** Every document of the tree but the manifest, by path. */
   objects: Map<string, unknown>;
+  /** Each asset's new ledger rows, for the invariant checked before publishing (checkLedgerKept). */
+  ledgers: Map<string, HistoryRow[]>;
   warnings: string[];
+  /** Where each equity universe's sector indicators came from, for the report. */
+  sectorSources: Record<string, string | null>;
 }
 
 /** The readings each failed page kind stands for, carried from the previous AssetRisk. */
@@ -63,8 +69,8 @@ const READING_KEYS: Partial<Record<PageKind, (keyof Carried)[]>> = {
   dca_regression: ['dca'],
 };
 
-/** The market-wide readings every asset's files need (marketReadings). */
-export type MarketWide = TreeInputs['market'];
+/** The market-wide readings every asset's files need. */
+export type MarketWide = Pick<MarketReadings, 'contexts' | 'ranks' | 'freeTier'>;
 
 /** What one asset's files are planned from. */
 export interface AssetInputs {
@@ -76,7 +82,7 @@ export interface AssetInputs {
   /** The previous AssetRisk, read when a page failed. */
   previousRisk: AssetRisk | undefined;
   /** The rows of its published ledger, undefined where it has none yet. */
-  ledger: PublishedRows | undefined;
+  ledger: readonly HistoryRow[] | undefined;
   market: MarketWide;
 }
 
@@ -86,6 +92,8 @@ export interface AssetPlan {
   entry: Catalog['assets'][string];
   /** Its documents (risk, DCA signal, ledger, precomputed history pages), by path. */
   files: [string, unknown][];
+  /** Its ledger's rows. */
+  rows: HistoryRow[];
   warning?: string;
 }
 
@@ -110,12 +118,12 @@ export function planAsset({ asset, pages: read, failedKinds, previousRisk: prev,
 
   const today = publishedRow(risk);
   const archives = Object.values(pages).flatMap((p) => (p.archive ? [p.archive] : []));
-  const merged = mergeRows(asset.symbol, previousLedger ?? null, today, () => archiveRows(archives, today!.date));
+  const merged = mergeRows(asset.symbol, previousLedger, today, () => archiveRows(archives, today!.date));
   const full = ledger(asset.symbol, merged.rows, risk.as_of, modelVersion(riskReadings(risk), riskExtraModels(risk)));
   files.push([TREE.historyFull(asset.symbol), full]);
   for (const page of PRECOMPUTED_PAGES) files.push([TREE.historyPage(asset.symbol, page.limit), historyPage(full, page)]);
   const entry = { asset_class: asset.asset_class, universes: [...asset.universes], free_tier: risk.free_tier, dca_signal: !!signal };
-  return { risk, entry, files, warning: merged.warning };
+  return { risk, entry, files, rows: merged.rows, warning: merged.warning };
 }
 
 /** A published history must not vanish with its asset: throws HistoryLossError for a published asset the catalogue drops. */
@@ -125,7 +133,9 @@ export function checkNoAssetDropped(catalog: Asset[], previousAssets: string[]):
 }
 
 /** What the documents across assets are planned from, besides each asset's plan. */
-export type MarketWideInputs = Pick<TreeInputs, 'catalog' | 'pages' | 'market' | 'builtAt' | 'renderVersion' | 'publicUrl' | 'info'>;
+export type MarketWideInputs = Pick<TreeInputs, 'catalog' | 'pages' | 'builtAt' | 'renderVersion' | 'publicUrl' | 'info'> & {
+  market: MarketWide;
+};
 
 /**
  * The documents across assets (asset lists, universe summaries, health, the served contract, the shim's
@@ -173,9 +183,12 @@ export function planMarketWide(
   return objects;
 }
 
-/** Every document of the tree. Throws HistoryLossError where the tree would drop or rewrite a published history row. */
+/** Every document of the tree. Throws HistoryLossError for a published asset the catalogue drops. */
 export function planTree(i: TreeInputs): PlannedTree {
   checkNoAssetDropped(i.catalog, i.previous.assets);
+  const warnings: string[] = [];
+  const marketPages = i.results.filter((r) => r.symbol === null);
+  const market = marketReadings(marketPages, i.failedMarket, i.catalog, i.previous.risks, warnings);
   const resultsBySymbol = groupBy(
     i.results,
     (r) => r.symbol,
@@ -183,7 +196,7 @@ export function planTree(i: TreeInputs): PlannedTree {
   );
   const objects = new Map<string, unknown>();
   const plans = new Map<string, AssetPlan>();
-  const warnings: string[] = [];
+  const ledgers = new Map<string, HistoryRow[]>();
   for (const asset of i.catalog) {
     const plan = planAsset({
       asset,
@@ -191,14 +204,15 @@ export function planTree(i: TreeInputs): PlannedTree {
       failedKinds: i.failedKinds.get(asset.symbol) ?? new Set(),
       previousRisk: i.previous.risks.get(asset.symbol),
       ledger: i.previous.ledgers.get(asset.symbol),
-      market: i.market,
+      market,
     });
     plans.set(asset.symbol, plan);
+    ledgers.set(asset.symbol, plan.rows);
     for (const [path, doc] of plan.files) objects.set(path, doc);
     if (plan.warning) warnings.push(plan.warning);
   }
-  for (const [path, doc] of planMarketWide(i, plans, objects)) objects.set(path, doc);
-  return { objects, warnings };
+  for (const [path, doc] of planMarketWide({ ...i, market }, plans, objects)) objects.set(path, doc);
+  return { objects, ledgers, warnings, sectorSources: market.sectorSources };
 }
 
 /** Items by symbol, then by kind; items with no symbol (market pages) are left out. The last of a kind wins. */

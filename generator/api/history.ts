@@ -2,17 +2,18 @@
  * History: the ledger of rows each build published (as_published), with weekly_archive rows mined from the
  * pages' own series before the first published day. The previous tree is the ledger; no build drops a row.
  */
+import { isDeepStrictEqual } from 'node:util';
 import type { Archive } from '../site/readings.js';
 import type { AssetRisk } from './asset-risk.js';
 import { DISCLAIMER } from '../contract/constants.js';
 import type { HistoryRow } from '../contract/history-page.js';
-import { basisAt, dateAt, LedgerRows, type PlannedLedger, type PublishedRows, type Rows } from '../contract/ledger-rows.js';
+import type { Ledger } from '../contract/history-page.js';
 import { HistoryRow as HistoryRowShape } from '../contract/shapes.js';
 
 export type { HistoryRow, Ledger } from '../contract/history-page.js';
 export { historyPage } from '../contract/history-page.js';
-export { LedgerRows, PublishedRows, type PlannedLedger, type Rows } from '../contract/ledger-rows.js';
 
+/** A build would drop or rewrite a published history row (exit 1: nothing is published). */
 export class HistoryLossError extends Error {}
 
 /** The row's fields in the contract's order (contract/shapes.ts), and the readings among them. */
@@ -56,28 +57,40 @@ export function archiveRows(archives: Archive[], before: string): HistoryRow[] {
 
 /**
  * The new ledger rows: the published ones, plus today's row (replacing a row of the same day that this pipeline
- * published, never an earlier one). The published rows are carried as their file spelled them (LedgerRows), so no
- * earlier row can change: the only one that may go is the last, and only for a row of its own day.
+ * published, never an earlier one). checkLedgerKept states the rule these rows must keep.
  */
 export function mergeRows(
   symbol: string,
-  previous: PublishedRows | null,
+  previous: readonly HistoryRow[] | undefined,
   today: HistoryRow | null,
   archive: () => HistoryRow[],
-): { rows: Rows; warning?: string } {
-  if (!previous || previous.length === 0) {
-    if (!today) return { rows: [] };
-    return { rows: [...archive(), today] };
-  }
-  const n = previous.length;
-  if (!today) return { rows: new LedgerRows(previous, n, []) };
-  const last = { date: previous.date(n - 1), basis: previous.basis(n - 1) };
-  if (today.date > last.date) return { rows: new LedgerRows(previous, n, [today]) };
-  if (today.date === last.date && last.basis === 'as_published') return { rows: new LedgerRows(previous, n - 1, [today]) };
+): { rows: HistoryRow[]; warning?: string } {
+  if (!previous?.length) return { rows: today ? [...archive(), today] : [] };
+  const last = previous.at(-1)!;
+  if (!today) return { rows: [...previous] };
+  if (today.date > last.date) return { rows: [...previous, today] };
+  if (today.date === last.date && last.basis === 'as_published') return { rows: [...previous.slice(0, -1), today] };
   return {
-    rows: new LedgerRows(previous, n, []),
+    rows: [...previous],
     warning: `${symbol}: the readings are dated ${today.date}, not after the last history row (${last.date}); no row added`,
   };
+}
+
+/**
+ * The ledger's one invariant: no build drops or rewrites a published row. Every row of the previous ledger is in
+ * the new one, unchanged and in its place, but its last as_published row, which a later build of the same day
+ * replaces. Throws HistoryLossError naming the asset and the row.
+ */
+export function checkLedgerKept(symbol: string, previous: readonly HistoryRow[], next: readonly HistoryRow[]): void {
+  previous.forEach((row, i) => {
+    const now = next[i];
+    if (now === row || isDeepStrictEqual(now, row)) return;
+    const replacedToday = i === previous.length - 1 && row.basis === 'as_published' && now?.date === row.date;
+    if (!replacedToday)
+      throw new HistoryLossError(
+        `${symbol}: row ${i} (${row.date}, ${row.basis}) ${now ? `would become ${now.date} ${now.basis}` : 'would be dropped'}`,
+      );
+  });
 }
 
 export function cadence(firstPublished: string | null): string {
@@ -86,9 +99,8 @@ export function cadence(firstPublished: string | null): string {
     : 'No published rows yet.';
 }
 
-export function ledger(symbol: string, rows: Rows, as_of: string | null, model_version: Record<string, string> | null): PlannedLedger {
-  let first: string | null = null;
-  for (let i = 0; i < rows.length && first === null; i++) if (basisAt(rows, i) === 'as_published') first = dateAt(rows, i);
+export function ledger(symbol: string, rows: HistoryRow[], as_of: string | null, model_version: Record<string, string> | null): Ledger {
+  const first = rows.find((r) => r.basis === 'as_published')?.date ?? null;
   return {
     as_of,
     model_version,

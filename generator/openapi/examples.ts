@@ -3,8 +3,7 @@
  * what the API answers today: the free tier's first asset, a short history page, a bulk call naming a symbol
  * that is not served.
  */
-import { bulkBody, historyPage, PLAN_LIMITS, TREE, type RiskDoc } from '../contract/index.js';
-import { plainRows, type PlannedLedger } from '../contract/ledger-rows.js';
+import { bulkBody, historyPage, PLAN_LIMITS, TREE, type Ledger, type RiskDoc } from '../contract/index.js';
 import type { Examples } from './document.js';
 
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -13,19 +12,16 @@ export function operationExamples(files: Map<string, unknown>, info: object): Ex
   const get = (path: string) => files.get(path) as Doc | undefined;
   const list = get(TREE.assetList('basic'))!;
   const symbols: string[] = list.data.assets.map((a: { symbol: string }) => a.symbol);
-  const first = symbols[0]!;
+  // With no free tier (no ranking read yet) the examples quote the first asset any plan may read.
+  const first = symbols[0] ?? (get(TREE.assetList('ultra'))!.data.assets[0] as { symbol: string }).symbol;
   const dcaSymbol = symbols.find((s) => files.has(TREE.dcaSignal(s)));
-  const history = get(TREE.historyFull(first)) as PlannedLedger;
+  const history = get(TREE.historyFull(first)) as Ledger;
   const page = historyPage(history, { limit: 3, maxLimit: PLAN_LIMITS.pro.historyCap });
-  const requested = [...symbols.slice(0, 2), 'NOTSERVED'];
+  const requested = [...new Set([first, ...symbols.slice(0, 2)])].slice(0, 2).concat('NOTSERVED');
   const out: Examples = {
     listAssets: { summary: 'GET /v1/assets with a basic key', value: list },
     getAssetRisk: { summary: `GET /v1/assets/${first}/risk`, value: get(TREE.risk(first)) },
-    getAssetHistory: {
-      summary: `GET /v1/assets/${first}/history?limit=3 with a pro key`,
-      // Rows as objects: the example is a part of the document, not a ledger's own file.
-      value: { ...page, data: { ...page.data, rows: plainRows(page.data.rows) } },
-    },
+    getAssetHistory: { summary: `GET /v1/assets/${first}/history?limit=3 with a pro key`, value: page },
     getBulkRisk: {
       summary: `GET /v1/bulk/risk?symbols=${requested.join(',')}`,
       value: bulkBody(

@@ -18,3 +18,6 @@ export function manifest(entries: Map<string, ManifestEntry>, builtAt: string, p
   for (const path of [...entries.keys()].sort()) out[path] = entries.get(path)!;
   return { schema: 1, built_at: builtAt, pages, contract, files: out };
 }
+
+/** A tree's identity: the hashes of all its files but the manifest (whose build time differs). */
+export const treeHash = (m: Manifest): string => sha256(JSON.stringify(m.files));

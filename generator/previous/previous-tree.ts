@@ -7,8 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TREE } from '../contract/tree.js';
-import type { Ledger } from '../contract/history-page.js';
-import { PublishedRows } from '../contract/ledger-rows.js';
+import type { HistoryRow, Ledger } from '../contract/history-page.js';
 import type { AssetRisk, Catalog } from '../contract/shapes.js';
 import { sha256, type Manifest } from '../output/manifest.js';
 import { liveTree } from '../output/live-tree.js';
@@ -27,8 +26,8 @@ export interface PreviousTree {
   catalog: PreviousCatalog | undefined;
   /** The folder holding its files, when it is on this machine (unchanged files are hard-linked from it). */
   localTree: string | null;
-  /** The rows of the asset's ledger, as its file spelled them; undefined for an asset the previous tree never published. */
-  ledger(symbol: string): Promise<PublishedRows | undefined>;
+  /** The rows of the asset's ledger; undefined for an asset the previous tree never published. */
+  ledger(symbol: string): Promise<HistoryRow[] | undefined>;
   /** The asset's published AssetRisk, for readings carried forward. */
   risk(symbol: string): Promise<AssetRisk | undefined>;
   /** Any file of the tree, parsed, checked against the manifest; undefined when the manifest does not list it. */
@@ -90,12 +89,9 @@ export async function openTree(source: string, read: ReadBytes, localTree: strin
       const vanished = () =>
         new PreviousTreeError(`history would lose a published row: the previous tree lists ${symbol} but holds no ${path}`);
       if (!manifest.files[path]) throw vanished();
-      const bytes = (await verifiedBytes(path, vanished))!;
-      // Read in place when this writer laid the file out; a ledger laid out otherwise is parsed whole.
-      const rows = PublishedRows.read(bytes) ?? parsed<Ledger>(path, bytes)?.data?.rows;
-      if (rows instanceof PublishedRows) return rows;
+      const rows = parsed<Ledger>(path, (await verifiedBytes(path, vanished))!)?.data?.rows;
       if (!Array.isArray(rows)) throw failed(path, 'has no data.rows');
-      return PublishedRows.parsed(rows);
+      return rows;
     },
     risk(symbol) {
       let r = risks.get(symbol);

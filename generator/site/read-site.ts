@@ -1,6 +1,6 @@
 /**
- * Parses every discovered page, across cores, skipping pages whose bytes are unchanged since the previous
- * build (the cache holds each page's size, mtime, hash (XXH128, parse-page.ts) and reading).
+ * Parses every discovered page, skipping pages whose bytes are unchanged since the previous build (the cache
+ * holds each page's size, mtime, SHA-256 and reading). With more than two cores pages are parsed on worker threads.
  */
 import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -13,8 +13,8 @@ import type { PageRef } from './discover.js';
 import type { PageResult } from './readings.js';
 import type { GuardProblem } from './guards.js';
 
-/** Bump when a parser's output or the page hash changes, so cached readings from older code are not reused (4: XXH128). */
-export const PARSER_VERSION = 4;
+/** Bump when a parser's output or the page hash changes, so cached readings from older code are not reused (5: SHA-256). */
+export const PARSER_VERSION = 5;
 
 /**
  * The cache keeps readings without their weekly archive: the archive is only read when an asset's ledger
@@ -35,9 +35,12 @@ export interface ParseCache {
   last_build?: { inputs: string; tree: string };
 }
 
-/** What a read of the site leaves beside the readings, which go to `onRead` as each page is read. */
+/** What a read of the site gives. */
 export interface SiteRead {
-  errors: Map<string, { field: string; found: string; message: string }>;
+  /** The readings of the pages read and not refused, in the order the pages were given. */
+  results: PageResult[];
+  /** The pages that could not be read or whose reading was refused, by file. */
+  errors: Map<string, GuardProblem>;
   cache: ParseCache;
   parsed: number;
   reused: number;
@@ -70,8 +73,7 @@ function pool(size: number) {
 
 /**
  * Parser threads by default: one per core but one, left to the main thread that receives the readings. On two
- * cores that means parsing in-process, which measured faster there than two workers (readSite on the full
- * fixture site: 0.88-1.0 s in-process against 1.01-1.05 s with two workers, on this project's 2-vCPU machines).
+ * cores that means parsing in-process: there worker threads measured slower than parsing on the main thread.
  */
 export const defaultJobs = (): number => Math.max(1, availableParallelism() - 1);
 
@@ -88,7 +90,7 @@ export function untouchedSince(
   dir: string,
   pages: PageRef[],
   previous: ParseCache | undefined,
-  refuse: ReadHooks['refuse'] = () => null,
+  refuse: ReadOptions['refuse'] = () => null,
 ): ParseCache | null {
   if (previous?.parser_version !== PARSER_VERSION) return null;
   const cache: ParseCache = { parser_version: PARSER_VERSION, pages: {} };
@@ -103,64 +105,53 @@ export function untouchedSince(
 /** A page's reading as the build uses it: the cache keeps readings without their page's symbol. */
 const reading = (result: PageResult, ref: PageRef): PageResult => ({ ...result, symbol: ref.symbol });
 
-/** What readSite reports of each page as soon as it is read (cache hits first, in the order given). */
-export interface PageRead {
-  ref: PageRef;
-  /** Its reading; absent when the page could not be read or its reading was refused. */
-  result?: PageResult;
-  /** Its bytes differ from the previous build's (or that build did not read it), or it could not be read. */
-  changed: boolean;
-}
-
-export interface ReadHooks {
+export interface ReadOptions {
+  /** Which pages must also yield their weekly archive (those of an asset whose ledger starts with this build). */
+  wantsArchive: (ref: PageRef) => boolean;
+  /** Parser threads (defaultJobs). */
+  jobs?: number;
   /** A reading the build refuses (a guard of decision 27's): the page counts as unreadable. */
   refuse?: (result: PageResult, ref: PageRef) => GuardProblem | null;
-  /** Called once per page, in the order pages finish, so the build can use an asset's readings at once. */
-  onRead?: (read: PageRead) => void;
 }
 
 /**
- * `wantsArchive` says, before anything is parsed, which pages must also yield their weekly archive (those of an
- * asset whose ledger starts with this build): those are parsed whole, never taken from the cache, and no page is
- * parsed twice. Pages are parsed in the order given: the build gives each asset's pages together, so that it
- * plans the asset's files while later pages are parsed.
+ * Reads every page. A page whose archive is wanted is parsed whole, never taken from the cache, and no page is
+ * parsed twice.
  */
 export async function readSite(
   dir: string,
   pages: PageRef[],
   previous: ParseCache | undefined,
-  wantsArchive: (ref: PageRef) => boolean,
-  jobs = defaultJobs(),
-  { refuse, onRead }: ReadHooks = {},
+  { wantsArchive, jobs = defaultJobs(), refuse = () => null }: ReadOptions,
 ): Promise<SiteRead> {
   const old = previous?.parser_version === PARSER_VERSION ? previous.pages : {};
   const cache: ParseCache = { parser_version: PARSER_VERSION, pages: {} };
-  const errors = new Map<string, { field: string; found: string; message: string }>();
+  const errors = new Map<string, GuardProblem>();
+  const readings = new Map<string, PageResult>();
   let parsed = 0;
   let reused = 0;
-  /** Records a page's reading (or its refusal) and reports it. */
-  const settle = (ref: PageRef, result: PageResult, changed: boolean) => {
+  /** Records a page's reading, or its refusal. */
+  const settle = (ref: PageRef, result: PageResult) => {
     const read = reading(result, ref);
-    const problem = refuse?.(read, ref);
+    const problem = refuse(read, ref);
     if (problem) errors.set(ref.file, problem);
-    onRead?.({ ref, result: problem ? undefined : read, changed: changed || !!problem });
+    else readings.set(ref.file, read);
   };
   const todo: { ref: PageRef; size: number; mtimeMs: number }[] = [];
-  // Every page is stat'ed before the first is parsed, the build waiting: one by one through libuv's pool that took
-  // 30-55 ms for the fixture site's 595 pages, synchronously 5-7 ms.
   for (const ref of pages) {
     const st = statSync(join(dir, ref.file));
     const hit = old[ref.file];
     if (untouched(hit, st, ref) && !wantsArchive(ref)) {
       cache.pages[ref.file] = hit;
       reused++;
-      settle(ref, hit.result, false);
+      settle(ref, hit.result);
     } else todo.push({ ref, size: st.size, mtimeMs: st.mtimeMs });
   }
   const workers = canUseWorkers && jobs > 1 && todo.length > 8 ? pool(Math.min(jobs, 8)) : null;
   const run = workers ? workers.run : parsePage;
   try {
-    // A few pages in flight at a time: enough to keep every worker busy, never the whole site in memory.
+    // A few pages in flight at a time: enough to keep every worker busy (in-process, to hash one page while
+    // another is parsed), never the whole site in memory.
     await forEachLimited(todo, workers ? Math.min(jobs, 8) * 2 : 2, async ({ ref, size, mtimeMs }) => {
       const hit = old[ref.file];
       const archive = wantsArchive(ref);
@@ -173,20 +164,17 @@ export async function readSite(
       });
       if ('error' in outcome) {
         errors.set(ref.file, outcome.error);
-        onRead?.({ ref, changed: true });
         return;
       }
       const result = 'unchanged' in outcome ? hit!.result : outcome.result;
       if ('unchanged' in outcome) reused++;
       else parsed++;
       cache.pages[ref.file] = { size, mtimeMs, hash: outcome.hash, result: withoutArchive(result) };
-      settle(ref, result, outcome.hash !== hit?.hash);
-      // A page parsed in-process never yields on its own: the event loop turns between pages, so what the build
-      // started for earlier pages (the staging thread's replies, the previous tree's reads) is taken in as it comes.
-      await new Promise((resolve) => setImmediate(resolve));
+      settle(ref, result);
     });
   } finally {
     await workers?.close();
   }
-  return { errors, cache, parsed, reused };
+  const results = pages.flatMap((ref) => readings.get(ref.file) ?? []);
+  return { results, errors, cache, parsed, reused };
 }

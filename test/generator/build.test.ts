@@ -213,7 +213,7 @@ describe('rebuilds', () => {
     await buildSmall(day(2), t, { now: '2026-10-15T00:30:00Z' });
     const before = treeHashes(t);
     const report = await buildSmall(day(2), t, { now: '2026-10-15T08:30:00Z' });
-    expect(report.timings.unchanged).toBeGreaterThanOrEqual(0);
+    expect(report.timings.relink).toBeGreaterThanOrEqual(0);
     expect(report.files_linked).toBe(report.files_written - 1);
     const after = treeHashes(t);
     expect([...after.keys()]).toEqual([...before.keys()]);
@@ -226,12 +226,12 @@ describe('rebuilds', () => {
     const t = join(root, 'idle-untouched');
     await buildSmall(day(2), t, { now: '2026-10-15T00:30:00Z' });
     const report = await buildSmall(day(2), t, { now: '2026-10-15T08:30:00Z' });
-    expect(report.timings.unchanged).toBeGreaterThanOrEqual(0);
-    expect(report.timings.ledgers).toBeUndefined();
+    expect(report.timings.relink).toBeGreaterThanOrEqual(0);
+    expect(report.timings.read).toBeUndefined();
     expect(report).toMatchObject({ pages_parsed: 0, pages_reused: report.pages_read, errors: [], carried: [] });
   });
 
-  it('pages touched but byte-identical are read, found unchanged, and the previous tree re-linked', async () => {
+  it('pages touched but byte-identical are read and found unchanged: nothing parsed, all but the build time linked', async () => {
     const t = join(root, 'idle-touched');
     const pages = join(root, 'touched-pages');
     cpSync(day(2), pages, { recursive: true });
@@ -239,12 +239,15 @@ describe('rebuilds', () => {
     const before = treeHashes(t);
     for (const f of readdirSync(pages)) utimesSync(join(pages, f), new Date(), new Date('2030-01-01T00:00:00Z'));
     const report = await buildSmall(pages, t, { now: '2026-10-15T08:30:00Z' });
-    expect(report.timings.ledgers).toBeGreaterThanOrEqual(0);
-    expect(report.timings.unchanged).toBeGreaterThanOrEqual(0);
+    expect(report.timings.read).toBeGreaterThanOrEqual(0);
+    expect(report.timings.relink).toBeUndefined();
     expect(report.pages_parsed).toBe(0);
-    expect(report.files_linked).toBe(report.files_written - 1);
     const after = treeHashes(t);
-    for (const [p, h] of after) if (p !== '_manifest.json') expect(h, p).toBe(before.get(p));
+    // The build time is in the manifest, health.json and the document's example of it (with its two variants).
+    const stamped = ['_manifest.json', 'health.json', 'openapi.json', 'openapi.json.br', 'openapi.json.gz'];
+    expect(report.files_linked).toBe(report.files_written - stamped.length);
+    for (const [p, h] of after) if (!stamped.includes(p)) expect(h, p).toBe(before.get(p));
+    expect(readJson(join(t, 'v1/health.json')).built_at).toBe('2026-10-15T08:30:00Z');
   });
 
   it('a different catalogue is a different input: the tree is built again, not re-linked', async () => {
@@ -255,7 +258,7 @@ describe('rebuilds', () => {
     cat.assets.find((a: { symbol: string }) => a.symbol === 'ADA').name = 'Cardano (ADA)';
     writeFileSync(catalogFile, JSON.stringify(cat));
     const report = await buildSmall(day(2), t, { catalog: catalogFile, now: '2026-10-15T08:30:00Z' });
-    expect(report.timings.unchanged).toBeUndefined();
+    expect(report.timings.relink).toBeUndefined();
     expect(readJson(join(t, 'v1/assets/ADA/risk.json')).data.name).toBe('Cardano (ADA)');
   });
 

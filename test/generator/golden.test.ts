@@ -24,9 +24,9 @@ describe('golden tree', () => {
     await expect(JSON.stringify(hashes, null, 2) + '\n').toMatchFileSnapshot(join('..', '..', 'fixtures', 'golden', 'small-site.json'));
   });
 
-  it('the compiled build (files staged on their own thread, as the CLI runs) writes the same pinned bytes', async () => {
-    // dist/ is what the CLI runs; from there files are written and compressed on the staging thread (and pages
-    // parsed in worker threads where there are more than two cores), from the sources in-process.
+  it('the compiled build (as the CLI runs it, parsing on worker threads with --jobs 2) writes the same pinned bytes', async () => {
+    // dist/ is what the CLI runs: from there variants are compressed on their own thread and, with --jobs 2, pages are
+    // parsed on worker threads; from the sources both happen in-process.
     const compiled = (await import(join(ROOT, 'dist', 'generator', 'build.js'))) as typeof import('../../generator/build.js');
     const out2 = join(root, 'compiled');
     for (const day of [1, 2])
@@ -36,6 +36,7 @@ describe('golden tree', () => {
         catalog: join(root, `day${day}`, 'catalog.json'),
         now: `2026-10-${13 + day}T00:30:00Z`,
         init: day === 1,
+        jobs: 2,
       });
     expect(treeHashes(out2)).toEqual(treeHashes(out));
   });

@@ -5,22 +5,21 @@ import {
   historyPage,
   HistoryLossError,
   ledger,
+  checkLedgerKept,
   mergeRows,
-  PublishedRows,
   type HistoryRow,
   type Ledger,
 } from '../../../generator/api/history.js';
-import { plainRows } from '../../../generator/contract/ledger-rows.js';
 
 const row = (date: string, basis: HistoryRow['basis'] = 'as_published', price = 1): HistoryRow => ({ ...blankRow(date, basis), price });
 
 describe('mergeRows', () => {
   it('starts a ledger with the weekly archive before the first published day', () => {
-    const { rows } = mergeRows('X', null, row('2026-10-13'), () => [
+    const { rows } = mergeRows('X', undefined, row('2026-10-13'), () => [
       row('2026-10-04', 'weekly_archive'),
       row('2026-10-11', 'weekly_archive'),
     ]);
-    expect(plainRows(rows).map((r) => `${r.date}/${r.basis}`)).toEqual([
+    expect(rows.map((r) => `${r.date}/${r.basis}`)).toEqual([
       '2026-10-04/weekly_archive',
       '2026-10-11/weekly_archive',
       '2026-10-13/as_published',
@@ -28,23 +27,43 @@ describe('mergeRows', () => {
   });
   it('appends a later day, replaces the same day, and never rewrites an earlier one', () => {
     const prev = [row('2026-10-11', 'weekly_archive'), row('2026-10-13')];
-    const merged = (today: HistoryRow) => plainRows(mergeRows('X', PublishedRows.parsed(prev), today, () => []).rows);
+    const merged = (today: HistoryRow) => mergeRows('X', prev, today, () => []).rows;
     expect(merged(row('2026-10-14'))).toEqual([...prev, row('2026-10-14')]);
     expect(merged(row('2026-10-13', 'as_published', 2))).toEqual([prev[0], row('2026-10-13', 'as_published', 2)]);
-    const back = mergeRows('X', PublishedRows.parsed(prev), row('2026-10-12'), () => []);
-    expect(plainRows(back.rows)).toEqual(prev);
+    const back = mergeRows('X', prev, row('2026-10-12'), () => []);
+    expect(back.rows).toEqual(prev);
     expect(back.warning).toMatch(/not after the last history row/);
   });
   it("does not replace a weekly_archive row that shares today's date", () => {
     const prev = [row('2026-10-18', 'weekly_archive')];
-    expect(plainRows(mergeRows('X', PublishedRows.parsed(prev), row('2026-10-18'), () => []).rows)).toEqual(prev);
+    expect(mergeRows('X', prev, row('2026-10-18'), () => []).rows).toEqual(prev);
   });
   it('keeps every published row when no page gave a reading today', () => {
     const prev = [row('2026-10-11', 'weekly_archive'), row('2026-10-13')];
-    expect(plainRows(mergeRows('X', PublishedRows.parsed(prev), null, () => []).rows)).toEqual(prev);
+    expect(mergeRows('X', prev, null, () => []).rows).toEqual(prev);
   });
-  it('HistoryLossError is what a lost row raises', () => {
-    expect(new HistoryLossError('x')).toBeInstanceOf(Error);
+});
+
+describe('checkLedgerKept', () => {
+  const prev = [row('2026-10-11', 'weekly_archive'), row('2026-10-12'), row('2026-10-13')];
+  it('passes every row kept in its place, a row appended, and the last as_published row replaced by one of its day', () => {
+    expect(() => checkLedgerKept('X', prev, [...prev, row('2026-10-14')])).not.toThrow();
+    expect(() => checkLedgerKept('X', prev, [...prev.slice(0, 2), row('2026-10-13', 'as_published', 9)])).not.toThrow();
+    expect(() =>
+      checkLedgerKept(
+        'X',
+        prev,
+        prev.map((r) => ({ ...r })),
+      ),
+    ).not.toThrow();
+  });
+  it('refuses a row dropped, rewritten or moved, naming the asset and the row', () => {
+    expect(() => checkLedgerKept('X', prev, prev.slice(0, 2))).toThrow(
+      new HistoryLossError('X: row 2 (2026-10-13, as_published) would be dropped'),
+    );
+    expect(() => checkLedgerKept('X', prev, [prev[0]!, row('2026-10-12', 'as_published', 5), prev[2]!])).toThrow(/^X: row 1 \(2026-10-12/);
+    expect(() => checkLedgerKept('X', prev, [prev[1]!, prev[2]!])).toThrow(/row 0 \(2026-10-11, weekly_archive\) would become 2026-10-12/);
+    expect(() => checkLedgerKept('X', [row('2026-10-18', 'weekly_archive')], [row('2026-10-18')])).toThrow(HistoryLossError);
   });
 });
 
@@ -72,7 +91,7 @@ describe('historyPage', () => {
     ),
     '2026-01-26',
     { a: '1' },
-  ) as Ledger; // a new ledger's rows are objects
+  ) as Ledger;
 
   it('walks every row exactly once by next_cursor, oldest first, null on the last page', () => {
     const seen: string[] = [];

@@ -1,4 +1,4 @@
-/** Validation of a whole tree: every file against its schema, each history row checked once per build. */
+/** Validation of a whole tree: every file against its schema, then the rules across files. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fg from 'fast-glob';
@@ -7,8 +7,7 @@ import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { openApiDocument } from '../../../generator/openapi/document.js';
 import { internalSchemas } from '../../../generator/openapi/schemas.js';
-import { LedgerRows, PublishedRows } from '../../../generator/contract/ledger-rows.js';
-import { TreeValidator, validateTree } from '../../../generator/output/validate.js';
+import { validateTree } from '../../../generator/output/validate.js';
 import { buildSmall, smallSite, tempDir } from '../../helpers.js';
 
 const root = tempDir('rr-validate-');
@@ -24,16 +23,6 @@ function loadTree(): Map<string, unknown> {
     .filter((p) => p !== '_manifest.json')
     .sort();
   return new Map(paths.map((p) => [p, JSON.parse(readFileSync(join(dir, p), 'utf8')) as unknown]));
-}
-
-/** As the build makes them: the precomputed pages hold the ledger's own row objects. */
-function shareRows(files: Map<string, unknown>, symbol: string): Row[] {
-  const full = files.get(`assets/${symbol}/history/full.json`) as RowsDoc;
-  for (const limit of [90, 365]) {
-    const page = files.get(`assets/${symbol}/history/page-${limit}.json`) as RowsDoc;
-    page.data.rows = full.data.rows.slice(-page.data.rows.length);
-  }
-  return full.data.rows;
 }
 
 beforeAll(async () => {
@@ -56,76 +45,39 @@ describe('the contract the build validates against', () => {
 
 describe('validateTree', () => {
   it('passes the tree a build wrote', async () => {
-    expect(await validateTree(loadTree(), openApiDocument())).toEqual([]);
+    expect(validateTree(loadTree(), openApiDocument())).toEqual([]);
   });
 
-  it('a bad row shared by the ledger and its pages is reported in each file, at its index there', async () => {
+  it('a bad row is reported in each file that holds it, at its index there', async () => {
     const files = loadTree();
-    const rows = shareRows(files, 'BTC');
-    rows.at(-1)!.twap_risk_level = 11;
-    const inPage = (limit: number) => (files.get(`assets/BTC/history/page-${limit}.json`) as RowsDoc).data.rows.length - 1;
-    expect(await validateTree(files, openApiDocument())).toEqual([
-      `assets/BTC/history/full.json: /data/rows/${rows.length - 1}/twap_risk_level: must be <= 10`,
-      `assets/BTC/history/page-365.json: /data/rows/${inPage(365)}/twap_risk_level: must be <= 10`,
-      `assets/BTC/history/page-90.json: /data/rows/${inPage(90)}/twap_risk_level: must be <= 10`,
-    ]);
+    const rowsOf = (path: string) => (files.get(`assets/BTC/history/${path}.json`) as RowsDoc).data.rows;
+    for (const path of ['full', 'page-365', 'page-90']) rowsOf(path).at(-1)!.twap_risk_level = 11;
+    expect(validateTree(files, openApiDocument())).toEqual(
+      ['full', 'page-365', 'page-90'].map(
+        (path) => `assets/BTC/history/${path}.json: /data/rows/${rowsOf(path).length - 1}/twap_risk_level: must be <= 10`,
+      ),
+    );
   });
 
-  it('a row checked in the ledger is not checked again in its pages', async () => {
+  it('a page that is not the page cut from its ledger is reported', async () => {
     const files = loadTree();
-    const rows = shareRows(files, 'BTC');
-    const validator = new TreeValidator(openApiDocument());
-    expect(validator.file('assets/BTC/history/full.json', files.get('assets/BTC/history/full.json'))).toEqual([]);
-    rows.at(-1)!.twap_risk_level = 11; // spoiled after its check: the pages holding it are not checked for it again
-    expect(validator.file('assets/BTC/history/page-90.json', files.get('assets/BTC/history/page-90.json'))).toEqual([]);
-  });
-
-  it('a bad row only in a page file is reported there, at its index in the page', async () => {
-    const files = loadTree();
-    shareRows(files, 'BTC');
     const page = files.get('assets/BTC/history/page-90.json') as RowsDoc;
-    page.data.rows[3] = { ...page.data.rows[3], dca_risk: 2 };
-    expect(await validateTree(files, openApiDocument())).toEqual(['assets/BTC/history/page-90.json: /data/rows/3/dca_risk: must be <= 1']);
+    page.data.rows[3] = { ...page.data.rows[3], price: 1 };
+    expect(validateTree(files, openApiDocument())).toEqual(['assets/BTC/history/page-90.json: differs from the page cut from the ledger']);
   });
 
-  it('rows carried as the previous ledger spelled them are not checked again under the same contract; added rows are', async () => {
-    const fullPath = join(out, 'v1', 'assets/SPY/history/full.json');
-    const published = readFileSync(fullPath, 'utf8');
-    const n = (JSON.parse(published) as RowsDoc).data.rows.length;
-    // A middle row spoiled in the published file, as only a previous build under another contract could have left it.
-    const lines = published.split('\n');
-    const spoiled = lines.findIndex((l, i) => i > lines.indexOf('    "rows": [') + 1 && /"price":[-\d.]+/.test(l));
-    lines[spoiled] = lines[spoiled]!.replace(/"price":[-\d.]+/, '"price":"not a number"');
-    const carried = PublishedRows.read(new TextEncoder().encode(lines.join('\n')))!;
-    const index = spoiled - lines.indexOf('    "rows": [') - 1;
-    const continued = (added: Row[]) => {
-      const files = loadTree();
-      const full = files.get('assets/SPY/history/full.json') as { data: { rows: unknown } };
-      full.data.rows = new LedgerRows(carried, n, added as never);
-      files.delete('assets/SPY/history/page-90.json'); // the pages are cut from the ledger: the rows are the question here
-      files.delete('assets/SPY/history/page-365.json');
-      return files;
-    };
-    const rowProblems = (ps: string[]) => ps.filter((p) => /: \/data\/rows/.test(p));
-    expect(rowProblems(await validateTree(continued([]), openApiDocument(), new Set(), { carriedVouched: true }))).toEqual([]);
-    expect(rowProblems(await validateTree(continued([]), openApiDocument()))).toEqual([
-      `assets/SPY/history/full.json: /data/rows/${index}/price: must be number,null`,
-    ]);
-    const bad = { ...carried.row(n - 1), date: '2099-01-01', price: 'not a number' };
-    expect(rowProblems(await validateTree(continued([bad]), openApiDocument(), new Set(), { carriedVouched: true }))).toEqual([
-      `assets/SPY/history/full.json: /data/rows/${n}/price: must be number,null`,
-    ]);
-  });
-
-  it('holds a continued ledger to the history rules from its last carried row on', async () => {
-    const carried = PublishedRows.read(readFileSync(join(out, 'v1', 'assets/SPY/history/full.json')))!;
+  it('holds a ledger to the history rules: dates strictly ascending, archive rows before the first published day', async () => {
     const files = loadTree();
-    const full = files.get('assets/SPY/history/full.json') as { data: { rows: unknown; total_row_count: number } };
-    const last = carried.row(carried.length - 1);
-    full.data.rows = new LedgerRows(carried, carried.length, [{ ...last }]);
-    full.data.total_row_count = carried.length + 1;
-    expect(await validateTree(files, openApiDocument(), new Set(), { carriedVouched: true })).toEqual(
-      expect.arrayContaining([`assets/SPY/history/full.json: data.rows[${carried.length}].date ${last.date} is not after ${last.date}`]),
+    const full = files.get('assets/SPY/history/full.json') as { data: { rows: Row[]; total_row_count: number } };
+    const last = full.data.rows.at(-1)!;
+    full.data.rows.push({ ...last }, { ...last, date: '2099-01-01', basis: 'weekly_archive' });
+    full.data.total_row_count += 2;
+    const n = full.data.rows.length;
+    expect(validateTree(files, openApiDocument())).toEqual(
+      expect.arrayContaining([
+        `assets/SPY/history/full.json: data.rows[${n - 2}].date ${last.date as string} is not after ${last.date as string}`,
+        expect.stringMatching(new RegExp(`^assets/SPY/history/full.json: data.rows\\[${n - 1}\\] is weekly_archive on or after`)),
+      ]),
     );
   });
 });

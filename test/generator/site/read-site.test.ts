@@ -1,48 +1,44 @@
 /**
- * Reading the site: each page is reported once as soon as it is read, with whether it differs from what the
- * previous build read (what lets a build that may be idle wait before planning), and a reading the build
- * refuses counts as an unreadable page.
+ * Reading the site: every page gives its reading once, in the order given; a page whose bytes the previous build
+ * read is not parsed again, touched or not; a reading the build refuses counts as an unreadable page; and the
+ * compiled build's worker threads read what the build reads in-process.
  */
 import { readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { discover, type Discovery } from '../../../generator/site/discover.js';
-import { readSite, type PageRead, type ReadHooks } from '../../../generator/site/read-site.js';
-import { CATALOG, smallSite, tempDir } from '../../helpers.js';
+import { readSite, type ReadOptions } from '../../../generator/site/read-site.js';
+import { CATALOG, ROOT, smallSite, tempDir } from '../../helpers.js';
 
 const site = tempDir('rr-read-site-');
-const assets = CATALOG.filter((a) => ['BTC', 'SPY'].includes(a.symbol));
+const assets = CATALOG.filter((a) => ['BTC', 'ETH', 'SPY'].includes(a.symbol));
 let found: Discovery;
 
 beforeAll(async () => {
-  await smallSite(site, 1, '2025-06-01', ['BTC', 'SPY']);
+  await smallSite(site, 1, '2025-06-01', ['BTC', 'ETH', 'SPY']);
   found = await discover(site, assets);
 });
 
-/** readSite with its reports collected. */
-async function read(previous?: Awaited<ReturnType<typeof readSite>>['cache'], hooks: ReadHooks = {}) {
-  const reads: PageRead[] = [];
-  const r = await readSite(site, found.pages, previous, () => false, 1, { ...hooks, onRead: (x) => reads.push(x) });
-  return { ...r, reads, changed: reads.filter((x) => x.changed).map((x) => x.ref.file) };
-}
+const read = (previous?: Awaited<ReturnType<typeof readSite>>['cache'], options: Partial<ReadOptions> = {}) =>
+  readSite(site, found.pages, previous, { wantsArchive: () => false, jobs: 1, ...options });
 
 describe('readSite', () => {
-  it('reports every page once, each changed on a first read, with its reading', async () => {
+  it('gives every page its reading, in the order of the pages', async () => {
     const first = await read();
-    expect(first.reads.map((x) => x.ref.file).sort()).toEqual(found.pages.map((p) => p.file).sort());
-    expect(first.changed).toHaveLength(found.pages.length);
-    for (const x of first.reads) expect(x.result).toMatchObject({ file: x.ref.file, kind: x.ref.kind, symbol: x.ref.symbol });
+    expect(first.results.map((r) => r.file)).toEqual(found.pages.map((p) => p.file));
+    for (const [k, r] of first.results.entries()) expect(r).toMatchObject({ kind: found.pages[k]!.kind, symbol: found.pages[k]!.symbol });
+    expect([first.parsed, first.reused]).toEqual([found.pages.length, 0]);
   });
 
-  it('reports a page as changed only when its bytes differ from the previous read, touched or not', async () => {
-    const { cache } = await read();
-    expect((await read(cache)).changed).toEqual([]);
+  it('parses again only a page whose bytes differ from the previous read, touched or not', async () => {
+    const { cache, results } = await read();
+    expect((await read(cache)).parsed).toBe(0);
     const [touched, edited] = found.pages.filter((p) => p.symbol === 'BTC').map((p) => join(site, p.file));
     utimesSync(touched!, new Date(), new Date('2030-01-01'));
     writeFileSync(edited!, readFileSync(edited!, 'utf8').replace('</body>', '<!-- edited --></body>'));
     const again = await read(cache);
-    expect(again.changed).toEqual([edited!.slice(site.length + 1)]);
-    expect(again.parsed).toBe(1);
+    expect([again.parsed, again.reused]).toEqual([1, found.pages.length - 1]);
+    expect(again.results).toEqual(results);
   });
 
   it('counts a refused reading as an unreadable page', async () => {
@@ -50,6 +46,18 @@ describe('readSite', () => {
     const problem = { field: 'identity', found: 'ETH', message: `${refused.file}: names another asset` };
     const r = await read(undefined, { refuse: (_, ref) => (ref.file === refused.file ? problem : null) });
     expect(r.errors.get(refused.file)).toEqual(problem);
-    expect(r.reads.find((x) => x.ref.file === refused.file)).toEqual({ ref: refused, changed: true });
+    expect(r.results.map((x) => x.file)).not.toContain(refused.file);
+  });
+
+  it('on worker threads (the compiled build with --jobs 2) gives the readings it gives in-process', async () => {
+    const compiled = (await import(
+      join(ROOT, 'dist', 'generator', 'site', 'read-site.js')
+    )) as typeof import('../../../generator/site/read-site.js');
+    expect(found.pages.length).toBeGreaterThan(8); // fewer pages are parsed in-process whatever --jobs says
+    const options = { wantsArchive: (ref: { symbol: string | null }) => ref.symbol === 'BTC', refuse: () => null };
+    const threads = await compiled.readSite(site, found.pages, undefined, { ...options, jobs: 2 });
+    const here = await readSite(site, found.pages, undefined, { ...options, jobs: 1 });
+    expect(threads.results).toEqual(here.results);
+    expect(threads.cache).toEqual(here.cache);
   });
 });

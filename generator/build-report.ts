@@ -1,0 +1,98 @@
+/** What `risk-readings build` takes and reports, and the error that carries its exit status (decision 27). */
+import { EXIT } from './exit.js';
+import type { Discovery } from './site/discover.js';
+import type { PageKind } from './site/readings.js';
+
+export interface BuildOptions {
+  pages: string;
+  out: string;
+  /** The previous tree: a folder holding v1/ or the URL of a deployed tree (default: `out`). */
+  previous?: string;
+  /** Bearer token for a `previous` URL. */
+  previousToken?: string;
+  catalog?: string;
+  now?: string;
+  keepGoing?: boolean;
+  /** Start a new ledger when there is no previous tree (otherwise that is an error). */
+  init?: boolean;
+  jobs?: number;
+  /** The base URL clients call, the served document's `servers` (default `/`, the origin it is served from). */
+  publicUrl?: string;
+}
+
+/** A reading this build could not read and carried forward from the previous tree (--keep-going). */
+export interface CarriedPage {
+  file: string;
+  kind: PageKind;
+  symbol: string | null;
+  reason: 'missing' | 'unreadable';
+}
+
+export interface BuildReport {
+  assets: number;
+  pages_read: number;
+  pages_parsed: number;
+  pages_reused: number;
+  files_written: number;
+  sector_sources: Record<string, string | null>;
+  warnings: string[];
+  errors: string[];
+  ignored: string[];
+  /** Files hard-linked from the previous tree instead of written. */
+  files_linked: number;
+  /** Pages whose previous readings were carried forward (--keep-going); the build then exits 4. */
+  carried: CarriedPage[];
+  /** Where the ledger was continued from (a folder or URL), or null for a new ledger (--init). */
+  previous: string | null;
+  /** What killed builds had left in --out and this build removed or recovered. */
+  tidied: string[];
+  /** Milliseconds per step (read, plan, publish), for benchmarks; never written to the tree. */
+  timings: Record<string, number>;
+}
+
+export class BuildError extends Error {
+  constructor(
+    message: string,
+    readonly report: Partial<BuildReport>,
+    readonly problems: string[],
+    readonly exitCode: number = EXIT.input,
+  ) {
+    super(message);
+  }
+}
+
+/** What the report says of the inputs, whatever came of them. */
+interface Read {
+  catalog: unknown[];
+  found: Discovery;
+  previous: { source: string } | null;
+  warnings: string[];
+  tidied: string[];
+}
+
+/** The build's report, from what it read and what it got as far as it got: the one place it is assembled. */
+export function buildReport(
+  read: Read,
+  got: {
+    site?: { parsed: number; reused: number };
+    errors?: string[];
+    carried?: CarriedPage[];
+    published?: { files: number; linked: number };
+    sectorSources?: Record<string, string | null>;
+  },
+): Partial<BuildReport> {
+  return {
+    previous: read.previous ? read.previous.source : null,
+    tidied: read.tidied,
+    assets: read.catalog.length,
+    pages_read: read.found.pages.length,
+    pages_parsed: got.site?.parsed ?? 0,
+    pages_reused: got.site?.reused ?? 0,
+    warnings: read.warnings,
+    errors: got.errors ?? [],
+    ignored: read.found.ignored,
+    carried: got.carried ?? [],
+    ...(got.published && { files_written: got.published.files, files_linked: got.published.linked }),
+    ...(got.sectorSources && { sector_sources: got.sectorSources }),
+  };
+}

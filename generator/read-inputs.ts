@@ -1,0 +1,247 @@
+/**
+ * The build's first step: read what a tree is planned from. `openInputs` reads what tells whether anything changed
+ * (catalogue, the pages folder's listing, the previous tree's manifest, the parse cache); `idleCache` is the one
+ * check of an idle rebuild; `readInputs` reads the rest (the ledgers, the pages, the readings carried for pages
+ * that failed). Each throws the BuildError of an input the build cannot publish from.
+ */
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import fg from 'fast-glob';
+import { buildReport, BuildError, type BuildOptions, type CarriedPage } from './build-report.js';
+import { loadCatalog, UNIVERSES, type Asset } from './catalog/catalog.js';
+import type { HistoryRow } from './api/history.js';
+import type { AssetRisk } from './api/asset-risk.js';
+import { TREE } from './contract/tree.js';
+import { forEachLimited } from './limited.js';
+import { firstMember } from './market-readings.js';
+import { tidy } from './output/live-tree.js';
+import { sha256 } from './output/manifest.js';
+import { openPrevious, PreviousTreeError, type PreviousTree } from './previous/previous-tree.js';
+import { defaultCatalogPath } from './paths.js';
+import { discover, KIND_MODEL, MARKET_PAGES, type Discovery } from './site/discover.js';
+import { pageGuard } from './site/guards.js';
+import { PARSER_VERSION, readSite, untouchedSince, type ParseCache, type SiteRead } from './site/read-site.js';
+import type { PageKind } from './site/readings.js';
+import type { TreeInputs } from './plan-tree.js';
+
+/** The parse cache beside the tree: each page's size, mtime, hash and reading, and what the last build read. */
+export const CACHE_FILE = '.risk-readings-cache.json';
+
+/** The parse cache as a build leaves it: with the sector sources, which an idle rebuild reports again. */
+export type BuildCache = ParseCache & { sector_sources?: Record<string, string | null> };
+
+/** Kinds whose pages carry a weekly archive: mined only for an asset whose ledger starts. */
+const ARCHIVE_KINDS = new Set<PageKind>([
+  'crypto_gravity',
+  'crypto_twap_risk',
+  'crypto_sma_20w',
+  'dca_regression',
+  'equity_twap',
+  'equity_sma_composite',
+]);
+
+export type OpenedInputs = Awaited<ReturnType<typeof openInputs>>;
+
+/** What a build reads before its pages and ledgers. */
+export async function openInputs(opts: BuildOptions, previousSource: string) {
+  const catalog = loadCatalog(opts.catalog);
+  const warnings: string[] = [];
+  const { recovered, removed } = await tidy(opts.out);
+  const tidied = [...(recovered ? [`recovered ${recovered} as v1`] : []), ...removed.map((r) => `removed ${r}`)];
+  const found = await discover(opts.pages, catalog);
+  if (found.pages.length === 0)
+    throw new BuildError(`${opts.pages}: no pages at all; nothing can be published`, { tidied }, [
+      `${opts.pages}: holds no source page of the catalogue`,
+    ]);
+  const previous = await openPrevious(previousSource, opts.previousToken);
+  if (!previous && !opts.init) throw noPrevious(previousSource);
+
+  // A page the previous build read must be read again: missing, its model would quietly turn null.
+  const vanished = missingSincePrevious(await pagesOfPrevious(previous), found);
+  const missingFiles = new Set(vanished.map((v) => v.file));
+  for (const m of found.missing)
+    if (!missingFiles.has(m.file)) warnings.push(`${m.symbol}: ${m.file} is missing; ${KIND_MODEL[m.kind]} reads null`);
+  const cache = await readJson<BuildCache>(join(previous?.localTree ? previousSource : opts.out, CACHE_FILE));
+  // The pages this tree answers for, recorded so the next build can tell one that went missing (carried ones too,
+  // so the guard holds until the page is back or the catalogue drops it).
+  const pagesRead = [...new Set([...found.pages.map((p) => p.file), ...missingFiles])].sort();
+  const opened = { catalog, found, previous, cache, vanished, warnings, tidied, pagesRead };
+  if (vanished.length && !opts.keepGoing) {
+    const perKind = Object.entries(countBy(vanished.map((v) => v.kind)))
+      .sort()
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ');
+    const named = vanished.map((v) => `${v.file}: missing (the previous build read it)`);
+    throw new BuildError(
+      `${vanished.length} page(s) the previous build read are missing (${perKind}); the previous tree is untouched`,
+      buildReport(opened, { errors: named }),
+      named,
+    );
+  }
+  return opened;
+}
+
+/**
+ * The one idle check: no page touched since the previous build (size and mtime as its parse cache has them, each
+ * reading still accepted by the guards) and nothing else read changed (inputFingerprint). Then the previous tree is
+ * the answer, and the cache for it is returned; null when the build must read on.
+ */
+export function idleCache({ previous, cache, vanished, found, catalog }: OpenedInputs, opts: BuildOptions, at: string): ParseCache | null {
+  if (!previous?.localTree || !cache?.last_build || vanished.length) return null;
+  const same = untouchedSince(opts.pages, found.pages, cache, pageGuard(catalog, at));
+  return same && inputFingerprint(opts, same) === cache.last_build.inputs ? same : null;
+}
+
+/** What the plan reads besides the options: the readings, the ledgers and what failed. */
+export interface ReadInputs {
+  tree: Omit<TreeInputs, 'builtAt' | 'renderVersion' | 'publicUrl' | 'info'>;
+  site: SiteRead;
+  carried: CarriedPage[];
+  /** Everything the build read besides the previous tree, fingerprinted; null when a page failed (never idle then). */
+  fingerprint: string | null;
+}
+
+/** The ledgers, then the pages (those of an asset whose ledger starts yield their weekly archive), then what failed. */
+export async function readInputs(opened: OpenedInputs, opts: BuildOptions, at: string): Promise<ReadInputs> {
+  const { catalog, found, previous, cache, vanished } = opened;
+  const ledgers = new Map<string, HistoryRow[]>();
+  await fromPrevious(opened, catalog, async (symbol) => {
+    const rows = await previous!.ledger(symbol);
+    if (rows) ledgers.set(symbol, rows);
+  });
+  const site = await readSite(opts.pages, found.pages, cache, {
+    wantsArchive: (ref) => !!ref.symbol && ARCHIVE_KINDS.has(ref.kind) && !ledgers.get(ref.symbol)?.length,
+    jobs: opts.jobs,
+    refuse: pageGuard(catalog, at),
+  });
+  const carried: CarriedPage[] = [];
+  for (const file of site.errors.keys()) {
+    const ref = found.pages.find((p) => p.file === file)!;
+    carried.push({ file, kind: ref.kind, symbol: ref.symbol, reason: 'unreadable' });
+  }
+  for (const v of vanished) carried.push({ ...v, reason: 'missing' });
+  if (site.errors.size && !opts.keepGoing) {
+    const errors = [...site.errors.values()].map((e) => e.message);
+    throw new BuildError(
+      `${errors.length} page(s) could not be read; the previous tree is untouched`,
+      buildReport(opened, { site, errors, carried }),
+      errors,
+    );
+  }
+
+  const failedKinds = new Map<string, Set<PageKind>>();
+  const failedMarket = new Set<PageKind>();
+  for (const c of carried) {
+    if (c.symbol === null) failedMarket.add(c.kind);
+    else failedKinds.set(c.symbol, (failedKinds.get(c.symbol) ?? new Set()).add(c.kind));
+  }
+  const risks = new Map<string, AssetRisk | undefined>();
+  const carrying = carriedFrom(catalog, failedKinds, failedMarket, site);
+  await fromPrevious(opened, carrying, async (symbol) => void risks.set(symbol, await previous!.risk(symbol)));
+  return {
+    tree: {
+      catalog,
+      pages: found.pages,
+      results: site.results,
+      failedKinds,
+      failedMarket,
+      previous: { ledgers, risks, assets: Object.keys(previous?.catalog?.assets ?? {}) },
+    },
+    site,
+    carried,
+    fingerprint: site.errors.size || vanished.length ? null : inputFingerprint(opts, site.cache),
+  };
+}
+
+/**
+ * The assets whose previous readings a plan may carry: those with a failed page, the first member of each universe
+ * when a market page failed (its market context stands for the universe's), every crypto asset when no ranking was
+ * read (their ranks make the free tier).
+ */
+function carriedFrom(catalog: Asset[], failedKinds: Map<string, unknown>, failedMarket: Set<PageKind>, site: SiteRead): Asset[] {
+  const symbols = new Set(failedKinds.keys());
+  if (failedMarket.size) for (const u of UNIVERSES) symbols.add(firstMember(catalog, u)?.symbol ?? '');
+  if (!site.results.some((r) => r.kind === 'market_cap_ranking'))
+    for (const a of catalog) if (a.asset_class === 'CRYPTO') symbols.add(a.symbol);
+  return catalog.filter((a) => symbols.has(a.symbol));
+}
+
+/** `read` for each asset the previous tree may hold, a few at a time; its refusal as the build's failure. */
+async function fromPrevious(opened: OpenedInputs, assets: Asset[], read: (symbol: string) => Promise<void>): Promise<void> {
+  if (!opened.previous) return;
+  await forEachLimited(assets, 8, async ({ symbol }) => {
+    try {
+      await read(symbol);
+    } catch (e) {
+      if (e instanceof PreviousTreeError) throw new BuildError(e.message, buildReport(opened, {}), [`${symbol}: ${e.message}`]);
+      throw e;
+    }
+  });
+}
+
+export const noPrevious = (source: string) =>
+  new BuildError(
+    `no previous tree at ${source}: its history ledger would start over. Pass --previous DIR|URL to continue the deployed ledger, or --init to start a new one on purpose`,
+    {},
+    [],
+  );
+
+/**
+ * The generator's own code, hashed: any change to what the build writes changes this, version bump or not, so
+ * an idle rebuild never re-links a tree an older build wrote.
+ */
+let codeHash: string | undefined;
+function generatorCode(): string {
+  if (codeHash === undefined) {
+    const dir = dirname(fileURLToPath(import.meta.url));
+    const files = fg.sync(['**/*.{js,ts}', '!**/*.d.ts', '!**/*.map'], { cwd: dir }).sort();
+    codeHash = sha256(files.map((f) => `${f}:${sha256(readFileSync(join(dir, f)))}`).join('\n'));
+  }
+  return codeHash;
+}
+
+/** Everything a build reads besides the previous tree: page bytes, the catalogue, the code that reads them. */
+function inputFingerprint({ catalog = defaultCatalogPath(), publicUrl = '/' }: BuildOptions, cache: ParseCache): string {
+  const pages = Object.entries(cache.pages)
+    .map(([f, e]) => `${f}:${e.hash}`)
+    .sort()
+    .join('\n');
+  return sha256([generatorCode(), PARSER_VERSION, sha256(readFileSync(catalog)), publicUrl, pages].join('\n'));
+}
+
+/**
+ * The pages the previous build read: its manifest lists them; a tree from before that list existed is read
+ * through its asset list's per-asset pages (market pages are then not guarded, once).
+ */
+async function pagesOfPrevious(previous: PreviousTree | null): Promise<string[]> {
+  if (!previous) return [];
+  if (previous.manifest.pages) return previous.manifest.pages;
+  const list = await previous.file<{ data: { assets: { pages: Record<string, string> }[] } }>(TREE.assetList('ultra'));
+  return (list?.data.assets ?? []).flatMap((a) => Object.values(a.pages));
+}
+
+/** Pages the previous build read that the catalogue still asks for and the folder no longer holds. */
+function missingSincePrevious(previousPages: string[], found: Discovery): Omit<CarriedPage, 'reason'>[] {
+  const expected = new Map(found.missing.map((m) => [m.file, m]));
+  const present = new Set(found.pages.map((p) => p.file));
+  const out: Omit<CarriedPage, 'reason'>[] = [];
+  for (const file of previousPages) {
+    if (present.has(file)) continue;
+    const asset = expected.get(file);
+    if (asset) out.push({ file, kind: asset.kind, symbol: asset.symbol });
+    else if (MARKET_PAGES[file]) out.push({ file, kind: MARKET_PAGES[file], symbol: null });
+  }
+  return out.sort((a, b) => (a.file < b.file ? -1 : 1));
+}
+
+const countBy = (keys: string[]) => keys.reduce<Record<string, number>>((acc, k) => ((acc[k] = (acc[k] ?? 0) + 1), acc), {});
+
+async function readJson<T>(file: string): Promise<T | undefined> {
+  try {
+    return JSON.parse(await readFile(file, 'utf8')) as T;
+  } catch {
+    return undefined;
+  }
+}
