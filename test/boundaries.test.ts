@@ -26,7 +26,10 @@ describe('import boundaries', () => {
     ['generator/openapi/x.ts', '../api/envelope.js', 'from the contract'],
     ['generator/output/x.ts', '../api/history.js', 'not how readings are made'],
     ['generator/api/x.ts', '../build.js', 'do not depend'],
-    ['generator/output/x.ts', '../../auth-shim/handler.js', 'only generator/cli.ts may import the shim'],
+    ['generator/output/x.ts', '../../auth-shim/handler.js', 'only generator/commands/serve.ts may import the shim'],
+    ['generator/cli.ts', '../auth-shim/node/server.js', 'only generator/commands/serve.ts may import the shim'],
+    ['generator/output/x.ts', '../commands/build.js', 'not how readings are made'],
+    ['generator/site/x.ts', '../read-inputs.js', 'knows pages only'],
   ])('%s may not import %s', async (file, source, reason) => {
     expect((await refusals(file, source)).join('\n')).toContain(reason);
   });
@@ -38,7 +41,8 @@ describe('import boundaries', () => {
     ['auth-shim/node/x.ts', '../../generator/output/compress.js'],
     ['generator/site/pages/x.ts', '../plotly.js'],
     ['generator/output/x.ts', '../contract/tree.js'],
-    ['generator/cli.ts', '../auth-shim/node/server.js'],
+    ['generator/commands/serve.ts', '../../auth-shim/node/server.js'],
+    ['generator/cli.ts', './commands/options.js'],
   ])('%s may import %s', async (file, source) => {
     expect(await refusals(file, source)).toEqual([]);
   });

@@ -1,0 +1,83 @@
+/** `risk-readings build`: runs the build and reports it; the exit status is decision 27's (exit.ts). */
+import { resolve } from 'node:path';
+import { build, BuildError, type BuildReport } from '../build.js';
+import { EXIT } from '../exit.js';
+
+export interface BuildFlags {
+  pages: string;
+  out: string;
+  previous?: string;
+  init?: boolean;
+  catalog?: string;
+  now?: string;
+  publicUrl?: string;
+  keepGoing?: boolean;
+  json?: boolean;
+  jobs?: number;
+}
+
+export async function run(o: BuildFlags): Promise<void> {
+  const out = resolve(o.out);
+  const previous = o.previous && (/^https?:\/\//i.test(o.previous) ? o.previous : resolve(o.previous));
+  try {
+    const report = await build({
+      pages: resolve(o.pages),
+      out,
+      previous,
+      previousToken: process.env.RISK_READINGS_PREVIOUS_TOKEN,
+      catalog: o.catalog && resolve(o.catalog),
+      now: o.now,
+      keepGoing: !!o.keepGoing,
+      init: !!o.init,
+      jobs: o.jobs,
+      publicUrl: o.publicUrl,
+    });
+    const code = report.carried.length ? EXIT.carried : EXIT.published;
+    printReport(report);
+    process.stderr.write(
+      code === EXIT.carried ? `built ${out}/v1, carrying ${report.carried.length} reading(s) forward (exit 4)\n` : `built ${out}/v1\n`,
+    );
+    if (o.json) process.stdout.write(jsonReport(code === EXIT.carried ? 'published_with_carried' : 'published', code, report, out));
+    process.exitCode = code;
+  } catch (e) {
+    if (!(e instanceof BuildError)) {
+      process.stderr.write(`build failed: internal error: ${(e as Error).message}\n`);
+      if (process.env.RISK_READINGS_DEBUG) process.stderr.write(`${(e as Error).stack}\n`);
+      if (o.json) process.stdout.write(jsonReport('failed', EXIT.input, { errors: [`internal error: ${(e as Error).message}`] }, out));
+      process.exitCode = EXIT.input;
+      return;
+    }
+    printReport(e.report);
+    for (const p of e.problems.slice(0, 50)) if (!e.report.errors?.includes(p)) process.stderr.write(`problem: ${p}\n`);
+    if (e.problems.length > 50) process.stderr.write(`problem: ... and ${e.problems.length - 50} more\n`);
+    process.stderr.write(`build failed: ${e.message}\n`);
+    if (o.json) process.stdout.write(jsonReport('failed', e.exitCode, e.report, out, { message: e.message, problems: e.problems }));
+    process.exitCode = e.exitCode;
+  }
+}
+
+/** The report for a person, on stderr. */
+function printReport(r: Partial<BuildReport>) {
+  const say = (line: string) => process.stderr.write(line + '\n');
+  if (r.assets !== undefined)
+    say(
+      `assets ${r.assets ?? '?'} · pages ${r.pages_read ?? '?'} (parsed ${r.pages_parsed ?? 0}, unchanged ${r.pages_reused ?? 0}) · files ${r.files_written ?? 0} (linked ${r.files_linked ?? 0}) · warnings ${r.warnings?.length ?? 0} · errors ${r.errors?.length ?? 0} · carried ${r.carried?.length ?? 0}`,
+    );
+  if (r.previous !== undefined) say(r.previous === null ? 'ledger: started new (--init)' : `ledger: continued from ${r.previous}`);
+  for (const t of r.tidied ?? []) say(`tidied: ${t}`);
+  if (r.sector_sources)
+    say(
+      `sector source: ${Object.entries(r.sector_sources)
+        .map(([u, f]) => `${u} ← ${f ?? 'none'}`)
+        .join(', ')}`,
+    );
+  if (r.ignored?.length) say(`ignored (not a source page): ${r.ignored.join(', ')}`);
+  for (const w of r.warnings ?? []) say(`warning: ${w}`);
+  for (const e of r.errors ?? []) say(`error: ${e}`);
+  for (const c of r.carried ?? []) say(`carried: ${c.file} (${c.reason}): ${c.symbol ?? 'market'} keeps its previous ${c.kind} reading`);
+}
+
+/** `build --json`: the report as one JSON object on stdout, whatever the outcome. */
+function jsonReport(status: string, exitCode: number, r: Partial<BuildReport>, out: string, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({ status, exit_code: exitCode, out: `${out}/v1`, ...extra, ...r }) + '\n';
+}

@@ -1,0 +1,81 @@
+/** `risk-readings serve`: the auth shim over a built tree, until SIGTERM or SIGINT. */
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { startServer } from '../../auth-shim/node/server.js';
+import { openQuotaStore } from '../../auth-shim/node/quota-stores.js';
+import { createLogger } from '../../auth-shim/node/observe.js';
+import { treeFolder } from './options.js';
+
+export interface ServeFlags {
+  public?: string;
+  keys?: string;
+  quotas?: string;
+  port: number;
+  host: string;
+  marketplaceHost?: string;
+  marketplaceSecretFile?: string;
+  marketplaceSecret?: string;
+  marketplaceName: string;
+  staleAfter: number;
+  metricsPort?: number;
+  logLevel: string;
+}
+
+/** A secret given on the command line is visible to every user of the machine (`ps`): say so, and how else. */
+function warnSecretOnCommandLine(option: string, env: string, file?: string): void {
+  process.stderr.write(
+    `warning: ${option} on the command line is visible to other users in the process list; set ${env}${file ? ` or pass ${file}` : ''} instead\n`,
+  );
+}
+
+function readSecretFile(option: string, file: string): string {
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch (e) {
+    throw new Error(`${option} ${file}: cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, { cause: e });
+  }
+}
+
+export async function run(o: ServeFlags): Promise<void> {
+  const publicDir = treeFolder('serve', o, resolve);
+  const logger = createLogger(o.logLevel);
+  if (o.marketplaceSecret !== undefined)
+    warnSecretOnCommandLine('--marketplace-secret', 'RISK_READINGS_MARKETPLACE_SECRET', '--marketplace-secret-file');
+  if (o.quotas && /^rediss?:\/\/[^/]*:[^/@]*@/.test(o.quotas)) warnSecretOnCommandLine('a password in --quotas', 'RISK_READINGS_QUOTAS');
+  const secret = o.marketplaceSecretFile
+    ? readSecretFile('--marketplace-secret-file', resolve(o.marketplaceSecretFile))
+    : (o.marketplaceSecret ?? process.env.RISK_READINGS_MARKETPLACE_SECRET);
+  const quotaSpec = o.quotas ?? process.env.RISK_READINGS_QUOTAS ?? join(publicDir, '.risk-readings-quotas.json');
+  const quotas = openQuotaStore(quotaSpec, (m) => logger.warn(m));
+  // A server that cannot start lets go of its quota store (a Redis client would keep the process alive).
+  const { server, url, metricsUrl } = await startServer({
+    publicDir,
+    keysFile: o.keys && resolve(o.keys),
+    port: o.port,
+    host: o.host,
+    quotas,
+    logger,
+    staleAfterMs: o.staleAfter,
+    metricsPort: o.metricsPort,
+    marketplaceHost: o.marketplaceHost,
+    marketplaceSecret: secret || undefined,
+    marketplaceName: o.marketplaceName,
+  }).catch(async (e) => {
+    await quotas.close?.();
+    throw e;
+  });
+  // Counts reach their store before the process goes: a deploy or restart loses none of them.
+  const stop = async () => {
+    server.close();
+    await quotas.close?.();
+    logger.flush();
+    process.exit(0);
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  const keys = o.keys ? 'keys from ' + resolve(o.keys) : 'no key store: data endpoints answer 503';
+  const where = quotaSpec.replace(/\/\/[^@/]*@/, '//***@');
+  process.stderr.write(
+    `serving ${publicDir}/v1 at ${url}/v1/, docs at ${url}/docs (${keys}; quotas in ${where}${metricsUrl ? `; metrics at ${metricsUrl}` : ''})\n`,
+  );
+}
