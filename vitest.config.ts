@@ -37,7 +37,6 @@ export default defineConfig({
           globalSetup: ['test/global-setup.ts', 'test/auth-shim/tree-setup.ts'],
         },
       },
-      { extends: true, test: { name: 'bench smoke', include: ['test/bench/**/*.test.ts'], globalSetup: ['test/global-setup.ts'] } },
     ],
   },
 });
