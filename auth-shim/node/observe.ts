@@ -8,8 +8,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { AccessEvent } from '../handler.js';
 
 /**
- * JSON lines on stdout, time as ISO 8601. Written in batches of 8 KB (measured: a fifth more requests per second
- * than a write per line under load) and at least once a second, so a quiet server's lines still show promptly.
+ * JSON lines on stdout, time as ISO 8601. Written in batches (a write per line costs requests per second under
+ * load) and at least once a second, so a quiet server's lines still show promptly.
  */
 export function createLogger(level: string = 'info', dest: number | string = 1): Logger {
   const logger = pino(

@@ -84,9 +84,9 @@ export function liveKeys(
 }
 
 /**
- * Brotli and gzip through zlib for composed bodies (history cuts, bulk). Small ones synchronously at brotli 4:
- * measured on a 50-row history cut (18 KB), a trip through zlib's thread pool cost 0.2 ms more than the 0.1 ms
- * compression itself. Large ones go to the pool so a 1,000-row page does not hold up other requests.
+ * Brotli and gzip through zlib for composed bodies (history cuts, bulk). Small ones synchronously at brotli 4: for
+ * a body of a few rows a trip through zlib's thread pool costs more than the compression itself. Large ones go to
+ * the pool so a 1,000-row page does not hold up other requests.
  */
 const SYNC_BELOW = 64 * 1024;
 const zlibCompressor: Compressor = {

@@ -1,7 +1,7 @@
 /**
  * The direct-key store (decisions 12 and 22): `{"keys": [{sha256, plan, label, created?}]}`. The `keys` commands
  * write it and the shim reads it: the format is this one zod shape. Runtime-neutral, and the one shape the shim
- * parses at run time, so it is written with zod/mini (27 KB of the edge bundle, where zod's full API is 450 KB).
+ * parses at run time, so it is written with zod/mini: the edge bundle carries only what this shape uses.
  */
 // zod/mini: the same zod, tree-shaken, so the edge bundle carries only what this shape uses.
 import * as z from 'zod/mini';
