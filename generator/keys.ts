@@ -1,11 +1,13 @@
 /**
  * `risk-readings keys` (decisions 12 and 22): issue a direct key (its SHA-256 stored with the plan and the time),
  * list keys without ever showing one, revoke by label or hash prefix. Every change replaces the file whole, so a
- * running server that reloads it never reads half a file.
+ * running server that reloads it never reads half a file, and holds the file's lock from its read to its write, so
+ * two commands at once never lose each other's change: every printed key is stored, a revoked key stays revoked.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
+import lockfile from 'proper-lockfile';
 import { keyStoreFromJson, type KeyRecord, type KeyStoreFile } from './contract/keys.js';
 import type { Plan } from './contract/plans.js';
 
@@ -28,17 +30,42 @@ async function writeKeys(file: string, doc: KeyStoreFile): Promise<void> {
   await rename(tmp, file);
 }
 
+/**
+ * Reads the key file, changes it and writes it back under its lock (`<file>.lock`, a folder only one process can
+ * make). Another command holding it is waited for, up to about ten seconds; a lock whose holder died is taken over
+ * once it is ten seconds old.
+ */
+async function changeKeys<T>(file: string, change: (doc: KeyStoreFile) => { doc: KeyStoreFile; result: T }): Promise<T> {
+  let release: () => Promise<void>;
+  try {
+    release = await lockfile.lock(file, { realpath: false, stale: 10_000, retries: { retries: 100, minTimeout: 10, maxTimeout: 100 } });
+  } catch (e) {
+    const held = (e as NodeJS.ErrnoException).code === 'ELOCKED';
+    throw new Error(
+      held ? `${file}: another keys command holds ${file}.lock; try again` : `${file}: cannot lock it (${(e as Error).message})`,
+      {
+        cause: e,
+      },
+    );
+  }
+  try {
+    const { doc, result } = change(readKeys(file));
+    await writeKeys(file, doc);
+    return result;
+  } finally {
+    await release();
+  }
+}
+
 export async function addKey(file: string, plan: Plan, label = '', now = new Date()): Promise<string> {
-  const doc = readKeys(file);
   const key = `rr_${randomBytes(24).toString('base64url')}`;
-  doc.keys.push({
+  const record = {
     sha256: createHash('sha256').update(key).digest('hex'),
     plan,
     label,
     created: now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
-  });
-  await writeKeys(file, doc);
-  return key;
+  };
+  return changeKeys(file, (doc) => ({ doc: { ...doc, keys: [...doc.keys, record] }, result: key }));
 }
 
 export interface KeyListing {
@@ -62,22 +89,23 @@ export function listKeys(file: string): KeyListing[] {
  * more; a prefix that matches several keys is refused). Returns what it removed; throws when nothing matches.
  */
 export async function revokeKeys(file: string, by: { label?: string; sha256?: string }): Promise<KeyListing[]> {
-  const doc = readKeys(file);
-  let match: (k: KeyRecord) => boolean;
-  if (by.sha256 !== undefined) {
-    const prefix = by.sha256.toLowerCase();
-    if (!/^[0-9a-f]{8,64}$/.test(prefix))
-      throw new Error(`--sha256: expected 8 to 64 hex digits of a key's hash, found ${JSON.stringify(by.sha256)}`);
-    const hits = doc.keys.filter((k) => k.sha256.startsWith(prefix));
-    if (hits.length > 1) throw new Error(`${file}: ${hits.length} keys have a hash starting ${prefix}; give more digits`);
-    match = (k) => k.sha256.startsWith(prefix);
-  } else if (by.label !== undefined) match = (k) => k.label === by.label;
-  else throw new Error('keys revoke: give --label or --sha256');
-  const gone = doc.keys.filter(match);
-  if (!gone.length)
-    throw new Error(
-      `${file}: no key ${by.sha256 !== undefined ? `has a hash starting ${by.sha256}` : `is labelled ${JSON.stringify(by.label)}`}`,
-    );
-  await writeKeys(file, { ...doc, keys: doc.keys.filter((k) => !match(k)) });
-  return gone.map((k) => ({ label: k.label, plan: k.plan, sha256_prefix: k.sha256.slice(0, 8), created: k.created ?? null }));
+  if (by.sha256 !== undefined && !/^[0-9a-f]{8,64}$/.test(by.sha256.toLowerCase()))
+    throw new Error(`--sha256: expected 8 to 64 hex digits of a key's hash, found ${JSON.stringify(by.sha256)}`);
+  if (by.sha256 === undefined && by.label === undefined) throw new Error('keys revoke: give --label or --sha256');
+  return changeKeys(file, (doc) => {
+    let match: (k: KeyRecord) => boolean;
+    if (by.sha256 !== undefined) {
+      const prefix = by.sha256.toLowerCase();
+      const hits = doc.keys.filter((k) => k.sha256.startsWith(prefix));
+      if (hits.length > 1) throw new Error(`${file}: ${hits.length} keys have a hash starting ${prefix}; give more digits`);
+      match = (k) => k.sha256.startsWith(prefix);
+    } else match = (k) => k.label === by.label;
+    const gone = doc.keys.filter(match);
+    if (!gone.length)
+      throw new Error(
+        `${file}: no key ${by.sha256 !== undefined ? `has a hash starting ${by.sha256}` : `is labelled ${JSON.stringify(by.label)}`}`,
+      );
+    const result = gone.map((k) => ({ label: k.label, plan: k.plan, sha256_prefix: k.sha256.slice(0, 8), created: k.created ?? null }));
+    return { doc: { ...doc, keys: doc.keys.filter((k) => !match(k)) }, result };
+  });
 }
