@@ -2,13 +2,29 @@
  * A deployed tree read over HTTP(S), so a pipeline with a clean workspace continues the ledger the CDN serves:
  * the manifest first, then every ledger it lists (a few at a time), each checked against the manifest by
  * `openTree`. A bearer token, if the origin wants one, comes from RISK_READINGS_PREVIOUS_TOKEN.
+ *
+ * The origin is not trusted to behave: every body is read against a limit (a file's size in the manifest, a cap
+ * for the manifest itself) counted after decompression, an origin that stops sending is given up after a pause,
+ * and each file after a deadline. Each failure is the environment's (exit 3), naming the URL and the cause.
  */
 import { isLedger, TREE } from '../contract/tree.js';
 import { EnvironmentError } from '../exit.js';
+import type { Manifest } from '../output/manifest.js';
 import { openTree, type PreviousTree, type ReadBytes } from './previous-tree.js';
 
 const CONCURRENCY = 8;
-const TIMEOUT_MS = 30_000;
+
+export interface FetchLimits {
+  /** The most bytes a manifest may have; other files may have exactly the size their manifest entry says. */
+  manifestBytes: number;
+  /** How long the origin may send nothing, from the request on. */
+  idleMs: number;
+  /** How long one file may take, from the request to its last byte. */
+  fileMs: number;
+}
+
+/** A tree of 161 assets has a manifest of a few hundred KB; a pause or a file past these is an origin in trouble. */
+export const LIMITS: FetchLimits = { manifestBytes: 64 << 20, idleMs: 15_000, fileMs: 45_000 };
 
 /** `https://host/path` (the folder holding v1/) or `https://host/path/v1` → the base every tree path is under. */
 export function treeBase(url: string): string {
@@ -20,29 +36,85 @@ export function treeBase(url: string): string {
   return u.toString();
 }
 
-export async function fetchTree(url: string, token?: string): Promise<PreviousTree | null> {
-  const base = treeBase(url);
-  const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
-  const read: ReadBytes = async (path) => {
-    const target = new URL(path, base).toString();
+const causeOf = (e: unknown) => {
+  const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? (e as Error).message;
+};
+
+/** Resolves as `work` does, or rejects with `onIdle()` if it takes longer than `ms`. */
+async function within<T>(work: Promise<T>, ms: number, onIdle: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const idle = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(onIdle()), ms)));
+  try {
+    return await Promise.race([work, idle]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** One file of the tree, at most `limit` bytes; undefined for a 404. */
+async function fetchFile(target: string, headers: Record<string, string>, limit: number, l: FetchLimits): Promise<Uint8Array | undefined> {
+  const abort = new AbortController();
+  const deadline = setTimeout(
+    () => abort.abort(new EnvironmentError(target, `the origin took more than ${l.fileMs / 1000} s for one file`)),
+    l.fileMs,
+  );
+  const fail = (cause: string) => new EnvironmentError(target, cause);
+  const silent = () => fail(`the origin sent nothing for ${l.idleMs / 1000} s`);
+  try {
     let res: Response;
     try {
-      res = await fetch(target, { headers, signal: AbortSignal.timeout(TIMEOUT_MS), redirect: 'follow' });
+      res = await within(fetch(target, { headers, signal: abort.signal, redirect: 'follow' }), l.idleMs, silent);
     } catch (e) {
-      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-      throw new EnvironmentError(target, `cannot fetch the previous tree (${cause?.code ?? cause?.message ?? (e as Error).message})`);
+      throw e instanceof EnvironmentError
+        ? e
+        : abort.signal.reason instanceof EnvironmentError
+          ? abort.signal.reason
+          : fail(`cannot fetch the previous tree (${causeOf(e)})`);
     }
     if (res.status === 404) return undefined;
     if (res.status === 401 || res.status === 403)
-      throw new EnvironmentError(
-        target,
-        `the origin refused the request (${res.status}); set RISK_READINGS_PREVIOUS_TOKEN if it needs a bearer token`,
-      );
-    if (!res.ok) throw new EnvironmentError(target, `the origin answered ${res.status} ${res.statusText}`);
-    return new Uint8Array(await res.arrayBuffer());
-  };
-  const manifest = await read(TREE.manifest);
+      throw fail(`the origin refused the request (${res.status}); set RISK_READINGS_PREVIOUS_TOKEN if it needs a bearer token`);
+    if (!res.ok) throw fail(`the origin answered ${res.status} ${res.statusText}`);
+    const declared = Number(res.headers.get('content-length') ?? NaN);
+    if (!res.headers.get('content-encoding') && declared > limit)
+      throw fail(`the origin announced ${declared} bytes where the tree has ${limit} at most`);
+    const reader = res.body!.getReader();
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    for (;;) {
+      let chunk: ReadableStreamReadResult<Uint8Array>;
+      try {
+        chunk = await within(reader.read(), l.idleMs, silent);
+      } catch (e) {
+        throw e instanceof EnvironmentError
+          ? e
+          : abort.signal.reason instanceof EnvironmentError
+            ? abort.signal.reason
+            : fail(`the body broke off (${causeOf(e)})`);
+      }
+      if (chunk.done) break;
+      size += chunk.value.byteLength;
+      if (size > limit) throw fail(`the body runs past ${limit} bytes, more than the tree has`);
+      chunks.push(chunk.value);
+    }
+    return Buffer.concat(chunks, size);
+  } finally {
+    clearTimeout(deadline);
+    // Whatever the origin still sends is not read.
+    abort.abort();
+  }
+}
+
+export async function fetchTree(url: string, token?: string, limits: FetchLimits = LIMITS): Promise<PreviousTree | null> {
+  const base = treeBase(url);
+  const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+  const fetchOne = (path: string, limit: number) => fetchFile(new URL(path, base).toString(), headers, limit, limits);
+  const manifest = await fetchOne(TREE.manifest, limits.manifestBytes);
   if (!manifest) return null;
+  // The sizes the other files may have; a manifest that does not parse is refused by openTree, naming it.
+  const listed = parsedOrUndefined(manifest);
+  const read: ReadBytes = (path) => fetchOne(path, listed?.files?.[path]?.size ?? 0);
   // Every ledger is needed by the build: fetch them up front, a few at a time, and serve them from memory.
   const fetched = new Map<string, Uint8Array | undefined>([[TREE.manifest, manifest]]);
   const tree = await openTree(base, async (path) => (fetched.has(path) ? fetched.get(path) : read(path)), null);
@@ -57,4 +129,12 @@ export async function fetchTree(url: string, token?: string): Promise<PreviousTr
     }),
   );
   return tree;
+}
+
+function parsedOrUndefined(bytes: Uint8Array): Manifest | undefined {
+  try {
+    return JSON.parse(Buffer.from(bytes).toString('utf8')) as Manifest;
+  } catch {
+    return undefined;
+  }
 }
