@@ -30,6 +30,8 @@ const count = () => z.number().int().min(0);
 const level = () => z.number().int().min(1).max(10);
 const fraction = () => z.number().min(0).max(1);
 const score = () => z.number().min(0).max(100);
+/** A reading on a 0-100 scale that a page may not print (null). */
+const scoreOrNull = () => score().nullable();
 const date = () => z.iso.date();
 const assetClass = () => z.enum(['CRYPTO', 'EQUITY']);
 const modelKeys = () => z.array(z.enum(MODEL_KEYS));
@@ -102,10 +104,10 @@ const scope = () => z.enum(['market', 'sector']);
 export const FearGreed = api(
   'FearGreed',
   z.object({
-    value: numOrNull(),
+    value: scoreOrNull(),
     label: z.string().nullable(),
     label_source: z.enum(['site_band_table', 'engine']),
-    sma_30: numOrNull(),
+    sma_30: scoreOrNull(),
     provider: z.string(),
     scope: scope(),
     ...contextStamp,
@@ -113,11 +115,17 @@ export const FearGreed = api(
 );
 export const PeakValley = api(
   'PeakValley',
-  z.object({ score: numOrNull(), zone: z.string().nullable(), series: z.string(), scope: scope(), ...contextStamp }),
+  z.object({
+    score: scoreOrNull(),
+    zone: z.string().nullable(),
+    series: z.string().describe('The series the score is read from: leading_btc_eth (crypto), leading_sector (equity sectors).'),
+    scope: scope(),
+    ...contextStamp,
+  }),
 );
 export const MacroRisk = api(
   'MacroRisk',
-  z.object({ score: numOrNull(), status: z.string().nullable(), scope: z.string(), ...contextStamp }),
+  z.object({ score: scoreOrNull(), status: z.string().nullable(), scope: z.string(), ...contextStamp }),
 );
 export const MarketContext = api(
   'MarketContext',

@@ -30,6 +30,18 @@ beforeAll(async () => {
 });
 
 describe('build over three publication days', () => {
+  it('a first build of a site without the ranking page publishes with no free tier and says why', async () => {
+    const pages = join(root, 'no-ranking');
+    cpSync(day(1), pages, { recursive: true });
+    rmSync(join(pages, 'Crypto_Story_Galaxy.html'));
+    const out = join(root, 'no-ranking-tree');
+    const report = await buildSmall(pages, out);
+    expect(report.warnings).toContainEqual(expect.stringMatching(/^market-cap ranking: Crypto_Story_Galaxy\.html missing/));
+    expect(readJson(join(out, 'v1', '_catalog.json')).free_tier).toEqual([]);
+    expect(readJson(join(out, 'v1', 'assets', 'index.basic.json')).data.assets).toEqual([]);
+    expect(await checkTree(out)).toEqual([]);
+  });
+
   it('day 1 builds a valid tree with weekly_archive rows before the first published row', async () => {
     const report = await buildSmall(day(1), join(root, 'day1-again'));
     expect(report.errors).toEqual([]);

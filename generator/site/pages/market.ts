@@ -72,7 +72,8 @@ export function parseCryptoPeakValley(page: Buffer, file: string): PageResult {
       {
         score: parsePrinted(value, file, '#metric-value'),
         zone: zone === undefined || /^(N\/A|—|-|)$/.test(zone) ? null : zone,
-        series: 'Leading (BTC+ETH)',
+        // The site's own API names the series by an identifier (decision 29).
+        series: 'leading_btc_eth',
         scope: 'market',
         model: MODELS.peakValleyCrypto,
         as_of: parseStamp(chrome.stamp('LAST UPDATE'), file, 'stamp "LAST UPDATE"'),
@@ -116,7 +117,7 @@ function sector(
     ),
     peak_valley: validated(
       PeakValleyReading,
-      { score: parts.pv, zone: parts.zone, series: 'sector leading oscillator', ...context },
+      { score: parts.pv, zone: parts.zone, series: 'leading_sector', ...context },
       file,
       'peak_valley',
     ),

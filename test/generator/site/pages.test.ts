@@ -237,7 +237,7 @@ describe('market pages', () => {
   it('peak/valley: printed score and zone, page stamp', () => {
     const r = parse('crypto_peak_valley', 'crypto_risk_normalized.html');
     expect(r.peak_valley!.zone).toBe(`${pvZone(r.peak_valley!.score!)} Zone`);
-    expect(r.peak_valley).toMatchObject({ as_of: `${isoOf(ctx.day)}T23:53:00Z`, series: 'Leading (BTC+ETH)' });
+    expect(r.peak_valley).toMatchObject({ as_of: `${isoOf(ctx.day)}T23:53:00Z`, series: 'leading_btc_eth' });
   });
 
   it("sector feed and widget strips carry the same day's sector readings", () => {
@@ -265,6 +265,21 @@ describe('market pages', () => {
       peak_valley: { score: us.peak_valley.score, zone: us.peak_valley.zone },
       macro_risk: { score: Math.round(us.macro_risk.score), status: us.macro_risk.status },
     });
+  });
+
+  it.each([
+    ['fear_greed', 'value', -40, 'fear_greed.value'],
+    ['peak_valley', 'score', 150, 'peak_valley.score'],
+    ['macro_risk', 'score', 100.5, 'macro_risk.score'],
+    ['fear_greed', 'sma_30', 101, 'fear_greed.sma_30'],
+  ])('sector feed: a %s %s of %s, off its 0-100 scale, is refused naming the file and the field', (group, key, value, field) => {
+    const feed = JSON.parse(readFileSync(join(dir, 'sector_feed.json'), 'utf8')) as {
+      universes: Record<string, Record<string, Record<string, unknown>>>;
+    };
+    feed.universes.ai_infrastructure![group]![key] = value;
+    expect(() => PARSERS.sector_feed(Buffer.from(JSON.stringify(feed)), 'sector_feed.json')).toThrow(
+      new RegExp(`^sector_feed\\.json: ${field.replace('.', '\\.')}: .*(100|0)`),
+    );
   });
 
   it('ranking: strict-JSON records, ranks with gaps, tickers without suffix', () => {
