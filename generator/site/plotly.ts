@@ -252,6 +252,7 @@ export function decodeNumbers(value: unknown, file: string, field: string): Matr
     const aligned = new Uint8Array(bytes.byteLength);
     aligned.set(bytes);
     const typed = new Ctor(aligned.buffer);
+    if (typed instanceof Float64Array) for (let i = 0; i < typed.length; i++) typed[i] = float32Valued(typed[i]!);
     const data =
       typed instanceof Float64Array
         ? typed
@@ -272,6 +273,12 @@ export function decodeNumbers(value: unknown, file: string, field: string): Matr
   }
   throw new PageError(file, field, `expected a number array, found ${describe(typeof value === 'object' ? JSON.stringify(value) : value)}`);
 }
+
+/**
+ * An f8 value that is exactly a float32 was a float32 before the page stored it (some equity pages' price series):
+ * published as that float32's shortest decimal, as an f4 value is (decision 30). Any other value is as stored.
+ */
+const float32Valued = (x: number): number => (Math.fround(x) === x ? shortestFloat32(x) : x);
 
 /**
  * A float32 as the shortest decimal that reads back as the same float32 (site-format 8.1): the page's `82.08`

@@ -121,6 +121,13 @@ describe('float32 series', () => {
     expect([...m.data]).toEqual([82.08, 0.1, 778.08, 1e-7, 3]);
     for (let i = 0; i < f4.length; i++) expect(Math.fround(m.data[i]!)).toBe(f4[i]);
   });
+  it('in an f8 array (as the real CRWV and SPY pages store their prices) decode as float32 do; other f8 values stay as stored', () => {
+    // 82.08 and 771.35 as float32, widened to float64 by the page; then values that are no float32.
+    const f8 = new Float64Array([Math.fround(82.08), Math.fround(771.35), 82.08, 0.1, 1234.5678901, 3, NaN]);
+    const m = decodeNumbers({ dtype: 'f8', bdata: Buffer.from(f8.buffer).toString('base64') }, 'X.html', 'y');
+    expect([...m.data]).toEqual([82.08, 771.35, 82.08, 0.1, 1234.5678901, 3, NaN]);
+    expect(Math.fround(82.08)).toBe(82.08000183105469);
+  });
   it('keep NaN and every float32 that needs all nine digits', () => {
     expect(shortestFloat32(NaN)).toBeNaN();
     const hard = Math.fround(16777217 / 3);
