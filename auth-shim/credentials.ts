@@ -1,5 +1,5 @@
 /** Credentials (spec Authentication, decisions 12 and 13): direct keys and the marketplace pair. Web Crypto only. */
-import type { Plan } from '../generator/contract/plans.js';
+import { PLANS, type Plan } from '../generator/contract/plans.js';
 
 export { keyStoreFromJson, type KeyStore } from '../generator/contract/keys.js';
 import type { KeyRecord } from '../generator/contract/keys.js';
@@ -67,29 +67,33 @@ const SUBSCRIPTIONS: ReadonlyMap<string, Plan> = new Map([
 /** Keys longer than this are no key of ours: refused before any hashing. */
 const MAX_KEY_LENGTH = 256;
 
-/**
- * The caller behind a request, or null (401). A direct `X-API-Key` alone suffices; a marketplace pair needs
- * both headers and the configured host, then a stored key or the proxy secret with a subscription header.
- * When both forms are sent, either valid one authorises.
- */
 /** How the handler checks what identify finds: a key against the store, a proxy secret against the configured one. */
 export interface Verifier {
   lookup(key: string): Caller | undefined | Promise<Caller | undefined>;
   secret(value: string): boolean | Promise<boolean>;
 }
 
+/**
+ * The caller behind a request, or null (401). A direct `X-API-Key` alone suffices; a marketplace pair needs
+ * both headers and the configured host, then a stored key or the proxy secret with a subscription header.
+ * When both forms are sent and both are valid, the higher plan applies and is counted (decision 28); one valid
+ * and one not, the valid one authorises.
+ */
 export async function identify(headers: Headers, marketplace: MarketplaceConfig, verify: Verifier): Promise<Caller | null> {
   const direct = headers.get('x-api-key');
-  if (direct && direct.length <= MAX_KEY_LENGTH) {
-    const caller = await verify.lookup(direct);
-    if (caller) return caller;
-  }
+  const byKey = direct && direct.length <= MAX_KEY_LENGTH ? ((await verify.lookup(direct)) ?? null) : null;
+  let byPair: Caller | null = null;
   for (const prefix of prefixes(marketplace)) {
-    const caller = await marketplacePair(headers, prefix, marketplace, verify);
-    if (caller) return caller;
+    byPair = await marketplacePair(headers, prefix, marketplace, verify);
+    if (byPair) break;
   }
-  return null;
+  if (!byKey || !byPair) return byKey ?? byPair;
+  return PLANS.indexOf(byPair.plan) > PLANS.indexOf(byKey.plan) ? byPair : byKey;
 }
+
+/** Whether the request carries a marketplace key under any of its header names (then it is not a direct key alone). */
+export const carriesPair = (headers: Headers, marketplace: MarketplaceConfig): boolean =>
+  prefixes(marketplace).some((p) => headers.has(`${p}key`));
 
 async function marketplacePair(headers: Headers, prefix: string, marketplace: MarketplaceConfig, verify: Verifier): Promise<Caller | null> {
   const key = headers.get(`${prefix}key`);

@@ -7,6 +7,7 @@
  * empties them. The caller object is built once per key, so a known key costs one map lookup.
  */
 import {
+  carriesPair,
   constantTimeEqual,
   identify,
   keyCaller,
@@ -46,7 +47,8 @@ export class CredentialCheck implements Verifier {
     if (this.keysNow() === null && !this.marketplace.secret)
       throw new Refusal('gateway_not_configured', 'No credential source is configured on this gateway');
     const direct = headers.get('x-api-key');
-    const hit = direct ? this.known.get(direct) : undefined;
+    // A known key alone is answered at once; with a marketplace pair beside it, the higher plan applies (decision 28).
+    const hit = direct && !carriesPair(headers, this.marketplace) ? this.known.get(direct) : undefined;
     return hit ?? identify(headers, this.marketplace, this).then(admitted);
   }
 

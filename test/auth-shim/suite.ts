@@ -260,6 +260,22 @@ export function shimSuite(name: string, setup: () => { call: Call; out: string }
       ).toBe(200);
     });
 
+    it('a valid basic key beside a valid pro marketplace pair: the pro plan applies (decision 28)', async () => {
+      const { call } = setup();
+      const pair = {
+        'x-marketplace-key': 'any-subscriber-key',
+        'x-marketplace-host': 'risk-readings.marketplace.example',
+        'x-marketplace-proxy-secret': 'proxy-secret-for-tests',
+        'x-marketplace-subscription': 'PRO',
+      };
+      expect((await call('/v1/assets/AERO/risk', { headers: { 'X-API-Key': KEY.basic } })).status).toBe(403);
+      for (let i = 0; i < 2; i++) {
+        const res = await call('/v1/assets/AERO/risk', { headers: { 'X-API-Key': KEY.basic, ...pair } });
+        expect(res.status).toBe(200);
+        expect(res.headers.get('ratelimit-limit')).toBeNull(); // counted by the marketplace, whose plan applied
+      }
+    });
+
     it('accepts the marketplace proxy secret with the plan from x-marketplace-subscription, without counting quotas', async () => {
       const { call } = setup();
       const base = {

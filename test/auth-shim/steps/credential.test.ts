@@ -1,4 +1,7 @@
-/** Step credential, alone: a known key is answered without waiting; a revoked key is refused at once. */
+/**
+ * Step credential, alone: a known key is answered without waiting; a revoked key is refused at once; a key and a
+ * marketplace pair sent together, both valid, give the higher plan (decision 28).
+ */
 import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../../auth-shim/credentials.js';
 import { CredentialCheck } from '../../../auth-shim/steps/credential.js';
@@ -26,5 +29,34 @@ describe('step: credential', () => {
     expect(check.caller(headers({ 'x-api-key': 'secret-key' }))).toMatchObject({ plan: 'pro' });
     store = new Map();
     expect((await refusalOf(() => check.caller(headers({ 'x-api-key': 'secret-key' }))))?.code).toBe('unauthorized');
+  });
+
+  it('a valid key and a valid marketplace pair together: the higher plan applies, and is the one counted (decision 28)', async () => {
+    const basic = await sha256Hex('basic-key');
+    const pro = await sha256Hex('pro-key');
+    const store: KeyStore = new Map([
+      [basic, { sha256: basic, plan: 'basic', label: 'b' }],
+      [pro, { sha256: pro, plan: 'pro', label: 'p' }],
+    ]);
+    const check = new CredentialCheck(store, { host: 'api.example', secret: 'proxy-secret' });
+    const pair = (plan: string) => ({
+      'x-rapidapi-key': 'subscriber',
+      'x-rapidapi-host': 'api.example',
+      'x-rapidapi-proxy-secret': 'proxy-secret',
+      'x-rapidapi-subscription': plan,
+    });
+    for (let round = 0; round < 2; round++) {
+      // The second round meets keys already known: the pair beside them is still weighed.
+      expect(await check.caller(headers({ 'x-api-key': 'basic-key', ...pair('PRO') }))).toMatchObject({ plan: 'pro', quotaKey: null });
+      expect(await check.caller(headers({ 'x-api-key': 'pro-key', ...pair('BASIC') }))).toMatchObject({
+        plan: 'pro',
+        quotaKey: `key:${pro}`,
+      });
+      expect(await check.caller(headers({ 'x-api-key': 'basic-key', ...pair('GOLD') }))).toMatchObject({
+        plan: 'basic',
+        quotaKey: `key:${basic}`,
+      });
+      expect(await check.caller(headers({ 'x-api-key': 'nobody', ...pair('ULTRA') }))).toMatchObject({ plan: 'ultra' });
+    }
   });
 });
