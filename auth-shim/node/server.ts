@@ -111,12 +111,20 @@ const zlibCompressor: Compressor = {
  * A JSON error written straight to a socket: for requests Node's parser refuses before any handler runs. Headers
  * too large keep HTTP's own 431; anything else unparsable is 400.
  */
-function rawError(socket: Duplex, status: 400 | 431, code: ErrorCode, message: string): void {
+const REASONS: Record<number, string> = { 400: 'Bad Request', 405: 'Method Not Allowed', 431: 'Request Header Fields Too Large' };
+
+/**
+ * A refusal written to the socket itself, for what Node takes before the handler sees a request (a request it
+ * cannot parse, a CONNECT tunnel); the access log gets its line as for any other request. Returns the body's size.
+ */
+function rawError(socket: Duplex, status: 400 | 405 | 431, code: ErrorCode, message: string): number {
   const body = JSON.stringify(errorBody(code, message));
-  if (!socket.writable) return void socket.destroy();
+  if (!socket.writable) return (void socket.destroy(), 0);
+  const allow = status === 405 ? 'Allow: GET\r\n' : '';
   socket.end(
-    `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${REASONS[status]}\r\n${allow}Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
   );
+  return Buffer.byteLength(body);
 }
 
 export async function startServer(o: ServeOptions): Promise<{ server: Server; origin: FileOrigin; url: string; metricsUrl?: string }> {
@@ -157,15 +165,28 @@ export async function startServer(o: ServeOptions): Promise<{ server: Server; or
   const listen = { port: o.port ?? 8787, host: o.host ?? '127.0.0.1' };
   // Requests Node would refuse with an empty 400, answered by the shim instead: an HTTP/1.0 probe without a
   // Host gets one; a backslash, which the URL parser would read as a slash, reaches the router escaped, as sent.
+  /** The access-log line of a request refused before the handler: method and path as far as they were read. */
+  const refused = (method: string, path: string, status: number, code: ErrorCode, bytes: number) =>
+    logAccess(logger, { method, path, route: 'none', status, plan: null, credential: null, code, bytes, ms: 0 });
   const server = createServer({ maxHeaderSize: 16_384, requireHostHeader: false }, (req: IncomingMessage, res: ServerResponse) => {
     req.headers.host ??= `${listen.host.includes(':') ? `[${listen.host}]` : listen.host}:${listen.port}`;
     if (req.url?.includes('\\')) req.url = req.url.replaceAll('\\', '%5C');
+    // `*` (OPTIONS *) names no resource of this API: the router answers it as the path `/*`, with a JSON error.
+    if (req.url === '*') req.url = '/*';
     void listener(req, res);
+  });
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+    const bytes = rawError(socket, 405, 'method_not_allowed', 'Only GET is allowed; this API is no proxy');
+    refused('CONNECT', req.url ?? '', 405, 'method_not_allowed', bytes);
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
-    if (err.code === 'HPE_HEADER_OVERFLOW') rawError(socket, 431, 'bad_parameter', 'The request headers are larger than 16 KB');
-    else rawError(socket, 400, 'bad_parameter', 'The request is not valid HTTP/1.1');
+    const overflow = err.code === 'HPE_HEADER_OVERFLOW';
+    const status = overflow ? 431 : 400;
+    const bytes = overflow
+      ? rawError(socket, 431, 'bad_parameter', 'The request headers are larger than 16 KB')
+      : rawError(socket, 400, 'bad_parameter', 'The request is not valid HTTP/1.1');
+    refused('', '', status, 'bad_parameter', bytes);
   });
   const metricsServer = metrics && (await startMetricsServer(metrics.registry, o.metricsPort!, listen.host));
   server.on('close', () => {

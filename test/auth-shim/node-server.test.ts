@@ -1,5 +1,5 @@
 /** The Node entry over real HTTP on loopback: the shared suite, plus what only a real server shows. */
-import { renameSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSmall, smallSite, tempDir, until } from '../helpers.js';
 import { startServer } from '../../auth-shim/node/server.js';
+import { createLogger } from '../../auth-shim/node/observe.js';
 import { minuteClock, shimSuite, type Call } from './suite.js';
 import { KEY, KEYS_FILE, copiedTree } from './tree.js';
 
@@ -103,6 +104,49 @@ describe('Node server: raw HTTP', () => {
     const garbage = await socketRequest('BLAH\r\n\r\n');
     expect(garbage).toMatch(/^HTTP\/1\.1 400/);
     expect(garbage).toContain('"code":"bad_parameter"');
+  });
+
+  it('answers `*` and CONNECT with the JSON error vocabulary, not an empty 400 or silence', async () => {
+    const star = await socketRequest('GET * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    expect(star).toMatch(/^HTTP\/1\.1 404/);
+    expect(star).toContain('"code":"not_found"');
+    const options = await socketRequest('OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    expect(options).toMatch(/^HTTP\/1\.1 405/);
+    const tunnel = await socketRequest('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    expect(tunnel).toMatch(/^HTTP\/1\.1 405 Method Not Allowed\r\nAllow: GET\r\n/);
+    expect(tunnel).toContain('"code":"method_not_allowed"');
+  });
+
+  it('logs a line for each request refused before the handler (bad HTTP, CONNECT), as for any other', async () => {
+    const logFile = join(root, 'access.log');
+    const logger = createLogger('info', logFile);
+    const s = await startServer({ publicDir: out, keysFile: KEYS_FILE, port: 0, watchMs: 0, logger });
+    try {
+      const url = new URL(s.url);
+      const send = (text: string) =>
+        new Promise<void>((resolve) => {
+          const socket = connect(Number(url.port), url.hostname, () => socket.write(text));
+          socket.on('data', () => {});
+          socket.on('close', () => resolve());
+        });
+      await send('BLAH\r\n\r\n');
+      await send('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+      logger.flush();
+      const lines = await until(() => {
+        const text = existsSync(logFile) ? readFileSync(logFile, 'utf8') : '';
+        const parsed = text
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as { msg: string; status: number; code: string; method: string });
+        return parsed.filter((l) => l.msg === 'request').length >= 2 ? parsed : null;
+      });
+      expect(lines!.filter((l) => l.msg === 'request').map((l) => [l.method, l.status, l.code])).toEqual([
+        ['', 400, 'bad_parameter'],
+        ['CONNECT', 405, 'method_not_allowed'],
+      ]);
+    } finally {
+      await new Promise<void>((r) => s.server.close(() => r()));
+    }
   });
 
   it('answers 502 upstream_error when a file the manifest lists has vanished from disk', async () => {
