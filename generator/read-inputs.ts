@@ -51,6 +51,7 @@ export async function openInputs(opts: BuildOptions, previousSource: string) {
   const { recovered, removed } = await tidy(opts.out);
   const tidied = [...(recovered ? [`recovered ${recovered} as v1`] : []), ...removed.map((r) => `removed ${r}`)];
   const found = await discover(opts.pages, catalog);
+  for (const { file, target } of found.outside) warnings.push(`${file}: a link to ${target}, outside --pages; not read`);
   if (found.pages.length === 0)
     throw new BuildError(`${opts.pages}: no pages at all; nothing can be published`, { tidied }, [
       `${opts.pages}: holds no source page of the catalogue`,

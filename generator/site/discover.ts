@@ -1,4 +1,6 @@
 /** Maps the files of a pages folder onto catalogue assets and page kinds (site-format section 2). */
+import { lstatSync, realpathSync } from 'node:fs';
+import { join, sep } from 'node:path';
 import fg from 'fast-glob';
 import type { Asset, ModelKey } from '../catalog/catalog.js';
 import type { PageKind } from './readings.js';
@@ -16,6 +18,8 @@ export interface Discovery {
   missing: { symbol: string; kind: PageKind; file: string }[];
   /** Files that are not a source the catalogue asks for (other page families, unknown assets, unlisted models). */
   ignored: string[];
+  /** Links in the folder whose target lies outside it: never read, so the build reads only what the folder holds. */
+  outside: { file: string; target: string }[];
 }
 
 export const MARKET_PAGES: Record<string, PageKind> = {
@@ -84,10 +88,25 @@ export function classify(files: string[], catalog: Asset[]): Discovery {
   }
   const ignored = files.filter((f) => !used.has(f) && (f.endsWith('.html') || f.endsWith('.json')) && f !== 'catalog.json').sort();
   pages.sort((x, y) => (x.file < y.file ? -1 : x.file > y.file ? 1 : 0));
-  return { pages, missing, ignored };
+  return { pages, missing, ignored, outside: [] };
 }
 
 export async function discover(dir: string, catalog: Asset[]): Promise<Discovery> {
   const files = await fg(['*.html', '*.json'], { cwd: dir, onlyFiles: true, caseSensitiveMatch: true, dot: false });
-  return classify(files, catalog);
+  const root = realpathSync(dir);
+  const outside: Discovery['outside'] = [];
+  const inside = files.filter((f) => {
+    const path = join(dir, f);
+    if (!lstatSync(path).isSymbolicLink()) return true;
+    let target: string;
+    try {
+      target = realpathSync(path);
+    } catch {
+      target = '(nothing: a broken link)';
+    }
+    if (target.startsWith(root + sep)) return true;
+    outside.push({ file: f, target });
+    return false;
+  });
+  return { ...classify(inside, catalog), outside };
 }

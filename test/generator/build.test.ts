@@ -1,5 +1,16 @@
 /** The build end to end on a small synthetic site: three days of history, determinism, and the failure guarantees. */
-import { cpSync, existsSync, readFileSync, readdirSync, readlinkSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -30,6 +41,18 @@ beforeAll(async () => {
 });
 
 describe('build over three publication days', () => {
+  it('a page behind a link leading outside --pages is not read: the build warns and reads it as missing', async () => {
+    const pages = join(root, 'linked-out');
+    cpSync(day(1), pages, { recursive: true });
+    const page = 'BTC_Price_TWAP_Gravity_Analysis.html';
+    const target = join(root, `outside-${page}`);
+    renameSync(join(pages, page), target);
+    symlinkSync(target, join(pages, page));
+    const report = await buildSmall(pages, join(root, 'linked-out-tree'));
+    expect(report.warnings).toContain(`${page}: a link to ${target}, outside --pages; not read`);
+    expect(report.warnings).toContainEqual(expect.stringMatching(/^BTC: BTC_Price_TWAP_Gravity_Analysis\.html is missing/));
+  });
+
   it('a first build of a site without the ranking page publishes with no free tier and says why', async () => {
     const pages = join(root, 'no-ranking');
     cpSync(day(1), pages, { recursive: true });
