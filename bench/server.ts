@@ -60,7 +60,7 @@ if (kind === 'shim' || kind === 'shim-quiet') {
   // The path paying callers take, on the real clock: direct keys counted in the named store, and the
   // marketplace's proxy-secret path (counted by the marketplace).
   const spec = kind.slice('paid-'.length);
-  const quotas = openQuotaStore(
+  const quotas = await openQuotaStore(
     spec === 'disk'
       ? join(publicDir, '.bench-quotas.json')
       : spec === 'redis'

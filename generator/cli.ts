@@ -3,7 +3,7 @@
  * commands/<name>.ts, loaded only when it runs. Exit status: 0 success, 1 the input (a page, a tree, a key file),
  * 2 usage; `build` adds 3 (the environment) and 4 (published carrying readings forward), decision 27 (exit.ts).
  */
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { renderVersion } from './paths.js';
 import { calendarDate, duration, HELP, httpUrl, instant, logLevel, plan, positiveInt } from './commands/options.js';
 
@@ -56,6 +56,7 @@ export function program(): Command {
     .option(...tree)
     .option('--keys <file>', 'the credential store (without it data endpoints answer 503); reloaded within 2 s of a change')
     .option('--quotas <file|redis://host:port|memory>', HELP.quotas)
+    .addOption(new Option('--quotas-wait <duration>', HELP.quotasWait).argParser(duration('--quotas-wait')).default(30_000, '30s'))
     .option('--port <p>', 'port', positiveInt('--port'), 8787)
     .option('--host <h>', 'address to listen on', '127.0.0.1')
     .option('--marketplace-host <h>', 'the listing host the x-marketplace-host header must carry')

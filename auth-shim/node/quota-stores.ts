@@ -7,6 +7,7 @@ import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { Redis } from 'ioredis';
+import { LockHeld, lockFile, type Lock } from '../../generator/output/lock.js';
 import {
   FallbackQuotaStore,
   MemoryQuotaStore,
@@ -18,24 +19,50 @@ import {
   type QuotaStore,
 } from '../quota.js';
 
+/** Another process counts in this quota file (exit 3 from `serve`): names it and says what to use instead. */
+export class QuotaFileHeld extends Error {}
+
 /**
  * Counts held in memory and written to `file` at most once a second when they changed (write to a temporary
  * file, then rename over the old one, so a crash leaves the previous save whole): a restart loses at most the
- * last second. `close()` writes at once; the CLI calls it on SIGTERM and SIGINT.
+ * last second. `close()` writes at once and lets go of the file; the CLI calls it on SIGTERM and SIGINT.
+ *
+ * One process counts in a file at a time: `open` takes `<file>.lock` (naming its holder) and waits, up to
+ * `waitMs`, for a process still holding it, as in a rolling restart where the old server drains and saves its
+ * counts before the new one loads them. Two processes counting in one file would each overwrite the other's.
  */
 export class DiskQuotaStore extends MemoryQuotaStore {
   private dirty = false;
   private timer: ReturnType<typeof setInterval>;
 
-  constructor(
+  private constructor(
     readonly file: string,
-    flushMs = 1_000,
-    private log: (m: string) => void = () => {},
+    flushMs: number,
+    private log: (m: string) => void,
+    private readonly lock: Lock,
   ) {
     super();
     this.load();
     this.timer = setInterval(() => this.flush(), flushMs);
     this.timer.unref();
+  }
+
+  static async open(file: string, { flushMs = 1_000, log = () => {}, waitMs = 30_000 }: DiskOptions = {}): Promise<DiskQuotaStore> {
+    const held = 'another process counts in this quota file';
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      try {
+        const lock = await lockFile(`${file}.lock`, `risk-readings serve (pid ${process.pid})`, held);
+        return new DiskQuotaStore(file, flushMs, log, lock);
+      } catch (e) {
+        if (!(e instanceof LockHeld)) throw e;
+        if (Date.now() >= deadline)
+          throw new QuotaFileHeld(
+            `${e.message}; waited ${waitMs / 1000} s. One process counts per quota file: share counts between processes with --quotas redis://HOST:PORT, or give each its own file`,
+          );
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
   }
 
   private load(): void {
@@ -83,7 +110,15 @@ export class DiskQuotaStore extends MemoryQuotaStore {
   async close(): Promise<void> {
     clearInterval(this.timer);
     this.flush();
+    await this.lock.release();
   }
+}
+
+export interface DiskOptions {
+  flushMs?: number;
+  log?: (m: string) => void;
+  /** How long to wait for another process to let go of the file (a rolling restart). */
+  waitMs?: number;
 }
 
 /**
@@ -160,8 +195,8 @@ export class RedisQuotaStore implements QuotaStore {
 }
 
 /** `serve --quotas`: `redis://...` (shared), `memory` (this process only), or a file (the default: beside the tree). */
-export function openQuotaStore(spec: string, log: (m: string) => void): QuotaStore {
+export async function openQuotaStore(spec: string, log: (m: string) => void, waitMs?: number): Promise<QuotaStore> {
   if (/^rediss?:\/\//.test(spec)) return new FallbackQuotaStore(new RedisQuotaStore(spec), log);
   if (spec === 'memory') return new MemoryQuotaStore();
-  return new DiskQuotaStore(resolve(spec), 1_000, log);
+  return DiskQuotaStore.open(resolve(spec), { log, waitMs });
 }

@@ -2,7 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startServer } from '../../auth-shim/node/server.js';
-import { openQuotaStore } from '../../auth-shim/node/quota-stores.js';
+import { openQuotaStore, QuotaFileHeld } from '../../auth-shim/node/quota-stores.js';
+import type { QuotaStore } from '../../auth-shim/quota.js';
 import { createLogger } from '../../auth-shim/node/observe.js';
 import { treeFolder } from './options.js';
 
@@ -17,6 +18,7 @@ export interface ServeFlags {
   marketplaceSecret?: string;
   marketplaceName: string;
   staleAfter: number;
+  quotasWait: number;
   metricsPort?: number;
   logLevel: string;
 }
@@ -46,7 +48,16 @@ export async function run(o: ServeFlags): Promise<void> {
     ? readSecretFile('--marketplace-secret-file', resolve(o.marketplaceSecretFile))
     : (o.marketplaceSecret ?? process.env.RISK_READINGS_MARKETPLACE_SECRET);
   const quotaSpec = o.quotas ?? process.env.RISK_READINGS_QUOTAS ?? join(publicDir, '.risk-readings-quotas.json');
-  const quotas = openQuotaStore(quotaSpec, (m) => logger.warn(m));
+  let quotas: QuotaStore;
+  try {
+    quotas = await openQuotaStore(quotaSpec, (m) => logger.warn(m), o.quotasWait);
+  } catch (e) {
+    if (!(e instanceof QuotaFileHeld)) throw e;
+    // The environment, not the usage: another process holds the file (decision 27's exit 3).
+    process.stderr.write(`risk-readings serve: ${e.message}\n`);
+    logger.flush();
+    process.exit(3); // the logger's flush timer would keep a server that never started alive
+  }
   // A server that cannot start lets go of its quota store (a Redis client would keep the process alive).
   const { server, url, metricsUrl } = await startServer({
     publicDir,

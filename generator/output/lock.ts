@@ -1,5 +1,5 @@
 /**
- * One writer per output folder: `<out>/.lock`, created with O_EXCL and holding its holder (pid, host, process
+ * One writer per output folder: `<out>/.lock` (and one process per quota file, `<file>.lock`), created with O_EXCL and holding its holder (pid, host, process
  * start time, command). A lock whose holder is a process of this host that no longer runs is stale and taken
  * over at once, so a pipeline that retries a killed build does not wait for a timeout.
  *
@@ -26,11 +26,13 @@ export class LockHeld extends Error {
   constructor(
     readonly path: string,
     readonly holder: LockHolder | null,
+    /** What holding it means, for the message: `another build holds the output`. */
+    held = 'another build holds the output',
   ) {
     super(
       holder
-        ? `${path}: another build holds the output (pid ${holder.pid} on ${holder.host}, since ${holder.started}: ${holder.command})`
-        : `${path}: another build holds the output (its lock file names no holder yet)`,
+        ? `${path}: ${held} (pid ${holder.pid} on ${holder.host}, since ${holder.started}: ${holder.command})`
+        : `${path}: ${held} (its lock file names no holder yet)`,
     );
   }
 }
@@ -94,8 +96,11 @@ async function isStale(path: string, holder: LockHolder | null): Promise<boolean
   return st !== null && Date.now() - st.mtimeMs > UNNAMED_GRACE_MS;
 }
 
-export async function acquireLock(dir: string, command: string): Promise<Lock> {
-  const path = join(dir, LOCK_FILE);
+/** The output folder's lock: one build at a time writes `dir`. */
+export const acquireLock = (dir: string, command: string): Promise<Lock> => lockFile(join(dir, LOCK_FILE), command);
+
+/** The lock `path`, for `command`; LockHeld (saying `held`) when a live process holds it. */
+export async function lockFile(path: string, command: string, held?: string): Promise<Lock> {
   const me: LockHolder = {
     pid: process.pid,
     host: hostname(),
@@ -110,20 +115,20 @@ export async function acquireLock(dir: string, command: string): Promise<Lock> {
   };
   if (await createExclusive(path, text)) return { path, release };
   const holder = await readHolder(path);
-  if (!(await isStale(path, holder))) throw new LockHeld(path, holder);
+  if (!(await isStale(path, holder))) throw new LockHeld(path, holder, held);
   // Breaking a stale lock is itself serialised by a second exclusive file, so two builds that both find the
   // lock stale cannot both remove it and both go on to write.
   const breaker = `${path}.break`;
   if (!(await createExclusive(breaker, text))) {
     const b = await readHolder(breaker);
     if (b && b.host === me.host && !alive(b)) await unlink(breaker).catch(() => {});
-    throw new LockHeld(path, holder);
+    throw new LockHeld(path, holder, held);
   }
   try {
     const again = await readHolder(path);
-    if (JSON.stringify(again) !== JSON.stringify(holder) || !(await isStale(path, again))) throw new LockHeld(path, again);
+    if (JSON.stringify(again) !== JSON.stringify(holder) || !(await isStale(path, again))) throw new LockHeld(path, again, held);
     await unlink(path).catch(() => {});
-    if (!(await createExclusive(path, text))) throw new LockHeld(path, await readHolder(path));
+    if (!(await createExclusive(path, text))) throw new LockHeld(path, await readHolder(path), held);
   } finally {
     await unlink(breaker).catch(() => {});
   }

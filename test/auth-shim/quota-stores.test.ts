@@ -5,7 +5,7 @@
  * (default redis://127.0.0.1:6379); where none answers they are skipped with the reason, except under CI=true.
  */
 import { spawn } from 'node:child_process';
-import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -14,12 +14,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHandler } from '../../auth-shim/handler.js';
 import { DurableQuotaStore, QuotaCounter, type DurableObjectNamespaceLike } from '../../auth-shim/durable-quota.js';
 import { FileOrigin } from '../../auth-shim/node/file-origin.js';
-import { DiskQuotaStore, RedisQuotaStore } from '../../auth-shim/node/quota-stores.js';
+import { DiskQuotaStore, QuotaFileHeld, RedisQuotaStore } from '../../auth-shim/node/quota-stores.js';
 import { liveKeys, loadKeys, startServer } from '../../auth-shim/node/server.js';
 import { FallbackQuotaStore, MemoryQuotaStore, monthOf, type QuotaStore } from '../../auth-shim/quota.js';
 import { PLAN_LIMITS } from '../../generator/contract/plans.js';
 import { revokeKeys } from '../../generator/keys.js';
-import { BIN, tempDir, until } from '../helpers.js';
+import { BIN, cliAsync, tempDir, until } from '../helpers.js';
 import { expectError, minuteClock, shimSuite, type Call } from './suite.js';
 import { KEY, KEYS_FILE, builtTree } from './tree.js';
 
@@ -78,15 +78,15 @@ function inProcessNamespace(): DurableObjectNamespaceLike {
   };
 }
 
-const stores: [string, () => QuotaStore][] = [
+const stores: [string, () => QuotaStore | Promise<QuotaStore>][] = [
   ['memory', () => new MemoryQuotaStore()],
   ['durable object', () => new DurableQuotaStore(inProcessNamespace())],
-  ['disk', () => new DiskQuotaStore(join(root, `q-${randomBytes(4).toString('hex')}.json`))],
+  ['disk', () => DiskQuotaStore.open(join(root, `q-${randomBytes(4).toString('hex')}.json`))],
   ...(noRedis ? [] : [['redis', () => new RedisQuotaStore(REDIS_URL, prefix())] as [string, () => QuotaStore]]),
 ];
 const opened: QuotaStore[] = [];
-const open = (make: () => QuotaStore) => {
-  const s = make();
+const open = async <S extends QuotaStore>(make: () => S | Promise<S>): Promise<S> => {
+  const s = await make();
   opened.push(s);
   return s;
 };
@@ -99,7 +99,7 @@ const T0 = Date.UTC(2026, 9, 14, 12, 0, 0);
 
 describe.each(stores)('the rule, in the %s store', (_name, make) => {
   it('admits the per-minute limit in any rolling 60 s, no more, and counts no refused request', async () => {
-    const s = open(make);
+    const s = await open(make);
     const take = (t: number) => Promise.resolve(s.take('k', basic, t, monthOf(t)));
     for (let i = 0; i < 5; i++) expect(await take(T0 + 59_500 + i)).toMatchObject({ ok: true, remaining: 4 - i });
     // The burst across the minute boundary is refused, and refusals do not push the window out.
@@ -110,7 +110,7 @@ describe.each(stores)('the rule, in the %s store', (_name, make) => {
   });
 
   it('counts the calendar month (UTC) exactly and starts again when it turns', async () => {
-    const s = open(make);
+    const s = await open(make);
     const limits = { perMinute: 1000, perMonth: 3 };
     let t = Date.UTC(2026, 9, 31, 23, 59, 0);
     for (let i = 0; i < 3; i++) expect((await s.take('m', limits, (t += 1), monthOf(t))).ok).toBe(true);
@@ -124,7 +124,7 @@ describe.each(stores)('the rule, in the %s store', (_name, make) => {
   });
 
   it('200 concurrent requests on one key: exactly the limit is admitted', async () => {
-    const s = open(make);
+    const s = await open(make);
     const limits = PLAN_LIMITS.ultra;
     const results = await Promise.all(Array.from({ length: 200 }, () => Promise.resolve(s.take('c', limits, T0, monthOf(T0)))));
     expect(results.filter((r) => r.ok)).toHaveLength(limits.perMinute);
@@ -134,19 +134,61 @@ describe.each(stores)('the rule, in the %s store', (_name, make) => {
 describe('the disk store (the default of serve)', () => {
   it('a restart in the middle of a window keeps the count', async () => {
     const file = join(root, 'restart.json');
-    const a = new DiskQuotaStore(file);
+    const a = await DiskQuotaStore.open(file);
     for (let i = 0; i < 3; i++) expect(a.take('k', basic, T0 + i, monthOf(T0)).ok).toBe(true);
     await a.close();
-    const b = new DiskQuotaStore(file);
+    const b = await DiskQuotaStore.open(file);
     opened.push(b);
     expect(b.take('k', basic, T0 + 10, monthOf(T0))).toMatchObject({ ok: true, remaining: 1 });
     expect(b.take('k', basic, T0 + 11, monthOf(T0)).ok).toBe(true);
     expect(b.take('k', basic, T0 + 12, monthOf(T0))).toMatchObject({ ok: false, code: 'rate_limited' });
   });
 
+  it('one process counts per file: a second waits for the first to save and let go (a rolling restart), then counts on', async () => {
+    const file = join(root, 'rolling.json');
+    const a = await DiskQuotaStore.open(file);
+    for (let i = 0; i < 3; i++) expect(a.take('k', basic, T0 + i, monthOf(T0)).ok).toBe(true);
+    let b: DiskQuotaStore | undefined;
+    const waiting = DiskQuotaStore.open(file, { waitMs: 5_000 }).then((s) => (b = s));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(b).toBeUndefined();
+    await a.close();
+    opened.push(await waiting);
+    expect(b!.take('k', basic, T0 + 10, monthOf(T0))).toMatchObject({ ok: true, remaining: 1 });
+  });
+
+  it('a second process the first never lets go of is refused, naming the holder and what to use instead', async () => {
+    const file = join(root, 'held.json');
+    await open(() => DiskQuotaStore.open(file));
+    const error = await DiskQuotaStore.open(file, { waitMs: 300 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(QuotaFileHeld);
+    expect((error as Error).message).toMatch(
+      new RegExp(`^${file}\\.lock: another process counts in this quota file \\(pid ${process.pid} `),
+    );
+    expect((error as Error).message).toContain('--quotas redis://HOST:PORT');
+  });
+
+  it('serve on a quota file another serve holds exits 3 with that message', async () => {
+    const file = join(root, 'served.json');
+    const out = builtTree();
+    const [p1, p2] = [String(await freePort()), String(await freePort())];
+    const first = spawn(process.execPath, [BIN, 'serve', '--public', out, '--keys', KEYS_FILE, '--port', p1, '--quotas', file]);
+    try {
+      expect(await until(() => existsSync(`${file}.lock`))).toBe(true);
+      const args = ['serve', '--public', out, '--keys', KEYS_FILE, '--port', p2, '--quotas', file, '--quotas-wait', '1s'];
+      const second = await cliAsync(args);
+      expect(second.status).toBe(3);
+      expect(second.stderr).toMatch(/another process counts in this quota file \(pid \d+ .*waited 1 s\. One process counts per quota file/);
+    } finally {
+      first.kill('SIGTERM');
+      await new Promise((r) => first.once('exit', r));
+    }
+    expect(existsSync(`${file}.lock`)).toBe(false);
+  });
+
   it('writes at most a second after a change, without a close', async () => {
     const file = join(root, 'flush.json');
-    const s = open(() => new DiskQuotaStore(file, 100));
+    const s = await open(() => DiskQuotaStore.open(file, { flushMs: 100 }));
     s.take('k', basic, T0, monthOf(T0));
     const written = await until(() => {
       try {
@@ -276,13 +318,13 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
     const shared = prefix();
     const t = Date.UTC(2026, 9, 14, 12, 0, 0);
     const servers = await Promise.all(
-      [0, 1].map(() =>
+      [0, 1].map(async () =>
         startServer({
           publicDir: out,
           keysFile: KEYS_FILE,
           port: 0,
           watchMs: 0,
-          quotas: open(() => new RedisQuotaStore(REDIS_URL, shared)),
+          quotas: await open(() => new RedisQuotaStore(REDIS_URL, shared)),
           now: () => t,
         }),
       ),
@@ -309,7 +351,7 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
       const url = `redis://127.0.0.1:${port}`;
       await until(async () => !(await redisAnswers(url)), 5_000, 100);
       const logs: string[] = [];
-      const store = open(() => new FallbackQuotaStore(new RedisQuotaStore(url, prefix()), (m) => logs.push(m)));
+      const store = await open(() => new FallbackQuotaStore(new RedisQuotaStore(url, prefix()), (m) => logs.push(m)));
       const origin = FileOrigin.open(out, 0);
       const handle = createHandler({ origin, keys: loadKeys(KEYS_FILE), quotas: store, now: minuteClock() });
       const call: Call = (path, init = {}) => handle(new Request(`http://shim.test${path}`, { headers: init.headers }));
@@ -334,7 +376,7 @@ describe.each(stores)('the shim on the %s store', (name, make) => {
     const handle = createHandler({
       origin: FileOrigin.open(out, 0),
       keys: loadKeys(KEYS_FILE),
-      quotas: open(make),
+      quotas: await open(make),
       now: minuteClock(),
       marketplace: { host: 'risk-readings.marketplace.example', secret: 'proxy-secret-for-tests' },
     });
@@ -343,7 +385,7 @@ describe.each(stores)('the shim on the %s store', (name, make) => {
   shimSuite(`${name} store`, () => ({ call, out }));
   it("refuses past the limit with 429 and the spec's code", async () => {
     const t = Date.UTC(2026, 9, 20, 8, 0, 0);
-    const handle = createHandler({ origin: FileOrigin.open(out, 0), keys: loadKeys(KEYS_FILE), quotas: open(make), now: () => t });
+    const handle = createHandler({ origin: FileOrigin.open(out, 0), keys: loadKeys(KEYS_FILE), quotas: await open(make), now: () => t });
     const get = () => handle(new Request('http://shim.test/v1/assets/BTC/risk', { headers: { 'X-API-Key': KEY.basic } }));
     for (let i = 0; i < 5; i++) expect((await get()).status).toBe(200);
     await expectError(await get(), 429, 'rate_limited');
