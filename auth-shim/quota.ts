@@ -27,7 +27,16 @@ export interface Admission {
 /** Where counts live. `take` admits one request and counts it, atomically, or refuses it and counts nothing. */
 export interface QuotaStore {
   take(credential: string, limits: Limits, now: number, month: MonthWindow): Admission | Promise<Admission>;
+  /** Counts requests that were admitted elsewhere meanwhile (while this shared store could not be reached), refusing none. */
+  record?(charges: Charge[]): Promise<void>;
   close?(): Promise<void>;
+}
+
+/** One admitted request, as the fallback keeps it until the shared store is back. */
+export interface Charge {
+  credential: string;
+  now: number;
+  month: MonthWindow;
 }
 
 export interface MonthWindow {
@@ -94,28 +103,65 @@ export class MemoryQuotaStore implements QuotaStore {
  * A shared store that cannot be reached must not take the API down (decision 21): answer from an in-process
  * store meanwhile, and say so in the log at most once a minute.
  */
+/** The most admissions the fallback keeps for the shared store (about 100 bytes each); past it the oldest are dropped. */
+const MAX_OWED = 200_000;
+
+/**
+ * A shared store (Redis) with an in-process fallback: when the shared store cannot be reached, requests are
+ * counted here (logged at most once a minute, never a 5xx), and each one admitted meanwhile is kept and charged
+ * to the shared store as soon as it answers again, so its counts miss nothing that was served.
+ */
 export class FallbackQuotaStore implements QuotaStore {
   private lastLog = -Infinity;
-  readonly local = new MemoryQuotaStore();
+  private local = new MemoryQuotaStore();
+  private owed: Charge[] = [];
+  private settling: Promise<void> | null = null;
   constructor(
     private shared: QuotaStore,
     private log: (m: string) => void,
   ) {}
 
   async take(credential: string, limits: Limits, now: number, month: MonthWindow): Promise<Admission> {
+    let admission: Admission;
     try {
-      return await this.shared.take(credential, limits, now, month);
+      admission = await this.shared.take(credential, limits, now, month);
     } catch (e) {
       if (Date.now() - this.lastLog >= MINUTE_MS) {
         this.lastLog = Date.now();
         this.log(`quotas: the shared store cannot be reached (${(e as Error).message}); counting in this process until it is back`);
       }
-      return this.local.take(credential, limits, now, month);
+      const a = this.local.take(credential, limits, now, month);
+      if (a.ok && this.shared.record) {
+        if (this.owed.length >= MAX_OWED) this.owed.shift();
+        this.owed.push({ credential, now, month });
+      }
+      return a;
+    }
+    if (this.owed.length && !this.settling) this.settling = this.settle().finally(() => (this.settling = null));
+    return admission;
+  }
+
+  /** Charges what was admitted during the outage to the shared store; kept for the next try if it fails again. */
+  private async settle(): Promise<void> {
+    const batch = this.owed;
+    this.owed = [];
+    try {
+      await this.shared.record!(batch);
+      this.local = new MemoryQuotaStore();
+      this.log(`quotas: the shared store is back; ${batch.length} request(s) counted in this process meanwhile are charged to it`);
+    } catch {
+      this.owed = [...batch, ...this.owed].slice(-MAX_OWED);
     }
   }
 
-  close(): Promise<void> {
-    return this.shared.close?.() ?? Promise.resolve();
+  /** Waits for a charge in progress (tests, and close). */
+  async settled(): Promise<void> {
+    await this.settling;
+  }
+
+  async close(): Promise<void> {
+    await this.settling;
+    await this.shared.close?.();
   }
 }
 

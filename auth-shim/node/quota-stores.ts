@@ -13,6 +13,7 @@ import {
   MemoryQuotaStore,
   MINUTE_MS,
   type Admission,
+  type Charge,
   type Counts,
   type Limits,
   type MonthWindow,
@@ -147,6 +148,15 @@ return {1, 0, perMinute - n - 1, resetMs(), 0}
 
 type TakeReply = [number, number, number, number, number];
 
+/** One request admitted elsewhere, counted without a check: into the minute (a later take drops it once old) and the month. */
+const RECORD = `
+redis.call('ZADD', KEYS[1], tonumber(ARGV[1]), ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ${MINUTE_MS})
+redis.call('INCR', KEYS[2])
+redis.call('PEXPIRE', KEYS[2], math.max(tonumber(ARGV[2]) - tonumber(ARGV[1]), 0) + 86400000)
+return 1
+`;
+
 export class RedisQuotaStore implements QuotaStore {
   readonly redis: Redis;
   /** `prefix` namespaces the keys (several deployments, or tests, on one Redis). */
@@ -164,6 +174,7 @@ export class RedisQuotaStore implements QuotaStore {
     });
     this.redis.on('error', () => {}); // reported through the failing commands, once a minute
     this.redis.defineCommand('rrTake', { numberOfKeys: 2, lua: TAKE });
+    this.redis.defineCommand('rrRecord', { numberOfKeys: 2, lua: RECORD });
     this.connected = new Promise((resolve) => {
       this.redis.once('ready', resolve);
       setTimeout(resolve, 1_000).unref();
@@ -187,6 +198,23 @@ export class RedisQuotaStore implements QuotaStore {
       `${now}:${randomBytes(6).toString('hex')}`,
     );
     return { ok: ok === 1, code: code === 1 ? 'rate_limited' : code === 2 ? 'quota_exceeded' : undefined, remaining, resetMs, retryMs };
+  }
+
+  async record(charges: Charge[]): Promise<void> {
+    for (let i = 0; i < charges.length; i += 1_000) {
+      const pipeline = this.redis.pipeline() as unknown as { rrRecord: (...a: (string | number)[]) => void; exec: Redis['exec'] };
+      for (const c of charges.slice(i, i + 1_000))
+        pipeline.rrRecord(
+          `${this.prefix}${c.credential}:minute`,
+          `${this.prefix}${c.credential}:month:${c.month.start}`,
+          c.now,
+          c.month.end,
+          `${c.now}:${randomBytes(6).toString('hex')}`,
+        );
+      const results = await pipeline.exec();
+      const failed = results?.find(([e]) => e);
+      if (!results || failed) throw failed?.[0] ?? new Error('the pipeline did not run');
+    }
   }
 
   async close(): Promise<void> {

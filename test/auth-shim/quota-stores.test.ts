@@ -342,6 +342,49 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
     }
   });
 
+  it('Redis back after an outage: every request the fallback admitted meanwhile is charged to it', async () => {
+    const port = await freePort();
+    const start = () =>
+      spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    const url = `redis://127.0.0.1:${port}`;
+    let redis = start();
+    const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false });
+    client.on('error', () => {});
+    try {
+      await until(async () => !(await redisAnswers(url)), 5_000, 100);
+      const logs: string[] = [];
+      const ns = prefix();
+      const store = (await open(() => new FallbackQuotaStore(new RedisQuotaStore(url, ns), (m) => logs.push(m)))) as FallbackQuotaStore;
+      const limits = { perMinute: 1_000, perMonth: 100_000 };
+      const t = Date.now();
+      redis.kill('SIGKILL');
+      await new Promise((r) => redis.on('exit', r));
+      for (let i = 0; i < 7; i++) expect((await store.take('k', limits, t + i, monthOf(t))).ok).toBe(true);
+      redis = start();
+      // The shared store answers again (its client reconnects): the first request it takes charges what was owed.
+      let waited = 0;
+      await until(
+        async () => (
+          await store.take('k', limits, t + 100 + waited++, monthOf(t)),
+          logs.some((l) => l.includes('the shared store is back'))
+        ),
+        10_000,
+        200,
+      );
+      await store.settled();
+      await client.connect();
+      // Redis started empty: every request since it stopped is in its month, whether counted there or owed to it.
+      expect(Number(await client.get(`${ns}k:month:${monthOf(t).start}`))).toBe(7 + waited);
+      const back = logs.filter((l) => l.includes('the shared store is back'));
+      expect(back).toHaveLength(1);
+      expect(back[0]).toMatch(/^quotas: the shared store is back; (\d+) request\(s\) counted in this process meanwhile are charged to it$/);
+      expect(Number(/; (\d+) request/.exec(back[0]!)![1])).toBeGreaterThanOrEqual(7);
+    } finally {
+      client.disconnect();
+      redis.kill('SIGKILL');
+    }
+  });
+
   it('Redis stopped mid-run: the shim answers from its fallback, never 5xx, and logs it once', async () => {
     const port = await freePort();
     const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
