@@ -64,6 +64,12 @@ const SUBSCRIPTIONS: ReadonlyMap<string, Plan> = new Map([
   ['PRO', 'pro'],
   ['ULTRA', 'ultra'],
 ]);
+/**
+ * A credential header's value without the whitespace around it (RFC 9110 5.5): Node's parser strips it, some
+ * Workers runtimes do not, and the same key must be the same key on both.
+ */
+export const credentialHeader = (headers: Headers, name: string): string | null => headers.get(name)?.trim() ?? null;
+
 /** Keys longer than this are no key of ours: refused before any hashing. */
 const MAX_KEY_LENGTH = 256;
 
@@ -80,7 +86,7 @@ export interface Verifier {
  * and one not, the valid one authorises.
  */
 export async function identify(headers: Headers, marketplace: MarketplaceConfig, verify: Verifier): Promise<Caller | null> {
-  const direct = headers.get('x-api-key');
+  const direct = credentialHeader(headers, 'x-api-key');
   const byKey = direct && direct.length <= MAX_KEY_LENGTH ? ((await verify.lookup(direct)) ?? null) : null;
   let byPair: Caller | null = null;
   for (const prefix of prefixes(marketplace)) {
@@ -96,14 +102,14 @@ export const carriesPair = (headers: Headers, marketplace: MarketplaceConfig): b
   prefixes(marketplace).some((p) => headers.has(`${p}key`));
 
 async function marketplacePair(headers: Headers, prefix: string, marketplace: MarketplaceConfig, verify: Verifier): Promise<Caller | null> {
-  const key = headers.get(`${prefix}key`);
-  const host = headers.get(`${prefix}host`);
+  const key = credentialHeader(headers, `${prefix}key`);
+  const host = credentialHeader(headers, `${prefix}host`);
   if (!key || !host || !marketplace.host || key.length > MAX_KEY_LENGTH || host !== marketplace.host) return null;
   const stored = await verify.lookup(key);
   if (stored) return stored;
-  const secret = headers.get(`${prefix}proxy-secret`);
+  const secret = credentialHeader(headers, `${prefix}proxy-secret`);
   if (marketplace.secret && secret && secret.length <= MAX_KEY_LENGTH && (await verify.secret(secret))) {
-    const plan = SUBSCRIPTIONS.get(headers.get(`${prefix}subscription`) ?? '');
+    const plan = SUBSCRIPTIONS.get(credentialHeader(headers, `${prefix}subscription`) ?? '');
     if (plan) return { plan, quotaKey: null, id: `marketplace:${plan}` };
   }
   return null;

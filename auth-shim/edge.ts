@@ -39,7 +39,7 @@ function handlerFor(env: EdgeEnv) {
         origin: new HttpOrigin(
           env.ORIGIN_URL,
           60_000,
-          env.ORIGIN_TOKEN ? (url) => fetch(url, { headers: { authorization: `Bearer ${env.ORIGIN_TOKEN}` } }) : undefined,
+          env.ORIGIN_TOKEN ? (url, init) => fetch(url, { ...init, headers: { authorization: `Bearer ${env.ORIGIN_TOKEN}` } }) : undefined,
         ),
         quotas: env.QUOTAS ? new FallbackQuotaStore(new DurableQuotaStore(env.QUOTAS), (m) => console.error(m)) : new MemoryQuotaStore(),
         keys: env.KEYS_JSON ? keyStoreFromJson(JSON.parse(env.KEYS_JSON), 'KEYS_JSON') : null,

@@ -1,30 +1,59 @@
-/** An origin read over HTTP (a CDN or static host serving the built tree): the edge entry's origin. */
+/**
+ * An origin read over HTTP (a CDN or static host serving the built tree): the edge entry's origin. Every file is
+ * held to the manifest (its size and SHA-256, each variant's too) before it is served or kept: an origin serving
+ * something else is a 502, and nothing of it is cached. Each read has a deadline, so an origin that never answers
+ * is a 502 too, not a hanging request.
+ */
 import { ENCODING_SUFFIX, TREE, type Encoding } from '../generator/contract/index.js';
 import type { Manifest } from '../generator/contract/shapes.js';
 import { OriginError, type Origin, type OriginFile } from './origin.js';
+
+async function sha256Hex(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
+  let hex = '';
+  for (const b of digest) hex += b.toString(16).padStart(2, '0');
+  return hex;
+}
 
 export class HttpOrigin implements Origin {
   private manifest: { at: number; files: Manifest['files'] } | undefined;
   private files = new Map<string, OriginFile>();
 
-  /** `base` is the URL under which `v1/` is served; the manifest is re-read every `ttlMs`. */
+  /**
+   * `base` is the URL under which `v1/` is served; the manifest is re-read every `ttlMs`; a file's read (its
+   * answer and its body) is given up after `timeoutMs`.
+   */
   // The default calls the global `fetch` unbound: Workers runtimes refuse it called as a method of another object.
   constructor(
     private base: string,
     private ttlMs = 60_000,
-    private fetcher: (url: string) => Promise<Response> = (url) => fetch(url),
+    private fetcher: (url: string, init: RequestInit) => Promise<Response> = (url, init) => fetch(url, init),
+    private timeoutMs = 10_000,
   ) {}
 
   private async fetchBytes(path: string): Promise<Uint8Array<ArrayBuffer> | null> {
-    let res: Response;
+    const url = new URL(`v1/${path}`, this.base.endsWith('/') ? this.base : this.base + '/').toString();
+    const signal = AbortSignal.timeout(this.timeoutMs);
     try {
-      res = await this.fetcher(new URL(`v1/${path}`, this.base.endsWith('/') ? this.base : this.base + '/').toString());
+      const res = await this.fetcher(url, { signal });
+      if (res.status === 404) return null;
+      if (!res.ok) throw new OriginError(`${path}: origin answered ${res.status}`);
+      return new Uint8Array(await res.arrayBuffer());
     } catch (e) {
-      throw new OriginError(`${path}: ${(e as Error).message}`);
+      if (e instanceof OriginError) throw e;
+      throw new OriginError(
+        signal.aborted ? `${path}: the origin did not answer within ${this.timeoutMs / 1000} s` : `${path}: ${(e as Error).message}`,
+      );
     }
-    if (res.status === 404) return null;
-    if (!res.ok) throw new OriginError(`${path}: origin answered ${res.status}`);
-    return new Uint8Array(await res.arrayBuffer());
+  }
+
+  /** The bytes of a file the manifest lists, held to its entry. */
+  private async verified(path: string, expected: { size: number; sha256: string }): Promise<Uint8Array<ArrayBuffer>> {
+    const bytes = await this.fetchBytes(path);
+    if (!bytes) throw new OriginError(`${path}: listed in the manifest but absent from the origin`);
+    if (bytes.byteLength !== expected.size || (await sha256Hex(bytes)) !== expected.sha256)
+      throw new OriginError(`${path}: the origin's bytes do not match the manifest (size or sha256)`);
+    return bytes;
   }
 
   private async currentManifest(): Promise<Manifest['files']> {
@@ -32,7 +61,14 @@ export class HttpOrigin implements Origin {
     if (!this.manifest || now - this.manifest.at > this.ttlMs) {
       const bytes = await this.fetchBytes(TREE.manifest);
       if (!bytes) throw new OriginError(`${TREE.manifest}: absent from the origin`);
-      this.manifest = { at: now, files: (JSON.parse(new TextDecoder().decode(bytes)) as Manifest).files };
+      let files: Manifest['files'] | undefined;
+      try {
+        files = (JSON.parse(new TextDecoder().decode(bytes)) as Manifest).files;
+      } catch {
+        // reported below
+      }
+      if (!files || typeof files !== 'object') throw new OriginError(`${TREE.manifest}: not a manifest`);
+      this.manifest = { at: now, files };
     }
     return this.manifest.files;
   }
@@ -43,13 +79,13 @@ export class HttpOrigin implements Origin {
     const etag = `"${entry.sha256}"`;
     const cached = this.files.get(path);
     if (cached?.etag === etag) return cached;
-    // The file and its compressed variants, fetched together once per tree.
-    const names = [path, ...Object.keys(entry.encodings ?? {}).map((e) => path + ENCODING_SUFFIX[e as Encoding])];
-    const [bytes, ...variants] = await Promise.all(names.map((n) => this.fetchBytes(n)));
-    names.forEach((n, i) => {
-      if (!(i === 0 ? bytes : variants[i - 1])) throw new OriginError(`${n}: listed in the manifest but absent from the origin`);
-    });
-    const encoded = Object.entries(entry.encodings ?? {}).map(([e, d], i) => [e, { bytes: variants[i]!, etag: `"${d!.sha256}"` }]);
+    // The file and its compressed variants, fetched together once per tree, each checked against the manifest.
+    const codings = Object.entries(entry.encodings ?? {}) as [Encoding, { size: number; sha256: string }][];
+    const [bytes, ...variants] = await Promise.all([
+      this.verified(path, entry),
+      ...codings.map(([e, d]) => this.verified(path + ENCODING_SUFFIX[e], d)),
+    ]);
+    const encoded = codings.map(([e, d], i) => [e, { bytes: variants[i]!, etag: `"${d.sha256}"` }]);
     if (this.files.size >= 1024) this.files.delete(this.files.keys().next().value!);
     const file: OriginFile = { bytes: bytes!, etag, ...(encoded.length ? { encoded: Object.fromEntries(encoded) } : {}) };
     this.files.set(path, file);

@@ -8,6 +8,7 @@
  */
 import {
   carriesPair,
+  credentialHeader,
   constantTimeEqual,
   identify,
   keyCaller,
@@ -46,7 +47,7 @@ export class CredentialCheck implements Verifier {
   caller(headers: Headers): Caller | Promise<Caller> {
     if (this.keysNow() === null && !this.marketplace.secret)
       throw new Refusal('gateway_not_configured', 'No credential source is configured on this gateway');
-    const direct = headers.get('x-api-key');
+    const direct = credentialHeader(headers, 'x-api-key');
     // A known key alone is answered at once; with a marketplace pair beside it, the higher plan applies (decision 28).
     const hit = direct && !carriesPair(headers, this.marketplace) ? this.known.get(direct) : undefined;
     return hit ?? identify(headers, this.marketplace, this).then(admitted);

@@ -59,4 +59,13 @@ describe('step: credential', () => {
       expect(await check.caller(headers({ 'x-api-key': 'nobody', ...pair('ULTRA') }))).toMatchObject({ plan: 'ultra' });
     }
   });
+
+  it('a key with whitespace around it is the same key, as Node hands it over, where a Workers runtime keeps it', async () => {
+    const hash = await sha256Hex('spaced-key');
+    const check = new CredentialCheck(new Map([[hash, { sha256: hash, plan: 'ultra', label: 's' }]]), {});
+    // Headers as a runtime that does not trim values hands them over (the Fetch spec's Headers would trim).
+    const raw = (h: Record<string, string>) => ({ get: (n: string) => h[n] ?? null, has: (n: string) => n in h }) as unknown as Headers;
+    expect(await check.caller(raw({ 'x-api-key': 'spaced-key ' }))).toMatchObject({ plan: 'ultra' });
+    expect(await check.caller(raw({ 'x-api-key': '\tspaced-key' }))).toMatchObject({ plan: 'ultra' });
+  });
 });

@@ -1,0 +1,79 @@
+/**
+ * The edge's origin, read over HTTP from an origin that misbehaves: bytes that are not the manifest's are a 502
+ * and are not kept (the right bytes are served once the origin recovers), and an origin that never answers is a
+ * 502 within the deadline, not a hanging request.
+ */
+import { readFileSync } from 'node:fs';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHandler } from '../../auth-shim/handler.js';
+import { HttpOrigin } from '../../auth-shim/http-origin.js';
+import { OriginError } from '../../auth-shim/origin.js';
+import { loadKeys } from '../../auth-shim/node/server.js';
+import { KEY, KEYS_FILE, builtTree } from './tree.js';
+
+let server: Server;
+let base = '';
+let tree = '';
+/** How the origin answers a path, when not with the file as it is. */
+const misbehave = new Map<string, (res: ServerResponse) => void>();
+const RISK = 'v1/assets/BTC/risk.json';
+
+beforeAll(async () => {
+  tree = builtTree();
+  server = createServer((req, res) => {
+    const path = req.url!.slice(1);
+    const odd = misbehave.get(path);
+    if (odd) return odd(res);
+    try {
+      res.writeHead(200).end(readFileSync(join(tree, path)));
+    } catch {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  base = `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
+});
+afterAll(() => {
+  server.closeAllConnections();
+  server.close();
+});
+
+describe('HttpOrigin', () => {
+  it('serves a file only once its bytes are the manifest’s; garbage is an OriginError and is not kept', async () => {
+    const origin = new HttpOrigin(base, 60_000, undefined, 1_000);
+    misbehave.set(RISK, (res) => res.writeHead(200).end(Buffer.alloc(3196, 'x')));
+    await expect(origin.get('assets/BTC/risk.json')).rejects.toThrow(
+      new OriginError("assets/BTC/risk.json: the origin's bytes do not match the manifest (size or sha256)"),
+    );
+    misbehave.set(`${RISK}.br`, (res) => res.writeHead(200).end('not brotli'));
+    misbehave.delete(RISK);
+    await expect(origin.get('assets/BTC/risk.json')).rejects.toThrow(/risk\.json\.br: the origin's bytes do not match the manifest/);
+    misbehave.clear();
+    const file = (await origin.get('assets/BTC/risk.json'))!;
+    expect(Buffer.from(file.bytes)).toEqual(readFileSync(join(tree, RISK)));
+  });
+
+  it('gives up on an origin that never answers within its deadline', async () => {
+    const origin = new HttpOrigin(base, 60_000, undefined, 300);
+    misbehave.set('v1/_manifest.json', () => {});
+    const start = performance.now();
+    await expect(origin.get('assets/BTC/risk.json')).rejects.toThrow(
+      new OriginError('_manifest.json: the origin did not answer within 0.3 s'),
+    );
+    expect(performance.now() - start).toBeLessThan(2_000);
+    misbehave.clear();
+  });
+
+  it('the shim answers 502 upstream_error for either, never garbage under the manifest’s ETag', async () => {
+    const handle = createHandler({ origin: new HttpOrigin(base, 60_000, undefined, 300), keys: loadKeys(KEYS_FILE) });
+    const get = () => handle(new Request('http://shim.test/v1/assets/BTC/risk', { headers: { 'X-API-Key': KEY.pro } }));
+    misbehave.set(RISK, (res) => res.writeHead(200).end(Buffer.alloc(3196, 'x')));
+    const res = await get();
+    expect(res.status).toBe(502);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('upstream_error');
+    misbehave.clear();
+    expect((await get()).status).toBe(200);
+  });
+});
