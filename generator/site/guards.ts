@@ -1,6 +1,7 @@
 /**
  * Checks on what a page says beyond its own markup (decision 27's guards), made where the catalogue and `--now`
- * are known: a page is the asset its file name says, and no reading is dated after `--now` by more than a day.
+ * are known: a page is the asset its file name says, and no reading is dated after `--now` by more than a day, or
+ * before 2000.
  * A page that fails one is treated like a page that cannot be read: the build fails, or carries its previous
  * reading forward under --keep-going.
  */
@@ -15,6 +16,8 @@ export interface GuardProblem {
 }
 
 const DAY_MS = 86_400_000;
+/** No model the site publishes reads anything before this: a reading dated earlier is a broken stamp, never data. */
+const EARLIEST = Date.UTC(2000, 0, 1);
 const upper = (s: string) => s.toUpperCase();
 
 interface CatalogIndex {
@@ -92,6 +95,10 @@ function guardPage(result: PageResult, ref: PageRef, asset: Asset | null, index:
   for (const [field, date, days] of datesOf(result)) {
     if (instantOf(date) > Date.parse(now) + days * DAY_MS) {
       const found = `dated ${date}, more than ${days === 1 ? 'one day' : `${days} days`} after --now (${now})`;
+      return { field, found, message: `${ref.file}: ${field}: ${found}` };
+    }
+    if (instantOf(date) < EARLIEST) {
+      const found = `dated ${date}, before 2000: no reading the site publishes is that old (a stamp at the epoch?)`;
       return { field, found, message: `${ref.file}: ${field}: ${found}` };
     }
   }
