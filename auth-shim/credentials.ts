@@ -97,6 +97,13 @@ export async function identify(headers: Headers, marketplace: MarketplaceConfig,
   return PLANS.indexOf(byPair.plan) > PLANS.indexOf(byKey.plan) ? byPair : byKey;
 }
 
+/** The credential header forms a request tries, by the names it used: `X-API-Key`, `x-rapidapi-key and x-rapidapi-host`. */
+export function triedForms(headers: Headers, marketplace: MarketplaceConfig): string[] {
+  const forms = headers.has('x-api-key') ? ['X-API-Key'] : [];
+  for (const p of prefixes(marketplace)) if (headers.has(`${p}key`) || headers.has(`${p}host`)) forms.push(`the ${p}key and ${p}host pair`);
+  return forms;
+}
+
 /** Whether the request carries a marketplace key under any of its header names (then it is not a direct key alone). */
 export const carriesPair = (headers: Headers, marketplace: MarketplaceConfig): boolean =>
   prefixes(marketplace).some((p) => headers.has(`${p}key`));

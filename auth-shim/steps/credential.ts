@@ -9,6 +9,7 @@
 import {
   carriesPair,
   credentialHeader,
+  triedForms,
   constantTimeEqual,
   identify,
   keyCaller,
@@ -50,7 +51,7 @@ export class CredentialCheck implements Verifier {
     const direct = credentialHeader(headers, 'x-api-key');
     // A known key alone is answered at once; with a marketplace pair beside it, the higher plan applies (decision 28).
     const hit = direct && !carriesPair(headers, this.marketplace) ? this.known.get(direct) : undefined;
-    return hit ?? identify(headers, this.marketplace, this).then(admitted);
+    return hit ?? identify(headers, this.marketplace, this).then((caller) => admitted(caller, headers, this.marketplace));
   }
 
   lookup(key: string): Caller | undefined | Promise<Caller | undefined> {
@@ -87,8 +88,18 @@ export class CredentialCheck implements Verifier {
   }
 }
 
-function admitted(caller: Caller | null): Caller {
-  if (!caller)
-    throw new Refusal('unauthorized', 'A valid X-API-Key header, or the x-marketplace-key and x-marketplace-host pair, is required');
-  return caller;
+/** The challenge of every 401 (decision 33): the direct key is the credential a client can always send. */
+const CHALLENGE = { 'WWW-Authenticate': 'ApiKey header="X-API-Key"' };
+
+/** 401 unless a caller was found; the message names the header forms the request tried (decision 33). */
+function admitted(caller: Caller | null, headers: Headers, marketplace: MarketplaceConfig): Caller {
+  if (caller) return caller;
+  const tried = triedForms(headers, marketplace);
+  throw new Refusal(
+    'unauthorized',
+    tried.length
+      ? `The credential sent in ${tried.join(', and in ')} is not valid`
+      : 'A valid X-API-Key header, or the x-marketplace-key and x-marketplace-host pair, is required',
+    CHALLENGE,
+  );
 }

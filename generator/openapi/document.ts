@@ -35,7 +35,12 @@ const okHeaders = {
 };
 const common = {
   '304': { description: 'Not modified: If-None-Match matched the ETag (decision 18).' },
-  '401': error('No valid credential', ['unauthorized']),
+  '401': error('No valid credential; the message names the header forms the request tried', ['unauthorized'], {
+    'WWW-Authenticate': {
+      schema: { type: 'string', const: 'ApiKey header="X-API-Key"' },
+      description: 'The credential this API takes: a key in the X-API-Key header.',
+    },
+  }),
   '403': error('The plan does not cover the asset or endpoint; the message names the asset and the plan needed', ['plan_required']),
   '405': error('Any method but GET; an Allow: GET header is sent (decision 10)', ['method_not_allowed'], {
     Allow: { schema: { type: 'string', const: 'GET' } },

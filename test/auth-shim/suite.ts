@@ -243,7 +243,22 @@ export function shimSuite(name: string, setup: () => { call: Call; out: string }
         expect(JSON.parse(text).error.code).toBe('unauthorized');
         expect(text).not.toContain(secretish);
         expect(text).not.toContain(KEY.pro);
+        expect(res.headers.get('www-authenticate')).toBe('ApiKey header="X-API-Key"');
       }
+    });
+
+    it('a 401 names the credential forms the request tried (decision 33)', async () => {
+      const { call } = setup();
+      const message = async (headers: Record<string, string>) =>
+        ((await (await call('/v1/assets/BTC/risk', { headers })).json()) as { error: { message: string } }).error.message;
+      expect(await message({ 'X-API-Key': 'rr_wrong' })).toBe('The credential sent in X-API-Key is not valid');
+      expect(await message({ 'X-RapidAPI-Key': 'k', 'X-RapidAPI-Host': 'nope.example' })).toBe(
+        'The credential sent in the x-rapidapi-key and x-rapidapi-host pair is not valid',
+      );
+      expect(await message({ 'X-API-Key': 'rr_wrong', 'x-marketplace-key': 'k' })).toBe(
+        'The credential sent in X-API-Key, and in the x-marketplace-key and x-marketplace-host pair is not valid',
+      );
+      expect(await message({})).toMatch(/^A valid X-API-Key header/);
     });
 
     it('accepts the marketplace pair with a stored key, and either form when both are sent', async () => {
