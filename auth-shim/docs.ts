@@ -60,11 +60,20 @@ const text = (body: string, headers: Record<string, string>) => {
 };
 
 /** The docs response for a path under /docs, or null when the path is not one of the page's. */
-export async function docsResponse(request: Request, pathname: string, files: DocsFiles): Promise<Response | null> {
+export async function docsResponse(
+  request: Request,
+  pathname: string,
+  files: DocsFiles,
+  extra: Record<string, string> = {},
+): Promise<Response | null> {
   if (pathname === '/docs' || pathname === '/docs/')
-    return text(PAGE, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': CSP });
-  if (pathname === '/docs/init.js') return text(INIT, { 'Content-Type': 'text/javascript; charset=utf-8' });
+    return text(PAGE, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': CSP, ...extra });
+  if (pathname === '/docs/init.js') return text(INIT, { 'Content-Type': 'text/javascript; charset=utf-8', ...extra });
   const name = pathname.slice('/docs/'.length);
   if (!pathname.startsWith('/docs/') || !Object.hasOwn(DOCS_FILES, name)) return null;
-  return fileResponse(request, await files(name as DocsFileName), { 'Content-Type': DOCS_FILES[name as DocsFileName], ...HEADERS });
+  return fileResponse(request, await files(name as DocsFileName), {
+    'Content-Type': DOCS_FILES[name as DocsFileName],
+    ...HEADERS,
+    ...extra,
+  });
 }

@@ -16,7 +16,7 @@ import { bulkAllowed, coveredAsset, coveredUniverse, signalAsset } from './steps
 import { Bodies } from './steps/body.js';
 import { CredentialCheck, type KeySource } from './steps/credential.js';
 import { bulkSymbols, historyQuery } from './steps/parameters.js';
-import { charged, type RateHeaders } from './steps/quota.js';
+import { charged } from './steps/quota.js';
 import { boundedQuery, getOnly, routeOf, type Route } from './steps/route.js';
 
 export type { KeySource } from './steps/credential.js';
@@ -44,6 +44,8 @@ export interface ShimOptions {
 export interface AccessEvent {
   method: string;
   path: string;
+  /** The response's X-Request-Id (decision 31). */
+  request_id: string;
   /** The route's name (`risk`, `history`, ..., `docs`), or `none` when no route matched. */
   route: string;
   status: number;
@@ -70,7 +72,7 @@ export function createHandler(options: ShimOptions): (request: Request) => Promi
   const dataCache = { 'Cache-Control': 'private, max-age=60', Vary: credentialHeaders(marketplace).join(', ') };
 
   /** Parameters, access and body of a data route, for a caller already admitted. */
-  async function serve(request: Request, url: URL, r: DataRoute, plan: Plan, headers: RateHeaders): Promise<Response> {
+  async function serve(request: Request, url: URL, r: DataRoute, plan: Plan, headers: Record<string, string>): Promise<Response> {
     const out = { ...dataCache, ...headers };
     if (r.name === 'assets') return bodies.file(request, TREE.assetList(plan), out);
     if (r.name === 'bulk') {
@@ -95,19 +97,20 @@ export function createHandler(options: ShimOptions): (request: Request) => Promi
 
   async function handle(request: Request, url: URL, seen: Seen): Promise<Response> {
     getOnly(request);
+    const id = seen.id;
     if (docs && url.pathname.startsWith('/docs')) {
-      const page = await docsResponse(request, url.pathname, docs);
+      const page = await docsResponse(request, url.pathname, docs, id);
       if (page) return ((seen.route = 'docs'), page);
     }
     const r = routeOf(url);
     seen.route = r.name;
     boundedQuery(url);
-    if (r.name === 'health') return health.response(request, now(), PUBLIC_CACHE);
-    if (r.name === 'openapi') return bodies.file(request, TREE.openapi, PUBLIC_CACHE);
+    if (r.name === 'health') return health.response(request, now(), { ...PUBLIC_CACHE, ...id });
+    if (r.name === 'openapi') return bodies.file(request, TREE.openapi, { ...PUBLIC_CACHE, ...id });
     const pendingCaller = credentials.caller(request.headers);
     const caller = (seen.caller = pendingCaller instanceof Promise ? await pendingCaller : pendingCaller);
     const pendingCharge = charged(quotas, caller, now());
-    const headers = pendingCharge instanceof Promise ? await pendingCharge : pendingCharge;
+    const headers = { ...(pendingCharge instanceof Promise ? await pendingCharge : pendingCharge), ...id };
     try {
       return await serve(request, url, r, caller.plan, headers);
     } catch (e) {
@@ -121,21 +124,22 @@ export function createHandler(options: ShimOptions): (request: Request) => Promi
     try {
       return await handle(request, url, seen);
     } catch (e) {
-      if (e instanceof Refusal) return refusalResponse(e);
+      if (e instanceof Refusal) return refusalResponse(e, seen.id);
       log(e instanceof OriginError ? `shim: upstream: ${e.message}` : `shim: unexpected ${(e as Error)?.stack ?? e}`);
-      return refusalResponse(new Refusal('upstream_error', 'The data origin could not be read'));
+      return refusalResponse(new Refusal('upstream_error', 'The data origin could not be read'), seen.id);
     }
   }
 
   return async (request) => {
     const start = performance.now();
     const url = new URL(request.url);
-    const seen: Seen = { route: 'none', caller: null };
+    const seen: Seen = { route: 'none', caller: null, id: { 'X-Request-Id': requestId(request.headers.get('x-request-id')) } };
     const res = await answer(request, url, seen);
     if (onResponse) {
       onResponse({
         method: request.method,
         path: url.pathname,
+        request_id: seen.id['X-Request-Id'],
         route: seen.route,
         status: res.status,
         plan: seen.caller?.plan ?? null,
@@ -155,4 +159,12 @@ type DataRoute = Exclude<Route, { name: 'health' | 'openapi' }>;
 interface Seen {
   route: string;
   caller: Caller | null;
+  /** The X-Request-Id header every response to this request carries. */
+  id: { 'X-Request-Id': string };
 }
+
+/**
+ * The request's id (decision 31): the caller's own X-Request-Id when it is 1-64 letters, digits, `.`, `_` or `-`,
+ * so a support ticket can quote what the client logged; otherwise a new random one.
+ */
+export const requestId = (given: string | null): string => (given && /^[A-Za-z0-9._-]{1,64}$/.test(given) ? given : crypto.randomUUID());

@@ -108,6 +108,7 @@ export function logAccess(logger: Logger, e: AccessEvent): void {
   const line = {
     method: e.method,
     path: e.path,
+    request_id: e.request_id,
     route: e.route,
     status: e.status,
     plan: e.plan,

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { errorBody, TREE, type ErrorCode } from '../../generator/contract/index.js';
 import { compress } from '../../generator/output/compress.js';
 import { keyStoreFromJson, type KeyStore } from '../credentials.js';
-import { createHandler, type KeySource } from '../handler.js';
+import { createHandler, requestId, type KeySource } from '../handler.js';
 import type { QuotaStore } from '../quota.js';
 import type { Compressor } from '../representation.js';
 import { packageDocsFiles } from './docs-files.js';
@@ -117,12 +117,12 @@ const REASONS: Record<number, string> = { 400: 'Bad Request', 405: 'Method Not A
  * A refusal written to the socket itself, for what Node takes before the handler sees a request (a request it
  * cannot parse, a CONNECT tunnel); the access log gets its line as for any other request. Returns the body's size.
  */
-function rawError(socket: Duplex, status: 400 | 405 | 431, code: ErrorCode, message: string): number {
+function rawError(socket: Duplex, status: 400 | 405 | 431, code: ErrorCode, message: string, id: string): number {
   const body = JSON.stringify(errorBody(code, message));
   if (!socket.writable) return (void socket.destroy(), 0);
   const allow = status === 405 ? 'Allow: GET\r\n' : '';
   socket.end(
-    `HTTP/1.1 ${status} ${REASONS[status]}\r\n${allow}Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${REASONS[status]}\r\n${allow}Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
   );
   return Buffer.byteLength(body);
 }
@@ -166,8 +166,8 @@ export async function startServer(o: ServeOptions): Promise<{ server: Server; or
   // Requests Node would refuse with an empty 400, answered by the shim instead: an HTTP/1.0 probe without a
   // Host gets one; a backslash, which the URL parser would read as a slash, reaches the router escaped, as sent.
   /** The access-log line of a request refused before the handler: method and path as far as they were read. */
-  const refused = (method: string, path: string, status: number, code: ErrorCode, bytes: number) =>
-    logAccess(logger, { method, path, route: 'none', status, plan: null, credential: null, code, bytes, ms: 0 });
+  const refused = (method: string, path: string, status: number, code: ErrorCode, bytes: number, id: string) =>
+    logAccess(logger, { method, path, request_id: id, route: 'none', status, plan: null, credential: null, code, bytes, ms: 0 });
   const server = createServer({ maxHeaderSize: 16_384, requireHostHeader: false }, (req: IncomingMessage, res: ServerResponse) => {
     req.headers.host ??= `${listen.host.includes(':') ? `[${listen.host}]` : listen.host}:${listen.port}`;
     if (req.url?.includes('\\')) req.url = req.url.replaceAll('\\', '%5C');
@@ -176,17 +176,19 @@ export async function startServer(o: ServeOptions): Promise<{ server: Server; or
     void listener(req, res);
   });
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
-    const bytes = rawError(socket, 405, 'method_not_allowed', 'Only GET is allowed; this API is no proxy');
-    refused('CONNECT', req.url ?? '', 405, 'method_not_allowed', bytes);
+    const id = requestId(typeof req.headers['x-request-id'] === 'string' ? req.headers['x-request-id'] : null);
+    const bytes = rawError(socket, 405, 'method_not_allowed', 'Only GET is allowed; this API is no proxy', id);
+    refused('CONNECT', req.url ?? '', 405, 'method_not_allowed', bytes, id);
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
     const overflow = err.code === 'HPE_HEADER_OVERFLOW';
     const status = overflow ? 431 : 400;
+    const id = requestId(null);
     const bytes = overflow
-      ? rawError(socket, 431, 'bad_parameter', 'The request headers are larger than 16 KB')
-      : rawError(socket, 400, 'bad_parameter', 'The request is not valid HTTP/1.1');
-    refused('', '', status, 'bad_parameter', bytes);
+      ? rawError(socket, 431, 'bad_parameter', 'The request headers are larger than 16 KB', id)
+      : rawError(socket, 400, 'bad_parameter', 'The request is not valid HTTP/1.1', id);
+    refused('', '', status, 'bad_parameter', bytes, id);
   });
   const metricsServer = metrics && (await startMetricsServer(metrics.registry, o.metricsPort!, listen.host));
   server.on('close', () => {

@@ -10,9 +10,16 @@ import { BULK_MAX_SYMBOLS, HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT, PLAN_LIMITS
 import { componentSchemas } from './schemas.js';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const requestIdHeader = {
+  'X-Request-Id': {
+    schema: { type: 'string' },
+    description:
+      'This response\'s id, for support: the request\'s own X-Request-Id when it is 1-64 letters, digits, ".", "_" or "-", else a new one.',
+  },
+};
 const error = (description: string, codes: string[], headers?: object) => ({
   description: `${description} (error.code: ${codes.join(', ')})`,
-  ...(headers ? { headers } : {}),
+  headers: { ...requestIdHeader, ...headers },
   content: { 'application/json': { schema: ref('Error') } },
 });
 const rateHeaders = {
@@ -21,6 +28,7 @@ const rateHeaders = {
   'RateLimit-Reset': { schema: { type: 'integer' }, description: 'Seconds until the window resets.' },
 };
 const okHeaders = {
+  ...requestIdHeader,
   ...rateHeaders,
   ETag: {
     schema: { type: 'string' },

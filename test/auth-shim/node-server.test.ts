@@ -140,6 +140,8 @@ describe('Node server: raw HTTP', () => {
           .map((l) => JSON.parse(l) as { msg: string; status: number; code: string; method: string });
         return parsed.filter((l) => l.msg === 'request').length >= 2 ? parsed : null;
       });
+      for (const l of lines!.filter((x) => x.msg === 'request'))
+        expect((l as { request_id?: string }).request_id).toMatch(/^[0-9a-f-]{36}$/);
       expect(lines!.filter((l) => l.msg === 'request').map((l) => [l.method, l.status, l.code])).toEqual([
         ['', 400, 'bad_parameter'],
         ['CONNECT', 405, 'method_not_allowed'],

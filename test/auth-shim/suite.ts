@@ -247,6 +247,25 @@ export function shimSuite(name: string, setup: () => { call: Call; out: string }
       }
     });
 
+    it('every response carries X-Request-Id: the caller’s own when it is well formed, else a new one (decision 31)', async () => {
+      const { call } = setup();
+      const idOf = async (path: string, headers: Record<string, string>) => (await call(path, { headers })).headers.get('x-request-id');
+      expect(await idOf('/v1/assets/BTC/risk', { ...pro, 'X-Request-Id': 'ticket-4711.a_b' })).toBe('ticket-4711.a_b');
+      for (const [path, headers] of [
+        ['/v1/assets/BTC/risk', pro],
+        ['/v1/health', {}],
+        ['/v1/assets/BTC/risk', {}],
+        ['/v1/nope', pro],
+        ['/v1/assets/BTC/risk', { ...pro, 'X-Request-Id': 'has spaces' }],
+        ['/v1/assets/BTC/risk', { ...pro, 'X-Request-Id': 'x'.repeat(65) }],
+      ] as [string, Record<string, string>][]) {
+        const id = await idOf(path, headers);
+        expect(id, path).toMatch(/^[0-9a-f-]{36}$/);
+      }
+      const a = await idOf('/v1/health', {});
+      expect(await idOf('/v1/health', {})).not.toBe(a);
+    });
+
     it('a 401 names the credential forms the request tried (decision 33)', async () => {
       const { call } = setup();
       const message = async (headers: Record<string, string>) =>
