@@ -6,7 +6,7 @@
  * Between plan and publish the ledger's invariant is checked: no build drops or rewrites a published row. A rebuild
  * whose inputs are all as before re-links the previous tree instead. Any failure leaves the previous tree as it was.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { checkLedgerKept, HistoryLossError } from './api/history.js';
@@ -26,7 +26,11 @@ export { BuildError, type BuildOptions, type BuildReport, type CarriedPage } fro
 export async function build(opts: BuildOptions): Promise<BuildReport> {
   const at = builtAt(opts.now);
   const previousSource = opts.previous ?? opts.out;
-  if (!existsSync(opts.pages)) throw new BuildError(`--pages ${opts.pages}: no such folder`, {}, []);
+  // A path that is no folder is a mistake in the command, not a passing failure: exit 2, never retried.
+  const notFolder = (option: string, path: string) =>
+    new BuildError(`${option} ${path}: ${existsSync(path) ? 'not a folder' : 'no such folder'}`, {}, [], EXIT.usage);
+  if (!isFolder(opts.pages)) throw notFolder('--pages', opts.pages);
+  if (existsSync(opts.out) && !isFolder(opts.out)) throw notFolder('--out', opts.out);
   if (!opts.init && !isUrl(previousSource) && !existsSync(previousSource)) throw noPrevious(previousSource);
   try {
     await mkdir(opts.out, { recursive: true });
@@ -117,6 +121,8 @@ async function relinkIfIdle(opened: OpenedInputs, opts: BuildOptions, at: string
   await writeCache(opts.out, { ...same, last_build: cache!.last_build, sector_sources: sectorSources }, opened.warnings);
   return buildReport(opened, { site: { parsed: 0, reused: opened.found.pages.length }, published, sectorSources });
 }
+
+const isFolder = (path: string) => statSync(path, { throwIfNoEntry: false })?.isDirectory() ?? false;
 
 /** `--now` as an ISO instant to the second, or the clock. */
 function builtAt(now?: string): string {

@@ -5,7 +5,7 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { renderVersion } from './paths.js';
-import { calendarDate, duration, HELP, httpUrl, instant, logLevel, plan, positiveInt } from './commands/options.js';
+import { calendarDate, duration, HELP, httpUrl, instant, logLevel, plan, port, positiveInt } from './commands/options.js';
 
 type Run = (...args: never[]) => Promise<void>;
 
@@ -57,14 +57,14 @@ export function program(): Command {
     .option('--keys <file>', 'the credential store (without it data endpoints answer 503); reloaded within 2 s of a change')
     .option('--quotas <file|redis://host:port|memory>', HELP.quotas)
     .addOption(new Option('--quotas-wait <duration>', HELP.quotasWait).argParser(duration('--quotas-wait')).default(30_000, '30s'))
-    .option('--port <p>', 'port', positiveInt('--port'), 8787)
+    .option('--port <p>', 'port', port('--port'), 8787)
     .option('--host <h>', 'address to listen on', '127.0.0.1')
     .option('--marketplace-host <h>', 'the listing host the x-marketplace-host header must carry')
     .option('--marketplace-secret-file <file>', 'a file holding the marketplace proxy secret (or RISK_READINGS_MARKETPLACE_SECRET)')
     .option('--marketplace-secret <s>', 'the marketplace proxy secret; visible in the process list, prefer the file or the environment')
     .option('--marketplace-name <n>', HELP.marketplaceName, 'rapidapi')
-    .option('--stale-after <duration>', HELP.staleAfter, duration('--stale-after'), 36 * 3_600_000)
-    .option('--metrics-port <p>', 'serve Prometheus metrics at http://HOST:P/metrics', positiveInt('--metrics-port'))
+    .addOption(new Option('--stale-after <duration>', HELP.staleAfter).argParser(duration('--stale-after')).default(36 * 3_600_000, '36h'))
+    .option('--metrics-port <p>', 'serve Prometheus metrics at http://HOST:P/metrics', port('--metrics-port'))
     .option('--log-level <level>', HELP.logLevel, logLevel, 'info');
 
   const keys = cli.command('keys').description('manage direct keys');
@@ -84,7 +84,7 @@ export function program(): Command {
 
   command(cli, 'preview', 'browse a built tree as plain files, no auth', () => import('./commands/preview.js').then((m) => m.run))
     .option(...tree)
-    .option('--port <p>', 'port', positiveInt('--port'), 8788)
+    .option('--port <p>', 'port', port('--port'), 8788)
     .option('--host <h>', 'address to listen on', '127.0.0.1');
 
   command(cli, 'fixtures', 'write the synthetic site as published on day N', () => import('./commands/fixtures.js').then((m) => m.run))

@@ -9,6 +9,13 @@ export const positiveInt = (name: string) => (v: string) => {
   return n;
 };
 
+/** A TCP port, 1-65535. */
+export const port = (name: string) => (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > 65_535) throw new InvalidArgumentError(`${name} takes a port from 1 to 65535, not "${v}"`);
+  return n;
+};
+
 /** A calendar date YYYY-MM-DD that exists. */
 export const calendarDate = (name: string) => (v: string) => {
   if (!isCalendarDate(v)) throw new InvalidArgumentError(`${name} takes a date YYYY-MM-DD, not "${v}"`);

@@ -71,8 +71,17 @@ export async function run(o: ServeFlags): Promise<void> {
     marketplaceHost: o.marketplaceHost,
     marketplaceSecret: secret || undefined,
     marketplaceName: o.marketplaceName,
-  }).catch(async (e) => {
+  }).catch(async (e: NodeJS.ErrnoException & { port?: number }) => {
     await quotas.close?.();
+    // A port taken or not ours to bind is the machine's state, not the command's: exit 3, named.
+    if (e.code === 'EADDRINUSE' || e.code === 'EACCES') {
+      const why = e.code === 'EADDRINUSE' ? 'already in use' : 'not permitted';
+      process.stderr.write(
+        `risk-readings serve: ${e.port === o.metricsPort ? '--metrics-port' : '--port'} ${e.port} on ${o.host}: ${why}\n`,
+      );
+      logger.flush();
+      process.exit(3);
+    }
     throw e;
   });
   // Counts reach their store before the process goes: a deploy or restart loses none of them.

@@ -147,8 +147,16 @@ export interface DiffResult {
   files: { changed: number; added: number; removed: number; unchanged: number };
 }
 
+/** `--asset` names an asset neither tree holds. */
+export class UnknownAsset extends Error {
+  constructor(readonly symbol: string) {
+    super(`--asset ${symbol}: neither tree holds that asset`);
+  }
+}
+
 export async function compareTrees(oldTree: Loader, newTree: Loader, only?: string): Promise<DiffResult> {
   const [ma, mb] = await Promise.all([oldTree.manifest(), newTree.manifest()]);
+  if (only && !ma.files[TREE.risk(only)] && !mb.files[TREE.risk(only)]) throw new UnknownAsset(only);
   const paths = new Set([...Object.keys(ma.files), ...Object.keys(mb.files)]);
   const differ = [...paths].filter((p) => ma.files[p]?.sha256 !== mb.files[p]?.sha256).sort();
   const files = {

@@ -1,6 +1,7 @@
 /** The command line as scripts and operators use it: compiled, through bin/, with its exit statuses. */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT, tempDir } from '../helpers.js';
@@ -202,6 +203,50 @@ describe('risk-readings (compiled)', () => {
     const r = run('inspect', '--json', join(root, 'no-such-page.html'));
     expect(r.status).toBe(1);
     expect(JSON.parse(r.stdout)[0]).toMatchObject({ file: join(root, 'no-such-page.html'), error: 'cannot read: no such file' });
+  });
+
+  it('one exit rule: 2 for a path or value the command got wrong, 3 for the machine (a busy port), each named', async () => {
+    const file = join(root, 'a-file.txt');
+    writeFileSync(file, 'not a folder');
+    const pages = join(cases, 'card-not-printed');
+    const expectations: [string[], number, string][] = [
+      [['build', '--pages', file, '--out', join(root, 'o1')], 2, `build failed: --pages ${file}: not a folder`],
+      [['build', '--pages', join(root, 'absent'), '--out', join(root, 'o2')], 2, `--pages ${join(root, 'absent')}: no such folder`],
+      [['build', '--pages', pages, '--out', file, '--init'], 2, `build failed: --out ${file}: not a folder`],
+      [['keys', 'list', '--keys', join(root, 'absent-keys.json')], 2, `${join(root, 'absent-keys.json')}: no such key file`],
+      [['keys', 'revoke', '--keys', join(root, 'absent-keys.json'), '--label', 'x'], 2, 'no such key file'],
+      [['serve', '--public', root, '--port', '99999'], 2, '--port takes a port from 1 to 65535, not "99999"'],
+    ];
+    for (const [args, status, message] of expectations) {
+      const r = run(...args);
+      expect(r.status, args.join(' ')).toBe(status);
+      expect(r.stderr, args.join(' ')).toContain(message);
+    }
+    const tree = join(root, 'diff-tree');
+    expect(
+      run(
+        'build',
+        '--pages',
+        join(cases, 'missing-model-page'),
+        '--out',
+        tree,
+        '--init',
+        '--catalog',
+        join(cases, 'missing-model-page', 'catalog.json'),
+      ).status,
+    ).toBe(0);
+    const unknown = run('diff', tree, tree, '--asset', 'NOPE');
+    expect([unknown.status, unknown.stderr]).toEqual([2, 'risk-readings diff: --asset NOPE: neither tree holds that asset\n']);
+    // A port another process holds: the machine's state, exit 3 naming the port.
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', () => resolve()));
+    const busy = String((holder.address() as { port: number }).port);
+    try {
+      const r = run('serve', '--public', tree, '--port', busy, '--quotas', 'memory');
+      expect([r.status, r.stderr.trim()]).toEqual([3, `risk-readings serve: --port ${busy} on 127.0.0.1: already in use`]);
+    } finally {
+      holder.close();
+    }
   });
 
   it('check takes --public like serve and preview; --out still works, with a deprecation note', () => {
