@@ -8,6 +8,7 @@ const UNIT = [
   'test/generator/plan-tree.test.ts',
   'test/auth-shim/steps/**/*.test.ts',
   'test/boundaries.test.ts',
+  'test/package.test.ts',
 ];
 
 export default defineConfig({
