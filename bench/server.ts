@@ -3,6 +3,7 @@
  * (`--log-level silent`), `bare` (node:http sending the same bytes) or `static` (serve-handler). Prints its URL.
  */
 import { credentialHeaders } from '../auth-shim/credentials.js';
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
@@ -51,8 +52,9 @@ if (kind === 'shim' || kind === 'shim-quiet') {
     'RateLimit-Reset': '30',
   };
   url = await listen(
+    // Each response with an id of its own, as the shim sends (decision 31).
     createServer((_req, res) => {
-      res.writeHead(200, headers);
+      res.writeHead(200, { ...headers, 'X-Request-Id': randomUUID() });
       res.end(body);
     }),
   );

@@ -25,6 +25,12 @@ export async function decoded(res: Response): Promise<Buffer> {
 export type Call = (path: string, init?: { headers?: Record<string, string>; method?: string }) => Promise<Response>;
 
 const pro = { 'X-API-Key': KEY.pro };
+/** A marketplace pair admitted by the proxy secret the test servers are configured with; the plan goes beside it. */
+const PROXY_PAIR = {
+  'x-marketplace-key': 'any-subscriber-key',
+  'x-marketplace-host': 'risk-readings.marketplace.example',
+  'x-marketplace-proxy-secret': 'proxy-secret-for-tests',
+};
 const basic = { 'X-API-Key': KEY.basic };
 const ultra = { 'X-API-Key': KEY.ultra };
 
@@ -296,12 +302,7 @@ export function shimSuite(name: string, setup: () => { call: Call; out: string }
 
     it('a valid basic key beside a valid pro marketplace pair: the pro plan applies (decision 28)', async () => {
       const { call } = setup();
-      const pair = {
-        'x-marketplace-key': 'any-subscriber-key',
-        'x-marketplace-host': 'risk-readings.marketplace.example',
-        'x-marketplace-proxy-secret': 'proxy-secret-for-tests',
-        'x-marketplace-subscription': 'PRO',
-      };
+      const pair = { ...PROXY_PAIR, 'x-marketplace-subscription': 'PRO' };
       expect((await call('/v1/assets/AERO/risk', { headers: { 'X-API-Key': KEY.basic } })).status).toBe(403);
       for (let i = 0; i < 2; i++) {
         const res = await call('/v1/assets/AERO/risk', { headers: { 'X-API-Key': KEY.basic, ...pair } });
@@ -312,11 +313,7 @@ export function shimSuite(name: string, setup: () => { call: Call; out: string }
 
     it('accepts the marketplace proxy secret with the plan from x-marketplace-subscription, without counting quotas', async () => {
       const { call } = setup();
-      const base = {
-        'x-marketplace-key': 'any-subscriber-key',
-        'x-marketplace-host': 'risk-readings.marketplace.example',
-        'x-marketplace-proxy-secret': 'proxy-secret-for-tests',
-      };
+      const base = PROXY_PAIR;
       const res = await call('/v1/assets/AERO/risk', { headers: { ...base, 'x-marketplace-subscription': 'PRO' } });
       expect(res.status).toBe(200);
       expect(res.headers.get('ratelimit-limit')).toBeNull();
