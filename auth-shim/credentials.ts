@@ -104,9 +104,8 @@ export function triedForms(headers: Headers, marketplace: MarketplaceConfig): st
   return forms;
 }
 
-/** Whether the request carries a marketplace key under any of its header names (then it is not a direct key alone). */
-export const carriesPair = (headers: Headers, marketplace: MarketplaceConfig): boolean =>
-  prefixes(marketplace).some((p) => headers.has(`${p}key`));
+/** The header names a marketplace key may arrive under: a request carrying one is not a direct key alone. */
+export const pairKeyHeaders = (marketplace: MarketplaceConfig): string[] => prefixes(marketplace).map((p) => `${p}key`);
 
 async function marketplacePair(headers: Headers, prefix: string, marketplace: MarketplaceConfig, verify: Verifier): Promise<Caller | null> {
   const key = credentialHeader(headers, `${prefix}key`);

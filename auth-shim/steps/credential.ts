@@ -7,7 +7,7 @@
  * empties them. The caller object is built once per key, so a known key costs one map lookup.
  */
 import {
-  carriesPair,
+  pairKeyHeaders,
   credentialHeader,
   triedForms,
   constantTimeEqual,
@@ -36,12 +36,14 @@ export class CredentialCheck implements Verifier {
   private readonly unknown = new Set<string>();
   private readonly secrets = new Map<string, boolean>();
   private store: KeyStore | null | undefined;
+  private readonly pairKeys: string[];
 
   constructor(
     keys: KeyStore | KeySource | null,
     private readonly marketplace: MarketplaceConfig,
   ) {
     this.source = keys && 'current' in keys ? keys : { current: () => keys as KeyStore | null };
+    this.pairKeys = pairKeyHeaders(marketplace);
   }
 
   /** The caller behind the request's headers. Synchronous for a direct key seen before. */
@@ -50,7 +52,7 @@ export class CredentialCheck implements Verifier {
       throw new Refusal('gateway_not_configured', 'No credential source is configured on this gateway');
     const direct = credentialHeader(headers, 'x-api-key');
     // A known key alone is answered at once; with a marketplace pair beside it, the higher plan applies (decision 28).
-    const hit = direct && !carriesPair(headers, this.marketplace) ? this.known.get(direct) : undefined;
+    const hit = direct && !this.pairKeys.some((h) => headers.has(h)) ? this.known.get(direct) : undefined;
     return hit ?? identify(headers, this.marketplace, this).then((caller) => admitted(caller, headers, this.marketplace));
   }
 
