@@ -4,12 +4,13 @@
  * check of an idle rebuild; `readInputs` reads the rest (the ledgers, the pages, the readings carried for pages
  * that failed). Each throws the BuildError of an input the build cannot publish from.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fg from 'fast-glob';
 import { buildReport, BuildError, type BuildOptions, type CarriedPage } from './build-report.js';
+import { EXIT } from './exit.js';
 import { loadCatalog, UNIVERSES, type Asset } from './catalog/catalog.js';
 import type { HistoryRow } from './api/history.js';
 import type { AssetRisk } from './api/asset-risk.js';
@@ -46,7 +47,7 @@ export type OpenedInputs = Awaited<ReturnType<typeof openInputs>>;
 
 /** What a build reads before its pages and ledgers. */
 export async function openInputs(opts: BuildOptions, previousSource: string) {
-  const catalog = loadCatalog(opts.catalog);
+  const catalog = readCatalog(opts.catalog);
   const warnings: string[] = [];
   const { recovered, removed } = await tidy(opts.out);
   const tidied = [...(recovered ? [`recovered ${recovered} as v1`] : []), ...removed.map((r) => `removed ${r}`)];
@@ -188,6 +189,15 @@ export const noPrevious = (source: string) =>
     {},
     [],
   );
+
+/** The catalogue: a --catalog that does not exist is the command's mistake (exit 2), one that does not parse the input's (1). */
+function readCatalog(file: string | undefined): Asset[] {
+  try {
+    return loadCatalog(file);
+  } catch (e) {
+    throw new BuildError((e as Error).message, {}, [], file !== undefined && !existsSync(file) ? EXIT.usage : EXIT.input);
+  }
+}
 
 /**
  * The generator's own code, hashed: any change to what the build writes changes this, version bump or not, so

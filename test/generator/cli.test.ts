@@ -213,6 +213,16 @@ describe('risk-readings (compiled)', () => {
       [['build', '--pages', file, '--out', join(root, 'o1')], 2, `build failed: --pages ${file}: not a folder`],
       [['build', '--pages', join(root, 'absent'), '--out', join(root, 'o2')], 2, `--pages ${join(root, 'absent')}: no such folder`],
       [['build', '--pages', pages, '--out', file, '--init'], 2, `build failed: --out ${file}: not a folder`],
+      [
+        ['build', '--pages', pages, '--out', join(root, 'o3'), '--init', '--catalog', join(root, 'absent.json')],
+        2,
+        'cannot read the catalogue (ENOENT',
+      ],
+      [
+        ['build', '--pages', pages, '--out', join(root, 'o4'), '--init', '--catalog', file],
+        1,
+        `build failed: ${file}: cannot read the catalogue (`,
+      ],
       [['keys', 'list', '--keys', join(root, 'absent-keys.json')], 2, `${join(root, 'absent-keys.json')}: no such key file`],
       [['keys', 'revoke', '--keys', join(root, 'absent-keys.json'), '--label', 'x'], 2, 'no such key file'],
       [['serve', '--public', root, '--port', '99999'], 2, '--port takes a port from 1 to 65535, not "99999"'],
