@@ -44,7 +44,7 @@ export const ModelVersion = api(
     .record(z.string().regex(/^[a-z0-9_]+$/), z.string().regex(/^\d+$/))
     .nullable()
     .describe(
-      'Decision 16: one entry per model that produced a reading in the response, keyed by the model name without its version; null only where the response holds no reading.',
+      'One entry per model that produced a reading in the response, keyed by the model name without its version; null only where the response holds no reading.',
     ),
 );
 export const Universe = api('Universe', z.enum(UNIVERSES));
@@ -152,7 +152,7 @@ export const AssetRisk = api(
     dca: Dca.nullable(),
     market_context: MarketContext,
     stale_models: modelKeys().describe(
-      "Decision 17: AssetRisk keys of readings more than three days behind the asset's newest page, sorted.",
+      "AssetRisk keys of readings more than three days behind the asset's newest page, sorted.",
     ),
   }),
 );
@@ -178,9 +178,9 @@ export const AssetList = api(
       free_tier: z.object({ rule: z.literal(FREE_TIER_RULE), symbols: z.array(z.string()) }),
       asset_count: count(),
       total_asset_count: count(),
-      tier: z.enum(PLANS).describe('Decision 1.'),
+      tier: z.enum(PLANS).describe('The plan whose list this is.'),
     })
-    .describe('Decision 15: a basic caller sees only the free-tier assets, with total_asset_count the whole catalogue.'),
+    .describe('A basic caller sees only the free-tier assets, with total_asset_count the whole catalogue.'),
 );
 export const HistoryRow = api(
   'HistoryRow',
@@ -229,7 +229,7 @@ export const Summary = api(
         mean: numOrNull(),
         bands: z
           .object({ accumulation: count(), mid_cycle: count(), late_cycle: count(), cycle_top: count() })
-          .describe('Decision 7: accumulation s < 25, mid_cycle 25 <= s < 50, late_cycle 50 <= s < 75, cycle_top s >= 75.'),
+          .describe('Accumulation s < 25, mid_cycle 25 <= s < 50, late_cycle 50 <= s < 75, cycle_top s >= 75.'),
         lowest: ranked(),
         highest: ranked(),
       }),
@@ -240,7 +240,7 @@ export const Summary = api(
         fear_greed: z.object({ value: numOrNull(), label: z.string().nullable(), provider: z.string() }).nullable(),
       }),
     })
-    .describe('Decision 8: counts are always integers; a median, mean or share with nothing to aggregate is null.'),
+    .describe('Counts are always integers; a median, mean or share with nothing to aggregate is null.'),
 );
 export const DcaSignal = api(
   'DcaSignal',
@@ -267,7 +267,7 @@ export const Health = api(
     status: z
       .enum(['ok', 'stale'])
       .describe(
-        "Decision 26: stale once newest_reading is older than the gateway's limit (36 hours unless configured); the status code stays 200.",
+        "Stale once newest_reading is older than the gateway's limit (36 hours unless configured); the status code stays 200.",
       ),
     api_version: z.literal(API_VERSION),
     render_version: z.string(),
@@ -284,7 +284,7 @@ export const ErrorBody = api(
       error: z.object({ code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]), message: z.string() }),
       disclaimer: Disclaimer,
     })
-    .describe('Decision 3: exactly error {code, message} and disclaimer; no as_of or model_version.'),
+    .describe('Exactly error {code, message} and disclaimer; no as_of or model_version.'),
 );
 
 /** The response envelope around every data response. */

@@ -6,6 +6,7 @@
  * does not break when v1 adds a field, with `servers` and one example response per operation from the build.
  */
 import { API_VERSION, SYMBOL_PATTERN, UNIVERSES } from '../contract/constants.js';
+import { errorBody, type ErrorCode } from '../contract/errors.js';
 import { BULK_MAX_SYMBOLS, HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT, PLAN_LIMITS } from '../contract/plans.js';
 import { componentSchemas } from './schemas.js';
 
@@ -17,10 +18,34 @@ const requestIdHeader = {
       'This response\'s id, for support: the request\'s own X-Request-Id when it is 1-64 letters, digits, ".", "_" or "-", else a new one.',
   },
 };
-const error = (description: string, codes: string[], headers?: object) => ({
+/** A message the gateway sends with each code, for the examples: what a client meets, not a template. */
+const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
+  bad_symbol: 'A symbol is 1 to 20 letters, digits, _ . -',
+  bad_universe: 'A universe name is 1 to 40 letters, digits, _ or -',
+  bad_parameter: 'limit must be an integer from 1 to 1000',
+  too_many_symbols: '26 symbols requested; at most 25 per call',
+  unauthorized: 'The credential sent in X-API-Key is not valid',
+  plan_required: 'NVDA requires the pro or ultra plan; your plan is basic.',
+  not_found: 'No such endpoint; see /v1/openapi.json and /docs',
+  unknown_asset: 'No asset NOTSERVED is served',
+  unknown_universe: 'No universe europe; the universes are crypto, ai_infrastructure, quantum, bitcoin_equities, us_stock_market',
+  no_signal: 'SPY has no regression model, so no DCA signal',
+  method_not_allowed: 'POST is not allowed: the API is read-only; use GET',
+  rate_limited: "Quota exceeded: the basic plan's 5 requests per minute; retry in 41 s",
+  quota_exceeded: "Quota exceeded: the basic plan's 1000 requests this month (UTC); retry in 432000 s",
+  upstream_error: 'The data origin could not be read',
+  gateway_not_configured: 'No credential source is configured on this gateway',
+};
+/** An error response: its description names its codes, and each code has an example body of its own. */
+const error = (description: string, codes: ErrorCode[], headers?: object) => ({
   description: `${description} (error.code: ${codes.join(', ')})`,
   headers: { ...requestIdHeader, ...headers },
-  content: { 'application/json': { schema: ref('Error') } },
+  content: {
+    'application/json': {
+      schema: ref('Error'),
+      examples: Object.fromEntries(codes.map((code) => [code, { summary: code, value: errorBody(code, EXAMPLE_MESSAGES[code]) }])),
+    },
+  },
 });
 const rateHeaders = {
   'RateLimit-Limit': { schema: { type: 'integer' }, description: 'Requests allowed in the current per-minute window.' },
@@ -32,17 +57,17 @@ const okHeaders = {
   ...rateHeaders,
   ETag: {
     schema: { type: 'string' },
-    description: 'Strong tag from the build manifest (decision 18), one per content coding; If-None-Match matches any of them.',
+    description: 'Strong tag from the build manifest, one per content coding; If-None-Match matches any of them.',
   },
   'Cache-Control': { schema: { type: 'string', const: 'private, max-age=60' } },
   Vary: { schema: { type: 'string' }, description: 'Every credential header the gateway reads, and Accept-Encoding for bodies over 1 KB.' },
   'Content-Encoding': {
     schema: { type: 'string', enum: ['br', 'gzip'] },
-    description: "Decision 23: bodies over 1 KB as the request's Accept-Encoding allows, br preferred.",
+    description: "Bodies over 1 KB as the request's Accept-Encoding allows, br preferred.",
   },
 };
 const common = {
-  '304': { description: 'Not modified: If-None-Match matched the ETag (decision 18).' },
+  '304': { description: 'Not modified: If-None-Match matched the ETag.' },
   '401': error('No valid credential; the message names the header forms the request tried', ['unauthorized'], {
     'WWW-Authenticate': {
       schema: { type: 'string', const: 'ApiKey header="X-API-Key"' },
@@ -50,14 +75,13 @@ const common = {
     },
   }),
   '403': error('The plan does not cover the asset or endpoint; the message names the asset and the plan needed', ['plan_required']),
-  '405': error('Any method but GET; an Allow: GET header is sent (decision 10)', ['method_not_allowed'], {
+  '405': error('Any method but GET; an Allow: GET header is sent', ['method_not_allowed'], {
     Allow: { schema: { type: 'string', const: 'GET' } },
   }),
-  '429': error(
-    'Per-minute window or calendar-month (UTC) quota exceeded, per credential (decision 6)',
-    ['rate_limited', 'quota_exceeded'],
-    { 'Retry-After': { schema: { type: 'integer' } }, ...rateHeaders },
-  ),
+  '429': error('Per-minute window or calendar-month (UTC) quota exceeded, per credential', ['rate_limited', 'quota_exceeded'], {
+    'Retry-After': { schema: { type: 'integer' } },
+    ...rateHeaders,
+  }),
   '502': error('The data origin could not be read', ['upstream_error']),
   '503': error('The gateway has no credential source configured', ['gateway_not_configured']),
 };
@@ -68,7 +92,7 @@ const symbolParam = {
   name: 'symbol',
   in: 'path',
   required: true,
-  description: 'Case-insensitive; answered with the canonical symbol (decision 11).',
+  description: 'Case-insensitive; answered with the canonical symbol.',
   schema: { type: 'string', pattern: SYMBOL_PATTERN.source },
 };
 const date = { type: 'string', format: 'date' };
@@ -116,7 +140,7 @@ export function openApiDocument(o: DocumentOptions = {}) {
             name: 'limit',
             in: 'query',
             schema: { type: 'integer', minimum: 1, maximum: HISTORY_MAX_LIMIT, default: HISTORY_DEFAULT_LIMIT },
-            description: `Decision 5: clamped to the plan's cap (basic ${PLAN_LIMITS.basic.historyCap}); when omitted, ${HISTORY_DEFAULT_LIMIT} or the cap if smaller. Not an integer in 1..${HISTORY_MAX_LIMIT}: 400 bad_parameter.`,
+            description: `Clamped to the plan's cap (basic ${PLAN_LIMITS.basic.historyCap}); when omitted, ${HISTORY_DEFAULT_LIMIT} or the cap if smaller. Not an integer in 1..${HISTORY_MAX_LIMIT}: 400 bad_parameter.`,
           },
           {
             name: 'cursor',
@@ -124,7 +148,7 @@ export function openApiDocument(o: DocumentOptions = {}) {
             schema: date,
             description: "Exclusive: rows strictly after it. Take it from the previous page's next_cursor.",
           },
-          { name: 'from', in: 'query', schema: date, description: 'Inclusive (decision 4).' },
+          { name: 'from', in: 'query', schema: date, description: 'Inclusive.' },
           { name: 'to', in: 'query', schema: date, description: 'Inclusive; from after to is 400 bad_parameter.' },
         ],
         responses: {
@@ -157,7 +181,7 @@ export function openApiDocument(o: DocumentOptions = {}) {
             in: 'path',
             required: true,
             schema: { type: 'string' },
-            description: `One of ${UNIVERSES.join(', ')}. Basic: crypto only (decision 9).`,
+            description: `One of ${UNIVERSES.join(', ')}. Basic: crypto only.`,
           },
         ],
         responses: {
@@ -195,13 +219,13 @@ export function openApiDocument(o: DocumentOptions = {}) {
           type: 'apiKey',
           in: 'header',
           name: 'X-API-Key',
-          description: 'A direct key, issued with `risk-readings keys add` (decision 12).',
+          description: 'A direct key, issued by the operator.',
         },
         MarketplaceKey: {
           type: 'apiKey',
           in: 'header',
           name: 'x-marketplace-key',
-          description: 'Marketplace pair, with x-marketplace-host (decision 13).',
+          description: 'Marketplace pair, with x-marketplace-host.',
         },
         MarketplaceHost: {
           type: 'apiKey',

@@ -8,6 +8,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { compileSchemas } from '../../../generator/output/validate.js';
 import { openApiDocument } from '../../../generator/openapi/document.js';
+import { ERROR_STATUS } from '../../../generator/contract/errors.js';
 import { buildSmall, readJson, smallSite, tempDir } from '../../helpers.js';
 
 const root = tempDir('rr-openapi-');
@@ -72,5 +73,29 @@ describe('the served OpenAPI document', () => {
     const out = join(root, 'public-url');
     await buildSmall(join(root, 'site'), out, { publicUrl: 'https://api.example.com' });
     expect(readJson(join(out, 'v1', 'openapi.json')).servers).toEqual([{ url: 'https://api.example.com' }]);
+  });
+
+  it('shows each error status with examples of its own codes, valid error bodies of that status', () => {
+    const schema = compileSchemas(openApiDocument())('Error');
+    let seen = 0;
+    for (const [path, item] of Object.entries(served.paths as Doc))
+      for (const [status, response] of Object.entries((item as Doc).get.responses as Doc)) {
+        if (!/^[45]/.test(status)) continue;
+        const examples = Object.values(response.content['application/json'].examples as Doc);
+        expect(examples.length, `${path} ${status}`).toBeGreaterThan(0);
+        for (const e of examples) {
+          expect(ERROR_STATUS[e.value.error.code as keyof typeof ERROR_STATUS], `${path} ${status} ${e.value.error.code}`).toBe(
+            Number(status),
+          );
+          expect(schema(e.value), `${path} ${status}`).toBe(true);
+          seen++;
+        }
+      }
+    expect(seen).toBeGreaterThan(40);
+  });
+
+  it('refers a reader to nothing outside itself: no "(decision N)" in a description', () => {
+    const { ['x-decisions']: _decisions, ...rest } = served;
+    expect(JSON.stringify(rest)).not.toMatch(/[Dd]ecision \d/);
   });
 });
