@@ -151,9 +151,7 @@ export const AssetRisk = api(
     phase: Phase.nullable(),
     dca: Dca.nullable(),
     market_context: MarketContext,
-    stale_models: modelKeys().describe(
-      "AssetRisk keys of readings more than three days behind the asset's newest page, sorted.",
-    ),
+    stale_models: modelKeys().describe("AssetRisk keys of readings more than three days behind the asset's newest page, sorted."),
   }),
 );
 export const AssetListEntry = api(
@@ -255,7 +253,10 @@ export const DcaSignal = api(
       band_label: z.string(),
       ...dcaLevels,
     }),
-    multiplier: z.null(),
+    multiplier: z
+      .number()
+      .nullable()
+      .describe('Null: the site publishes no multiplier (multiplier_note says why); a number if it ever does.'),
     multiplier_note: z.string(),
     model: z.literal('dca_regression@1'),
     source_page: z.string(),
@@ -266,9 +267,7 @@ export const Health = api(
   z.object({
     status: z
       .enum(['ok', 'stale'])
-      .describe(
-        "Stale once newest_reading is older than the gateway's limit (36 hours unless configured); the status code stays 200.",
-      ),
+      .describe("Stale once newest_reading is older than the gateway's limit (36 hours unless configured); the status code stays 200."),
     api_version: z.literal(API_VERSION),
     render_version: z.string(),
     schema: z.number().int(),

@@ -96,6 +96,9 @@ const symbolParam = {
   schema: { type: 'string', pattern: SYMBOL_PATTERN.source },
 };
 const date = { type: 'string', format: 'date' };
+/** The bulk list as the gateway takes it: 1 to BULK_MAX_SYMBOLS symbols, commas between, spaces around each ignored. */
+const SYMBOL = SYMBOL_PATTERN.source.replace(/^\^|\$$/g, '');
+const BULK_PATTERN = `^ *${SYMBOL} *(, *${SYMBOL} *){0,${BULK_MAX_SYMBOLS - 1}}$`;
 const get = (operationId: string, summary: string, extra: object) => ({ get: { operationId, summary, tags: ['risk'], ...extra } });
 
 /** One example response per operation, by operationId, taken from a build. */
@@ -164,8 +167,8 @@ export function openApiDocument(o: DocumentOptions = {}) {
             name: 'symbols',
             in: 'query',
             required: true,
-            schema: { type: 'string' },
-            description: `Comma-separated, 1 to ${BULK_MAX_SYMBOLS}.`,
+            schema: { type: 'string', pattern: BULK_PATTERN },
+            description: `Comma-separated, 1 to ${BULK_MAX_SYMBOLS}; spaces around a symbol are ignored.`,
           },
         ],
         responses: {
@@ -180,7 +183,7 @@ export function openApiDocument(o: DocumentOptions = {}) {
             name: 'universe',
             in: 'path',
             required: true,
-            schema: { type: 'string' },
+            schema: { type: 'string', enum: [...UNIVERSES] },
             description: `One of ${UNIVERSES.join(', ')}. Basic: crypto only.`,
           },
         ],
@@ -260,7 +263,11 @@ export function openApiDocument(o: DocumentOptions = {}) {
   return doc;
 }
 
-/** The served document (decision 25): the closed one with every `additionalProperties: false` lifted. */
+/**
+ * The served document: the closed one with every `additionalProperties: false` lifted (a client must not break when
+ * v1 adds a field), and every fixed text (the disclaimer, api_version, a rule's wording) given as an example rather
+ * than a const, so a change of wording changes no generated client's types.
+ */
 export function servedDocument(o: DocumentOptions = {}) {
   const open = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(open);
@@ -268,7 +275,9 @@ export function servedDocument(o: DocumentOptions = {}) {
     return Object.fromEntries(
       Object.entries(v)
         .filter(([k, x]) => !(k === 'additionalProperties' && x === false))
-        .map(([k, x]) => [k, k === 'examples' || k === 'example' ? x : open(x)]),
+        .map(([k, x]) =>
+          k === 'const' && typeof x === 'string' ? ['examples', [x]] : [k, k === 'examples' || k === 'example' ? x : open(x)],
+        ),
     );
   };
   return open(openApiDocument(o)) as ReturnType<typeof openApiDocument>;

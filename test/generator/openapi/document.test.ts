@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { compileSchemas } from '../../../generator/output/validate.js';
 import { openApiDocument } from '../../../generator/openapi/document.js';
 import { ERROR_STATUS } from '../../../generator/contract/errors.js';
+import { UNIVERSES } from '../../../generator/contract/constants.js';
 import { buildSmall, readJson, smallSite, tempDir } from '../../helpers.js';
 
 const root = tempDir('rr-openapi-');
@@ -35,12 +36,22 @@ describe('the served OpenAPI document', () => {
     expect(result.valid).toBe(true);
   });
 
-  it('forbids no additional property anywhere, while the build validates against the closed form', () => {
+  it('forbids no additional property anywhere and fixes no text, while the build validates against the closed form', () => {
     expect(closedCount(served)).toBe(0);
     expect(closedCount(openApiDocument())).toBeGreaterThan(30);
-    // The same schemas otherwise: lifting the closures is the only difference.
+    expect(JSON.stringify(served)).not.toContain('"const":"');
+    // The same schemas otherwise: lifting the closures, and a fixed text given as an example, are the only differences.
     const lift = (v: unknown): unknown =>
-      JSON.parse(JSON.stringify(v, (k, x) => (k === 'additionalProperties' && x === false ? undefined : x)));
+      JSON.parse(
+        JSON.stringify(v, (k, x) => {
+          if (k === 'additionalProperties' && x === false) return undefined;
+          if (x && typeof x === 'object' && typeof x.const === 'string') {
+            const { const: text, ...rest } = x;
+            return { ...rest, examples: [text] };
+          }
+          return x;
+        }),
+      );
     expect(served.components).toEqual(lift(openApiDocument().components));
   });
 
@@ -97,5 +108,14 @@ describe('the served OpenAPI document', () => {
   it('refers a reader to nothing outside itself: no "(decision N)" in a description', () => {
     const { ['x-decisions']: _decisions, ...rest } = served;
     expect(JSON.stringify(rest)).not.toMatch(/[Dd]ecision \d/);
+  });
+
+  it('constrains the parameters as the gateway does: universes by name, bulk symbols 1 to 25', () => {
+    const param = (path: string, name: string) => (served.paths[path].get.parameters as Doc[]).find((p) => p.name === name)!.schema;
+    expect(param('/v1/market/{universe}/summary', 'universe').enum).toEqual([...UNIVERSES]);
+    const bulk = new RegExp(param('/v1/bulk/risk', 'symbols').pattern);
+    const list = (n: number) => Array.from({ length: n }, (_, i) => `S${i}`).join(',');
+    expect([list(1), list(25), 'BTC, eth ,SOL', 'BRK.B,BTC-USD'].map((v) => bulk.test(v))).toEqual([true, true, true, true]);
+    expect([list(26), '', 'BTC,,ETH', 'BTC;ETH', 'X'.repeat(21)].map((v) => bulk.test(v))).toEqual([false, false, false, false, false]);
   });
 });
