@@ -18,6 +18,8 @@ export interface BuildOptions {
   jobs?: number;
   /** The base URL clients call, the served document's `servers` (default `/`, the origin it is served from). */
   publicUrl?: string;
+  /** A JSON file of the served document's contact, licence and terms of service (`--api-info`). */
+  apiInfo?: string;
 }
 
 /** A reading this build could not read and carried forward from the previous tree (--keep-going). */

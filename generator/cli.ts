@@ -33,6 +33,7 @@ export function program(): Command {
     .option(...catalog)
     .option('--now <iso>', 'the build time recorded in the manifest (default: the clock)', instant('--now'))
     .option('--public-url <url>', HELP.publicUrl, httpUrl('--public-url'))
+    .option('--api-info <file>', "JSON: the served document's contact, license and termsOfService (see docs/cli.md)")
     .option('--keep-going', 'carry forward the previous reading of a page that is unreadable or missing, list it, and exit 4')
     .option('--json', 'print the build report as one JSON object on stdout (progress and summary go to stderr)')
     .option('--jobs <n>', 'parser threads (default: one per core but one; 1 parses in-process)', positiveInt('--jobs'));

@@ -17,7 +17,7 @@ import { PLANS, PRECOMPUTED_PAGES } from './contract/plans.js';
 import type { Catalog } from './contract/shapes.js';
 import { TREE } from './contract/tree.js';
 import { universeSummary } from './api/summary.js';
-import { servedDocument } from './openapi/document.js';
+import { servedDocument, type ApiInfo } from './openapi/document.js';
 import { operationExamples } from './openapi/examples.js';
 import { MODELS } from './site/models.js';
 import type { PageRef } from './site/discover.js';
@@ -44,6 +44,8 @@ export interface TreeInputs {
   builtAt: string;
   renderVersion: string;
   publicUrl?: string;
+  /** The operator's contact, licence and terms for the served document (`--api-info`). */
+  apiInfo?: ApiInfo;
   /** `info` of the closed document, for the examples' summaries. */
   info: object;
 }
@@ -133,7 +135,7 @@ export function checkNoAssetDropped(catalog: Asset[], previousAssets: string[]):
 }
 
 /** What the documents across assets are planned from, besides each asset's plan. */
-export type MarketWideInputs = Pick<TreeInputs, 'catalog' | 'pages' | 'builtAt' | 'renderVersion' | 'publicUrl' | 'info'> & {
+export type MarketWideInputs = Pick<TreeInputs, 'catalog' | 'pages' | 'builtAt' | 'renderVersion' | 'publicUrl' | 'apiInfo' | 'info'> & {
   market: MarketWide;
 };
 
@@ -171,7 +173,7 @@ export function planMarketWide(
   }
   objects.set(TREE.health, health(i.renderVersion, i.builtAt, newest([...risks.values()].map((r) => r.as_of))));
   const quoted = new Map([...assetFiles, ...objects]);
-  objects.set(TREE.openapi, servedDocument({ servers: i.publicUrl, examples: operationExamples(quoted, i.info) }));
+  objects.set(TREE.openapi, servedDocument({ servers: i.publicUrl, examples: operationExamples(quoted, i.info), info: i.apiInfo }));
   const shimCatalog: Catalog = {
     schema: 1,
     universes,

@@ -26,6 +26,7 @@ import { pageGuard } from './site/guards.js';
 import { PARSER_VERSION, readSite, untouchedSince, type ParseCache, type SiteRead } from './site/read-site.js';
 import type { PageKind } from './site/readings.js';
 import type { TreeInputs } from './plan-tree.js';
+import { ApiInfo } from './openapi/document.js';
 
 /** The parse cache beside the tree: each page's size, mtime, hash and reading, and what the last build read. */
 export const CACHE_FILE = '.risk-readings-cache.json';
@@ -48,6 +49,7 @@ export type OpenedInputs = Awaited<ReturnType<typeof openInputs>>;
 /** What a build reads before its pages and ledgers. */
 export async function openInputs(opts: BuildOptions, previousSource: string) {
   const catalog = readCatalog(opts.catalog);
+  const apiInfo = opts.apiInfo === undefined ? undefined : readApiInfo(opts.apiInfo);
   const warnings: string[] = [];
   const { recovered, removed } = await tidy(opts.out);
   const tidied = [...(recovered ? [`recovered ${recovered} as v1`] : []), ...removed.map((r) => `removed ${r}`)];
@@ -69,7 +71,7 @@ export async function openInputs(opts: BuildOptions, previousSource: string) {
   // The pages this tree answers for, recorded so the next build can tell one that went missing (carried ones too,
   // so the guard holds until the page is back or the catalogue drops it).
   const pagesRead = [...new Set([...found.pages.map((p) => p.file), ...missingFiles])].sort();
-  const opened = { catalog, found, previous, cache, vanished, warnings, tidied, pagesRead };
+  const opened = { catalog, apiInfo, found, previous, cache, vanished, warnings, tidied, pagesRead };
   if (vanished.length && !opts.keepGoing) {
     const perKind = Object.entries(countBy(vanished.map((v) => v.kind)))
       .sort()
@@ -145,6 +147,7 @@ export async function readInputs(opened: OpenedInputs, opts: BuildOptions, at: s
   return {
     tree: {
       catalog,
+      apiInfo: opened.apiInfo,
       pages: found.pages,
       results: site.results,
       failedKinds,
@@ -190,6 +193,21 @@ export const noPrevious = (source: string) =>
     [],
   );
 
+/** `--api-info`: a file that does not exist is the command's mistake (exit 2), one that is not the shape the input's (1). */
+function readApiInfo(file: string): ApiInfo {
+  if (!existsSync(file)) throw new BuildError(`--api-info ${file}: no such file`, {}, [], EXIT.usage);
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new BuildError(`--api-info ${file}: not JSON (${(e as Error).message})`, {}, []);
+  }
+  const r = ApiInfo.safeParse(json);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0]!;
+  throw new BuildError(`--api-info ${file}: ${issue.path.join('.') || '(document)'}: ${issue.message}`, {}, []);
+}
+
 /** The catalogue: a --catalog that does not exist is the command's mistake (exit 2), one that does not parse the input's (1). */
 function readCatalog(file: string | undefined): Asset[] {
   try {
@@ -214,12 +232,13 @@ function generatorCode(): string {
 }
 
 /** Everything a build reads besides the previous tree: page bytes, the catalogue, the code that reads them. */
-function inputFingerprint({ catalog = defaultCatalogPath(), publicUrl = '/' }: BuildOptions, cache: ParseCache): string {
+function inputFingerprint({ catalog = defaultCatalogPath(), publicUrl = '/', apiInfo }: BuildOptions, cache: ParseCache): string {
   const pages = Object.entries(cache.pages)
     .map(([f, e]) => `${f}:${e.hash}`)
     .sort()
     .join('\n');
-  return sha256([generatorCode(), PARSER_VERSION, sha256(readFileSync(catalog)), publicUrl, pages].join('\n'));
+  const info = apiInfo ? sha256(readFileSync(apiInfo)) : '';
+  return sha256([generatorCode(), PARSER_VERSION, sha256(readFileSync(catalog)), publicUrl, info, pages].join('\n'));
 }
 
 /**

@@ -11,6 +11,7 @@ export interface BuildFlags {
   catalog?: string;
   now?: string;
   publicUrl?: string;
+  apiInfo?: string;
   keepGoing?: boolean;
   json?: boolean;
   jobs?: number;
@@ -31,6 +32,7 @@ export async function run(o: BuildFlags): Promise<void> {
       init: !!o.init,
       jobs: o.jobs,
       publicUrl: o.publicUrl,
+      apiInfo: o.apiInfo && resolve(o.apiInfo),
     });
     const code = report.carried.length ? EXIT.carried : EXIT.published;
     printReport(report);

@@ -6,8 +6,9 @@
  * does not break when v1 adds a field, with `servers` and one example response per operation from the build.
  */
 import { API_VERSION, SYMBOL_PATTERN, UNIVERSES } from '../contract/constants.js';
-import { errorBody, type ErrorCode } from '../contract/errors.js';
+import { ERROR_STATUS, errorBody, type ErrorCode } from '../contract/errors.js';
 import { BULK_MAX_SYMBOLS, HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT, PLAN_LIMITS } from '../contract/plans.js';
+import { z } from 'zod';
 import { componentSchemas } from './schemas.js';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -99,15 +100,81 @@ const date = { type: 'string', format: 'date' };
 /** The bulk list as the gateway takes it: 1 to BULK_MAX_SYMBOLS symbols, commas between, spaces around each ignored. */
 const SYMBOL = SYMBOL_PATTERN.source.replace(/^\^|\$$/g, '');
 const BULK_PATTERN = `^ *${SYMBOL} *(, *${SYMBOL} *){0,${BULK_MAX_SYMBOLS - 1}}$`;
-const get = (operationId: string, summary: string, extra: object) => ({ get: { operationId, summary, tags: ['risk'], ...extra } });
+const get = (operationId: string, summary: string, tag: Tag, extra: object) => ({ get: { operationId, summary, tags: [tag], ...extra } });
+
+/** The operations' groups, in the order a reader meets them. */
+const TAGS = [
+  { name: 'assets', description: "The assets a plan may read, and one asset's readings." },
+  { name: 'history', description: "An asset's readings day by day, paged oldest first." },
+  { name: 'market', description: "A universe's readings at a glance, and several assets in one call." },
+  { name: 'signals', description: "The DCA regression model's band for an asset." },
+  { name: 'service', description: "The gateway's health and this document; no key needed." },
+] as const;
+type Tag = (typeof TAGS)[number]['name'];
+
+const planRows = Object.entries(PLAN_LIMITS)
+  .map(
+    ([plan, l]) =>
+      `| ${plan} | ${l.perMinute} | ${l.perMonth.toLocaleString('en-US')} | ${l.historyCap} | ${l.bulk ? `up to ${BULK_MAX_SYMBOLS}` : 'no'} |`,
+  )
+  .join('\n');
+const errorRows = Object.entries(ERROR_STATUS)
+  .map(([code, status]) => `| ${status} | \`${code}\` |`)
+  .join('\n');
+
+/** The guide every renderer shows above the operations: what a customer needs to call the API in an afternoon. */
+const GUIDE = `Read-only quantitative risk readings for crypto and equity assets. Nothing is computed when a request arrives: every number is read from a published model page, so the API and the website agree. Descriptive statistics on past prices for educational use; not investment advice.
+
+## Getting a key
+Call with your key in the \`X-API-Key\` header. Keys are issued by the operator of this gateway (each key belongs to one plan), or through an API marketplace, which sends its own headers on your behalf (below).
+
+## Plans and limits
+| plan | requests a minute | requests a month | history rows a page | bulk |
+|---|---|---|---|---|
+${planRows}
+
+The basic plan reads the free tier: the ten crypto assets with the smallest market-cap rank on the site's daily ranking, recomputed at each refresh. Counted responses carry \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\` (the minute: at most the plan's limit in any rolling 60 seconds). Past a limit the answer is \`429\` with \`Retry-After\`: \`rate_limited\` for the minute, \`quota_exceeded\` for the calendar month (UTC). A refused request is not counted.
+
+## Pagination
+History is oldest first. \`from\` and \`to\` (YYYY-MM-DD) are inclusive; \`limit\` is the page size (at most your plan's rows a page; above it is clamped, not refused); \`next_cursor\` is the date to pass as \`cursor\` for the next page, and \`null\` on the last one. \`total_row_count\` counts the rows in the \`from\`/\`to\` window across all pages.
+
+## Errors
+Every error is \`{"error": {"code", "message"}, "disclaimer"}\` with one of these codes:
+
+| status | code |
+|---|---|
+${errorRows}
+
+A \`401\` carries \`WWW-Authenticate\`; every response carries \`X-Request-Id\`, your own when you send a well-formed one: quote it in a support request.
+
+## Through a marketplace
+A marketplace calls with its own header names, \`x-<name>-key\`, \`x-<name>-host\`, \`x-<name>-proxy-secret\` and \`x-<name>-subscription\` (\`X-RapidAPI-Key\` and so on for RapidAPI), or the neutral \`x-marketplace-*\`. Its subscription (\`BASIC\`, \`PRO\`, \`ULTRA\`) sets the plan, and the marketplace counts its own quotas.
+
+## Freshness
+The pages are published three times a day and the API follows each publication. Each reading carries its own \`as_of\` (the page's stamp, or the date of the series' last point); \`stale_models\` names readings more than three days behind the asset's newest page. \`GET /v1/health\` says when the data was built and whether its newest reading is recent (\`status\`: \`ok\` or \`stale\`).
+
+## Versioning
+Everything is under \`/v1\`, and v1 only grows: fields may be added to responses, none is removed or changes meaning; a client should ignore fields it does not know. \`api_version\` in this document names the release.`;
 
 /** One example response per operation, by operationId, taken from a build. */
 export type Examples = Record<string, { summary: string; value: unknown }>;
+
+/** What the operator says of the deployment (`build --api-info FILE`): the document's contact, licence and terms. */
+export const ApiInfo = z
+  .object({
+    contact: z.object({ name: z.string(), url: z.url(), email: z.email() }).partial().strict(),
+    license: z.object({ name: z.string(), url: z.url() }).partial({ url: true }).strict(),
+    termsOfService: z.url(),
+  })
+  .partial()
+  .strict();
+export type ApiInfo = z.infer<typeof ApiInfo>;
 
 export interface DocumentOptions {
   /** The base URL clients call (`build --public-url`); `/` is the origin the document is served from. */
   servers?: string;
   examples?: Examples;
+  info?: ApiInfo;
 }
 
 /** The closed document, against which the build validates every file. */
@@ -118,16 +185,17 @@ export function openApiDocument(o: DocumentOptions = {}) {
       title: 'Risk Readings API',
       version: API_VERSION,
       summary: 'Read-only quantitative risk readings for crypto and equity assets, read from published model pages.',
-      description:
-        'Nothing is computed when a request arrives: each number is read from a published model page, so the API and the website agree. Descriptive statistics on past prices for educational use; not advice. v1 is additive-only.',
+      description: GUIDE,
+      ...o.info,
     },
     servers: [{ url: o.servers ?? '/' }],
+    tags: [...TAGS],
     security: [{ ApiKey: [] }, { MarketplaceKey: [], MarketplaceHost: [] }],
     paths: {
-      '/v1/assets': get('listAssets', "Assets the caller's plan may read", {
+      '/v1/assets': get('listAssets', "Assets the caller's plan may read", 'assets', {
         responses: { ...ok('AssetListResponse', "The asset list for the caller's plan"), ...common },
       }),
-      '/v1/assets/{symbol}/risk': get('getAssetRisk', "One asset's readings", {
+      '/v1/assets/{symbol}/risk': get('getAssetRisk', "One asset's readings", 'assets', {
         parameters: [symbolParam],
         responses: {
           ...ok('AssetRiskResponse', 'AssetRisk'),
@@ -136,7 +204,7 @@ export function openApiDocument(o: DocumentOptions = {}) {
           ...common,
         },
       }),
-      '/v1/assets/{symbol}/history': get('getAssetHistory', 'History rows, oldest first, paged by cursor', {
+      '/v1/assets/{symbol}/history': get('getAssetHistory', 'History rows, oldest first, paged by cursor', 'history', {
         parameters: [
           symbolParam,
           {
@@ -161,7 +229,7 @@ export function openApiDocument(o: DocumentOptions = {}) {
           ...common,
         },
       }),
-      '/v1/bulk/risk': get('getBulkRisk', "Several assets' readings in one envelope (paid plans)", {
+      '/v1/bulk/risk': get('getBulkRisk', "Several assets' readings in one envelope (paid plans)", 'market', {
         parameters: [
           {
             name: 'symbols',
@@ -177,7 +245,7 @@ export function openApiDocument(o: DocumentOptions = {}) {
           ...common,
         },
       }),
-      '/v1/market/{universe}/summary': get('getUniverseSummary', "A universe's Gravity distribution and barometer", {
+      '/v1/market/{universe}/summary': get('getUniverseSummary', "A universe's Gravity distribution and barometer", 'market', {
         parameters: [
           {
             name: 'universe',
@@ -194,7 +262,7 @@ export function openApiDocument(o: DocumentOptions = {}) {
           ...common,
         },
       }),
-      '/v1/signals/dca/{symbol}': get('getDcaSignal', 'The DCA regression state: a band, never a position size', {
+      '/v1/signals/dca/{symbol}': get('getDcaSignal', 'The DCA regression state: a band, never a position size', 'signals', {
         parameters: [symbolParam],
         responses: {
           ...ok('DcaSignalResponse', 'DCA signal'),
@@ -203,11 +271,11 @@ export function openApiDocument(o: DocumentOptions = {}) {
           ...common,
         },
       }),
-      '/v1/health': get('getHealth', 'Service health (keyless, not wrapped)', {
+      '/v1/health': get('getHealth', 'Service health (keyless, not wrapped)', 'service', {
         security: [],
         responses: { '200': { description: 'Health', content: { 'application/json': { schema: ref('Health') } } }, '405': common['405'] },
       }),
-      '/v1/openapi.json': get('getOpenApi', 'This document (keyless)', {
+      '/v1/openapi.json': get('getOpenApi', 'This document (keyless)', 'service', {
         security: [],
         responses: {
           '200': { description: 'The OpenAPI 3.1 description', content: { 'application/json': { schema: { type: 'object' } } } },

@@ -70,7 +70,7 @@ describe.skipIf(!present)(`/docs in headless Chromium (${CHROMIUM})`, () => {
     await apiKey.locator('button.authorize').click();
     await page.click('.btn-done, .close-modal');
 
-    const op = page.locator('#operations-risk-getAssetRisk');
+    const op = page.locator('#operations-assets-getAssetRisk');
     await op.locator('.opblock-summary').click();
     await op.locator('input[placeholder="symbol"]').fill('BTC');
     await op.locator('button.execute').click();

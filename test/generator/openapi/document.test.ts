@@ -3,6 +3,7 @@
  * objects, one example per operation taken from the build, `servers` from `--public-url`; the build still
  * validates against the closed form.
  */
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -117,5 +118,32 @@ describe('the served OpenAPI document', () => {
     const list = (n: number) => Array.from({ length: n }, (_, i) => `S${i}`).join(',');
     expect([list(1), list(25), 'BTC, eth ,SOL', 'BRK.B,BTC-USD'].map((v) => bulk.test(v))).toEqual([true, true, true, true]);
     expect([list(26), '', 'BTC,,ETH', 'BTC;ETH', 'X'.repeat(21)].map((v) => bulk.test(v))).toEqual([false, false, false, false, false]);
+  });
+
+  it('tells a customer how to call it: a guide in its description, and every operation under a described tag', () => {
+    const guide = served.info.description as string;
+    for (const section of ['Getting a key', 'Plans and limits', 'Pagination', 'Errors', 'Through a marketplace', 'Freshness', 'Versioning'])
+      expect(guide).toContain(`## ${section}`);
+    expect(guide).toContain('| basic | 5 | 1,000 | 90 | no |');
+    expect(guide).toContain('| 429 | `quota_exceeded` |');
+    const tags = new Set((served.tags as { name: string; description: string }[]).map((t) => t.name));
+    for (const item of Object.values(served.paths as Doc)) for (const t of (item as Doc).get.tags) expect(tags.has(t)).toBe(true);
+  });
+
+  it("carries the operator's contact, licence and terms from --api-info, and refuses a file that is not that shape", async () => {
+    const info = {
+      contact: { name: 'Risk Readings support', email: 'api@example.com' },
+      license: { name: 'Proprietary' },
+      termsOfService: 'https://example.com/terms',
+    };
+    const file = join(root, 'api-info.json');
+    writeFileSync(file, JSON.stringify(info));
+    const out = join(root, 'with-info');
+    await buildSmall(join(root, 'site'), out, { apiInfo: file });
+    expect(readJson(join(out, 'v1', 'openapi.json')).info).toMatchObject(info);
+    writeFileSync(file, JSON.stringify({ contact: { email: 'not an address' } }));
+    await expect(buildSmall(join(root, 'site'), join(root, 'bad-info'), { apiInfo: file })).rejects.toThrow(
+      new RegExp(`^--api-info ${file}: contact\\.email: `),
+    );
   });
 });
