@@ -100,7 +100,28 @@ const date = { type: 'string', format: 'date' };
 /** The bulk list as the gateway takes it: 1 to BULK_MAX_SYMBOLS symbols, commas between, spaces around each ignored. */
 const SYMBOL = SYMBOL_PATTERN.source.replace(/^\^|\$$/g, '');
 const BULK_PATTERN = `^ *${SYMBOL} *(, *${SYMBOL} *){0,${BULK_MAX_SYMBOLS - 1}}$`;
-const get = (operationId: string, summary: string, tag: Tag, extra: object) => ({ get: { operationId, summary, tags: [tag], ...extra } });
+const get = (operationId: string, summary: string, tag: Tag, extra: object) => ({
+  get: { operationId, summary, description: DESCRIPTIONS[operationId], tags: [tag], ...extra },
+});
+
+/** What each operation answers and for whom, in the words a customer looks for. */
+const DESCRIPTIONS: Record<string, string> = {
+  listAssets:
+    'Every asset your plan may read, with its universes, the models that read it and the pages they came from. A basic plan lists the free tier; total_asset_count counts the whole catalogue.',
+  getAssetRisk:
+    "One asset's current readings: Gravity and TWAP, the SMA composite, the cycle phase, the DCA band, its price and its universe's market context, each with its own as_of.",
+  getAssetHistory:
+    "The asset's readings day by day, oldest first: daily rows from the first publication on, weekly rows mined from the pages' series before it. Page with limit and cursor; narrow with from and to.",
+  getBulkRisk:
+    "Up to 25 assets' readings in one call, as getAssetRisk gives them; symbols your plan does not cover or that are not served are listed in missing. Pro and ultra plans.",
+  getUniverseSummary:
+    'A universe at a glance: how its assets spread over the Gravity bands, its highest and lowest, and its barometer (fear & greed, peak/valley, macro risk). Basic plans read the crypto universe.',
+  getDcaSignal:
+    "The DCA regression model's band for an asset that has one: where the price sits between the model's levels. Never a position size.",
+  getHealth:
+    'Whether the gateway answers and how fresh its data is: when the data was built, its newest reading, and status stale once that is too old. No key needed.',
+  getOpenApi: 'This document, with one example response per operation taken from the data being served. No key needed.',
+};
 
 /** The operations' groups, in the order a reader meets them. */
 const TAGS = [
