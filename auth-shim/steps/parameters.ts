@@ -44,7 +44,8 @@ export function historyQuery(params: URLSearchParams, plan: Plan): PageQuery {
   for (const name of ['limit', 'cursor', 'from', 'to']) values[name] = once(params, name);
   let limit = HISTORY_DEFAULT_LIMIT;
   if (values.limit !== undefined) {
-    if (!/^[0-9]{1,4}$/.test(values.limit) || +values.limit < 1 || +values.limit > HISTORY_MAX_LIMIT) {
+    // An integer as JSON Schema counts one: 100 and 100.0 alike, as the document's `type: integer` lets a client send.
+    if (!/^[0-9]{1,4}(\.0{1,4})?$/.test(values.limit) || +values.limit < 1 || +values.limit > HISTORY_MAX_LIMIT) {
       throw new Refusal('bad_parameter', `limit must be an integer from 1 to ${HISTORY_MAX_LIMIT}`);
     }
     limit = +values.limit;

@@ -97,9 +97,12 @@ const symbolParam = {
   schema: { type: 'string', pattern: SYMBOL_PATTERN.source },
 };
 const date = { type: 'string', format: 'date' };
-/** The bulk list as the gateway takes it: 1 to BULK_MAX_SYMBOLS symbols, commas between, spaces around each ignored. */
+/**
+ * The bulk list as the gateway takes it: 1 to BULK_MAX_SYMBOLS symbols, commas between; spaces around a symbol and
+ * empty entries (stray commas) are ignored.
+ */
 const SYMBOL = SYMBOL_PATTERN.source.replace(/^\^|\$$/g, '');
-const BULK_PATTERN = `^ *${SYMBOL} *(, *${SYMBOL} *){0,${BULK_MAX_SYMBOLS - 1}}$`;
+const BULK_PATTERN = `^[ ,]*${SYMBOL}( *,[ ,]*${SYMBOL}){0,${BULK_MAX_SYMBOLS - 1}}[ ,]*$`;
 const get = (operationId: string, summary: string, tag: Tag, extra: object) => ({
   get: { operationId, summary, description: DESCRIPTIONS[operationId], tags: [tag], ...extra },
 });
@@ -257,7 +260,7 @@ export function openApiDocument(o: DocumentOptions = {}) {
             in: 'query',
             required: true,
             schema: { type: 'string', pattern: BULK_PATTERN },
-            description: `Comma-separated, 1 to ${BULK_MAX_SYMBOLS}; spaces around a symbol are ignored.`,
+            description: `Comma-separated, 1 to ${BULK_MAX_SYMBOLS}; spaces around a symbol and empty entries are ignored.`,
           },
         ],
         responses: {

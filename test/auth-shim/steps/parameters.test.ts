@@ -24,7 +24,17 @@ describe('step: parameters', () => {
       to: '2026-02-01',
       cursor: '2026-01-10',
     });
-    for (const bad of ['limit=0', 'limit=1001', 'limit=1.5', 'from=2026-02-30', 'from=2026-02-02&to=2026-02-01', 'limit=5&limit=6'])
+    expect(historyQuery(q('limit=100.0'), 'pro').limit).toBe(100);
+    for (const bad of [
+      'limit=0',
+      'limit=1001',
+      'limit=1.5',
+      'limit=100.',
+      'limit=1e2',
+      'from=2026-02-30',
+      'from=2026-02-02&to=2026-02-01',
+      'limit=5&limit=6',
+    ])
       expect((await refusalOf(() => historyQuery(q(bad), 'ultra')))?.code, bad).toBe('bad_parameter');
   });
 
