@@ -22,6 +22,8 @@ export interface Admission {
   resetMs: number;
   /** Until a refused request would be admitted. */
   retryMs: number;
+  /** Requests the calendar month still admits after this one. */
+  monthRemaining: number;
 }
 
 /** Where counts live. `take` admits one request and counts it, atomically, or refuses it and counts nothing. */
@@ -70,7 +72,14 @@ export function admit(c: Counts, limits: Limits, now: number, month: MonthWindow
   if (c.monthStart !== month.start) [c.monthStart, c.month] = [month.start, 0];
   if (recent.length >= limits.perMinute) {
     const wait = recent[0]! + MINUTE_MS - now;
-    return { ok: false, code: 'rate_limited', remaining: 0, resetMs: wait, retryMs: wait };
+    return {
+      ok: false,
+      code: 'rate_limited',
+      remaining: 0,
+      resetMs: wait,
+      retryMs: wait,
+      monthRemaining: Math.max(0, limits.perMonth - c.month),
+    };
   }
   if (c.month >= limits.perMonth) {
     return {
@@ -79,11 +88,18 @@ export function admit(c: Counts, limits: Limits, now: number, month: MonthWindow
       remaining: limits.perMinute - recent.length,
       resetMs: recent.length ? recent[0]! + MINUTE_MS - now : 0,
       retryMs: month.end - now,
+      monthRemaining: 0,
     };
   }
   recent.push(now);
   c.month++;
-  return { ok: true, remaining: limits.perMinute - recent.length, resetMs: recent[0]! + MINUTE_MS - now, retryMs: 0 };
+  return {
+    ok: true,
+    remaining: limits.perMinute - recent.length,
+    resetMs: recent[0]! + MINUTE_MS - now,
+    retryMs: 0,
+    monthRemaining: limits.perMonth - c.month,
+  };
 }
 
 /**
@@ -171,17 +187,22 @@ export type QuotaOutcome =
 
 const seconds = (ms: number) => String(Math.max(0, Math.ceil(ms / 1000)));
 
-function outcome(plan: Plan, a: Admission): QuotaOutcome {
+/** The minute's headers (decision 6) and the month's, as RapidAPI shows its own quotas (decision 32). */
+function outcome(plan: Plan, a: Admission, monthResetMs: number): QuotaOutcome {
   const headers = {
     'RateLimit-Limit': String(PLAN_LIMITS[plan].perMinute),
     'RateLimit-Remaining': String(a.remaining),
     'RateLimit-Reset': seconds(a.resetMs),
+    'X-RateLimit-Requests-Limit': String(PLAN_LIMITS[plan].perMonth),
+    'X-RateLimit-Requests-Remaining': String(a.monthRemaining),
+    'X-RateLimit-Requests-Reset': seconds(monthResetMs),
   };
   return a.ok ? { ok: true, headers } : { ok: false, code: a.code!, retryAfter: Math.max(1, Math.ceil(a.retryMs / 1000)), headers };
 }
 
 /** Charges one request; synchronous when the store is (the in-memory ones), so the hot path does not wait. */
 export function charge(store: QuotaStore, key: string, plan: Plan, now: number): QuotaOutcome | Promise<QuotaOutcome> {
-  const a = store.take(key, PLAN_LIMITS[plan], now, monthOf(now));
-  return a instanceof Promise ? a.then((x) => outcome(plan, x)) : outcome(plan, a);
+  const month = monthOf(now);
+  const a = store.take(key, PLAN_LIMITS[plan], now, month);
+  return a instanceof Promise ? a.then((x) => outcome(plan, x, month.end - now)) : outcome(plan, a, month.end - now);
 }

@@ -136,17 +136,17 @@ local function resetMs()
   if o[2] then return tonumber(o[2]) + ${MINUTE_MS} - now end
   return 0
 end
-if n >= perMinute then local r = resetMs(); return {0, 1, 0, r, r} end
 local m = tonumber(redis.call('GET', KEYS[2]) or '0')
-if m >= perMonth then return {0, 2, perMinute - n, resetMs(), monthEnd - now} end
+if n >= perMinute then local r = resetMs(); return {0, 1, 0, r, r, math.max(0, perMonth - m)} end
+if m >= perMonth then return {0, 2, perMinute - n, resetMs(), monthEnd - now, 0} end
 redis.call('ZADD', KEYS[1], now, ARGV[5])
 redis.call('PEXPIRE', KEYS[1], ${MINUTE_MS})
 redis.call('INCR', KEYS[2])
 redis.call('PEXPIRE', KEYS[2], monthEnd - now + 86400000)
-return {1, 0, perMinute - n - 1, resetMs(), 0}
+return {1, 0, perMinute - n - 1, resetMs(), 0, perMonth - m - 1}
 `;
 
-type TakeReply = [number, number, number, number, number];
+type TakeReply = [number, number, number, number, number, number];
 
 /** One request admitted elsewhere, counted without a check: into the minute (a later take drops it once old) and the month. */
 const RECORD = `
@@ -187,7 +187,7 @@ export class RedisQuotaStore implements QuotaStore {
   async take(credential: string, limits: Limits, now: number, month: MonthWindow): Promise<Admission> {
     if (this.redis.status !== 'ready') await this.connected;
     const take = (this.redis as unknown as { rrTake: (...a: (string | number)[]) => Promise<TakeReply> }).rrTake;
-    const [ok, code, remaining, resetMs, retryMs] = await take.call(
+    const [ok, code, remaining, resetMs, retryMs, monthRemaining] = await take.call(
       this.redis,
       `${this.prefix}${credential}:minute`,
       `${this.prefix}${credential}:month:${month.start}`,
@@ -197,7 +197,8 @@ export class RedisQuotaStore implements QuotaStore {
       month.end,
       `${now}:${randomBytes(6).toString('hex')}`,
     );
-    return { ok: ok === 1, code: code === 1 ? 'rate_limited' : code === 2 ? 'quota_exceeded' : undefined, remaining, resetMs, retryMs };
+    const refused = code === 1 ? 'rate_limited' : code === 2 ? 'quota_exceeded' : undefined;
+    return { ok: ok === 1, code: refused, remaining, resetMs, retryMs, monthRemaining };
   }
 
   async record(charges: Charge[]): Promise<void> {

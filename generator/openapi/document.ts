@@ -52,6 +52,9 @@ const rateHeaders = {
   'RateLimit-Limit': { schema: { type: 'integer' }, description: 'Requests allowed in the current per-minute window.' },
   'RateLimit-Remaining': { schema: { type: 'integer' } },
   'RateLimit-Reset': { schema: { type: 'integer' }, description: 'Seconds until the window resets.' },
+  'X-RateLimit-Requests-Limit': { schema: { type: 'integer' }, description: "The plan's requests a calendar month (UTC)." },
+  'X-RateLimit-Requests-Remaining': { schema: { type: 'integer' }, description: 'Requests this month still admits.' },
+  'X-RateLimit-Requests-Reset': { schema: { type: 'integer' }, description: 'Seconds until the next calendar month (UTC).' },
 };
 const okHeaders = {
   ...requestIdHeader,
@@ -157,7 +160,7 @@ Call with your key in the \`X-API-Key\` header. Keys are issued by the operator 
 |---|---|---|---|---|
 ${planRows}
 
-The basic plan reads the free tier: the ten crypto assets with the smallest market-cap rank on the site's daily ranking, recomputed at each refresh. Counted responses carry \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\` (the minute: at most the plan's limit in any rolling 60 seconds). Past a limit the answer is \`429\` with \`Retry-After\`: \`rate_limited\` for the minute, \`quota_exceeded\` for the calendar month (UTC). A refused request is not counted.
+The basic plan reads the free tier: the ten crypto assets with the smallest market-cap rank on the site's daily ranking, recomputed at each refresh. Counted responses carry \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\` (the minute: at most the plan's limit in any rolling 60 seconds) and \`X-RateLimit-Requests-Limit\`, \`-Remaining\` and \`-Reset\` (the calendar month, UTC). Past a limit the answer is \`429\` with \`Retry-After\`: \`rate_limited\` for the minute, \`quota_exceeded\` for the calendar month (UTC). A refused request is not counted.
 
 ## Pagination
 History is oldest first. \`from\` and \`to\` (YYYY-MM-DD) are inclusive; \`limit\` is the page size (at most your plan's rows a page; above it is clamped, not refused); \`next_cursor\` is the date to pass as \`cursor\` for the next page, and \`null\` on the last one. \`total_row_count\` counts the rows in the \`from\`/\`to\` window across all pages.

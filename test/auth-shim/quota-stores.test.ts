@@ -113,14 +113,15 @@ describe.each(stores)('the rule, in the %s store', (_name, make) => {
     const s = await open(make);
     const limits = { perMinute: 1000, perMonth: 3 };
     let t = Date.UTC(2026, 9, 31, 23, 59, 0);
-    for (let i = 0; i < 3; i++) expect((await s.take('m', limits, (t += 1), monthOf(t))).ok).toBe(true);
+    for (let i = 0; i < 3; i++) expect(await s.take('m', limits, (t += 1), monthOf(t))).toMatchObject({ ok: true, monthRemaining: 2 - i });
     expect(await s.take('m', limits, (t += 1), monthOf(t))).toMatchObject({
       ok: false,
       code: 'quota_exceeded',
       retryMs: Date.UTC(2026, 10, 1) - t,
+      monthRemaining: 0,
     });
     t = Date.UTC(2026, 10, 1, 0, 0, 1);
-    expect((await s.take('m', limits, t, monthOf(t))).ok).toBe(true);
+    expect(await s.take('m', limits, t, monthOf(t))).toMatchObject({ ok: true, monthRemaining: 2 });
   });
 
   it('200 concurrent requests on one key: exactly the limit is admitted', async () => {

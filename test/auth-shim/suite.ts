@@ -272,6 +272,22 @@ export function shimSuite(name: string, setup: () => { call: Call; out: string }
       expect(await idOf('/v1/health', {})).not.toBe(a);
     });
 
+    it("a counted response shows the month's quota beside the minute's (decision 32)", async () => {
+      const { call } = setup();
+      const month = async () => {
+        const h = (await call('/v1/assets/BTC/risk', { headers: basic })).headers;
+        return ['limit', 'remaining', 'reset'].map((k) => h.get(`x-ratelimit-requests-${k}`));
+      };
+      const [limit, first, reset] = await month();
+      const [, second] = await month();
+      expect(limit).toBe('1000');
+      expect(Number(second)).toBe(Number(first) - 1);
+      expect(Number(reset)).toBeGreaterThan(0);
+      expect(Number(reset)).toBeLessThanOrEqual(31 * 86_400);
+      // Keyless and marketplace-counted responses carry none: nothing of this gateway's counts applies to them.
+      expect((await call('/v1/health')).headers.get('x-ratelimit-requests-limit')).toBeNull();
+    });
+
     it('a 401 names the credential forms the request tried (decision 33)', async () => {
       const { call } = setup();
       const message = async (headers: Record<string, string>) =>
