@@ -5,8 +5,9 @@ export { keyStoreFromJson, type KeyStore } from '../generator/contract/keys.js';
 import type { KeyRecord } from '../generator/contract/keys.js';
 
 const encoder = new TextEncoder();
-export async function sha256Hex(text: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', encoder.encode(text)));
+/** The SHA-256 of a text (as UTF-8) or of bytes, in hex: Web Crypto, so the same code runs on Node and the edge. */
+export async function sha256Hex(data: string | Uint8Array<ArrayBuffer>): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', typeof data === 'string' ? encoder.encode(data) : data));
   let hex = '';
   for (const b of digest) hex += b.toString(16).padStart(2, '0');
   return hex;

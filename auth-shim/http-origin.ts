@@ -6,14 +6,8 @@
  */
 import { ENCODING_SUFFIX, TREE, type Encoding } from '../generator/contract/index.js';
 import type { Manifest } from '../generator/contract/shapes.js';
+import { sha256Hex } from './credentials.js';
 import { OriginError, type Origin, type OriginFile } from './origin.js';
-
-async function sha256Hex(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
-  let hex = '';
-  for (const b of digest) hex += b.toString(16).padStart(2, '0');
-  return hex;
-}
 
 export class HttpOrigin implements Origin {
   private manifest: { at: number; files: Manifest['files'] } | undefined;

@@ -138,7 +138,7 @@ function builtAt(now?: string): string {
 async function writeCache(out: string, cache: BuildCache, warnings: string[]): Promise<void> {
   const tmp = join(out, `${CACHE_FILE}.${process.pid}.tmp`);
   try {
-    await writeNamed(tmp, JSON.stringify(cache));
+    writeNamed(tmp, JSON.stringify(cache));
     await rename(tmp, join(out, CACHE_FILE));
   } catch (e) {
     await rm(tmp, { force: true }).catch(() => {});

@@ -154,7 +154,7 @@ async function lendable(previous: PublishInputs['previous'], paths: string[]): P
 }
 
 /** Every file a manifest lists, compressed variants included, with its size: what `reusable` checks. */
-export function manifestSizes(m: Manifest): Map<string, number> {
+function manifestSizes(m: Manifest): Map<string, number> {
   const sizes = new Map<string, number>();
   for (const [path, e] of Object.entries(m.files)) {
     sizes.set(path, e.size);
@@ -168,7 +168,7 @@ export function manifestSizes(m: Manifest): Map<string, number> {
  * trusted only if its size matches and it is no newer than the previous manifest (written last), so a file edited
  * by hand is made again.
  */
-export async function reusable(tree: string, candidates: Map<string, number>): Promise<Set<string>> {
+async function reusable(tree: string, candidates: Map<string, number>): Promise<Set<string>> {
   const manifestMtime = await stat(join(tree, TREE.manifest)).then(
     (s) => s.mtimeMs,
     () => -Infinity,
