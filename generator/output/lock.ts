@@ -81,9 +81,14 @@ async function createExclusive(path: string, text: string): Promise<boolean> {
   }
   try {
     await fh.writeFile(text);
-  } finally {
-    await fh.close();
+  } catch (e) {
+    // A lock that names no holder blocks every build for a grace period: a failed write (a full disk) leaves none.
+    await fh.close().catch(() => {});
+    await unlink(path).catch(() => {});
+    (e as NodeJS.ErrnoException).path ??= path;
+    throw e;
   }
+  await fh.close();
   return true;
 }
 
