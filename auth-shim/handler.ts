@@ -15,7 +15,7 @@ import { bodyBytes, webCompressor, type Compressor } from './representation.js';
 import { bulkAllowed, coveredAsset, coveredUniverse, signalAsset } from './steps/access.js';
 import { Bodies } from './steps/body.js';
 import { CredentialCheck, type KeySource } from './steps/credential.js';
-import { bulkSymbols, historyQuery } from './steps/parameters.js';
+import { bulkSymbols, changesQuery, historyQuery } from './steps/parameters.js';
 import { charged } from './steps/quota.js';
 import { boundedQuery, getOnly, routeOf, type Route } from './steps/route.js';
 
@@ -75,6 +75,7 @@ export function createHandler(options: ShimOptions): (request: Request) => Promi
   async function serve(request: Request, url: URL, r: DataRoute, plan: Plan, headers: Record<string, string>): Promise<Response> {
     const out = { ...dataCache, ...headers };
     if (r.name === 'assets') return bodies.file(request, TREE.assetList(plan), out);
+    if (r.name === 'changes') return bodies.changes(request, changesQuery(url.searchParams, plan), plan === 'basic' ? 'basic' : 'all', out);
     if (r.name === 'bulk') {
       bulkAllowed(plan);
       const requested = bulkSymbols(url.searchParams);

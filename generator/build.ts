@@ -9,6 +9,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { checkFeedKept, FeedLossError } from './api/changes.js';
 import { checkLedgerKept, HistoryLossError } from './api/history.js';
 import { buildReport, BuildError, type BuildOptions, type BuildReport } from './build-report.js';
 import { asEnvironmentError, EnvironmentError, EXIT } from './exit.js';
@@ -75,8 +76,11 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
   try {
     planned = planTree({ ...read.tree, builtAt: at, renderVersion: renderVersion(), publicUrl: opts.publicUrl, info: contract.info });
     for (const [symbol, rows] of read.tree.previous.ledgers) checkLedgerKept(symbol, rows, planned.ledgers.get(symbol) ?? []);
+    checkFeedKept(read.tree.previous.feed?.ledger, planned.feed);
   } catch (e) {
     if (e instanceof HistoryLossError) throw new BuildError(`history would lose a published row: ${e.message}`, report(), [e.message]);
+    if (e instanceof FeedLossError)
+      throw new BuildError(`the change feed would lose a published event: ${e.message}`, report(), [e.message]);
     throw e;
   }
   opened.warnings.push(...planned.warnings);

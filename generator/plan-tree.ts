@@ -6,6 +6,7 @@
  */
 import { assembleAssetRisk, riskExtraModels, riskReadings, type AssetPages, type AssetRisk, type Carried } from './api/asset-risk.js';
 import { assetList } from './api/asset-list.js';
+import { nextLedger, type ChangeLedger, type PreviousFeed } from './api/changes.js';
 import { dcaSignal } from './api/dca-signal.js';
 import { envelope, modelVersion, newest } from './api/envelope.js';
 import { health } from './api/health.js';
@@ -40,6 +41,8 @@ export interface TreeInputs {
     risks: PreviousRisks;
     /** The assets the previous tree published. */
     assets: string[];
+    /** Its change feed and every asset's AssetRisk, which the feed's new events are measured from; absent with no previous tree. */
+    feed?: PreviousFeed;
   };
   builtAt: string;
   renderVersion: string;
@@ -55,6 +58,8 @@ export interface PlannedTree {
   objects: Map<string, unknown>;
   /** Each asset's new ledger rows, for the invariant checked before publishing (checkLedgerKept). */
   ledgers: Map<string, HistoryRow[]>;
+  /** The change feed's new ledger, for its invariant (checkFeedKept). */
+  feed: ChangeLedger;
   warnings: string[];
   /** Where each equity universe's sector indicators came from, for the report. */
   sectorSources: Record<string, string | null>;
@@ -213,8 +218,14 @@ export function planTree(i: TreeInputs): PlannedTree {
     for (const [path, doc] of plan.files) objects.set(path, doc);
     if (plan.warning) warnings.push(plan.warning);
   }
+  const feed = nextLedger(
+    i.previous.feed,
+    [...plans.values()].map((p) => p.risk),
+    i.builtAt,
+  );
+  objects.set(TREE.changes, feed);
   for (const [path, doc] of planMarketWide({ ...i, market }, plans, objects)) objects.set(path, doc);
-  return { objects, ledgers, warnings, sectorSources: market.sectorSources };
+  return { objects, ledgers, feed, warnings, sectorSources: market.sectorSources };
 }
 
 /** Items by symbol, then by kind; items with no symbol (market pages) are left out. The last of a kind wins. */

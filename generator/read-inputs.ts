@@ -144,6 +144,7 @@ export async function readInputs(opened: OpenedInputs, opts: BuildOptions, at: s
   const risks = new Map<string, AssetRisk | undefined>();
   const carrying = carriedFrom(catalog, failedKinds, failedMarket, site);
   await fromPrevious(opened, carrying, async (symbol) => void risks.set(symbol, await previous!.risk(symbol)));
+  const feed = previous ? await previousFeed(opened) : undefined;
   return {
     tree: {
       catalog,
@@ -152,7 +153,7 @@ export async function readInputs(opened: OpenedInputs, opts: BuildOptions, at: s
       results: site.results,
       failedKinds,
       failedMarket,
-      previous: { ledgers, risks, assets: Object.keys(previous?.catalog?.assets ?? {}) },
+      previous: { ledgers, risks, assets: Object.keys(previous?.catalog?.assets ?? {}), feed },
     },
     site,
     carried,
@@ -171,6 +172,38 @@ function carriedFrom(catalog: Asset[], failedKinds: Map<string, unknown>, failed
   if (!site.results.some((r) => r.kind === 'market_cap_ranking'))
     for (const a of catalog) if (a.asset_class === 'CRYPTO') symbols.add(a.symbol);
   return catalog.filter((a) => symbols.has(a.symbol));
+}
+
+/**
+ * The change feed's ledger and every asset's AssetRisk of the previous tree: the state its events start from. A risk
+ * file that fails the manifest check is rewritten by this build like any other; its asset raises no event this time.
+ */
+async function previousFeed(opened: OpenedInputs): Promise<NonNullable<TreeInputs['previous']['feed']>> {
+  const previous = opened.previous!;
+  const symbols = Object.keys(previous.catalog?.assets ?? {});
+  const found = new Map<string, AssetRisk>();
+  const unread: string[] = [];
+  await forEachLimited(symbols, 8, async (symbol) => {
+    try {
+      const risk = await previous.risk(symbol);
+      if (risk) found.set(symbol, risk);
+    } catch (e) {
+      if (!(e instanceof PreviousTreeError)) throw e;
+      unread.push(symbol);
+      opened.warnings.push(
+        `${e.message.replace(/; the previous tree .*$/, '')}: ${symbol}'s changes at this refresh are not in the change feed`,
+      );
+    }
+  });
+  let ledger;
+  try {
+    ledger = await previous.changes();
+  } catch (e) {
+    if (e instanceof PreviousTreeError) throw new BuildError(e.message, buildReport(opened, {}), [e.message]);
+    throw e;
+  }
+  if (!ledger) opened.warnings.push(`${previous.source}: the previous tree has no change feed; it starts with this build`);
+  return { ledger, risks: symbols.flatMap((s) => found.get(s) ?? []), unread: unread.sort() };
 }
 
 /** `read` for each asset the previous tree may hold, a few at a time; its refusal as the build's failure. */

@@ -3,7 +3,18 @@
  * did not precompute, a bulk read); nothing about markets is computed here. A file the tree should hold and
  * does not is an OriginError (502 upstream_error).
  */
-import { PRECOMPUTED_PAGES, TREE, bulkBody, historyPage, toJson, type Ledger, type RiskDoc } from '../../generator/contract/index.js';
+import {
+  PRECOMPUTED_PAGES,
+  TREE,
+  bulkBody,
+  changesPage,
+  historyPage,
+  toJson,
+  type Audience,
+  type ChangeLedger,
+  type Ledger,
+  type RiskDoc,
+} from '../../generator/contract/index.js';
 import type { PageQuery } from '../../generator/contract/history-page.js';
 import type { Catalog } from '../../generator/contract/shapes.js';
 import { sha256Hex } from '../credentials.js';
@@ -40,6 +51,13 @@ export class Bodies {
     const full = present(await this.json.get<Ledger>(TREE.historyFull(symbol)), TREE.historyFull(symbol));
     const tag = `${full.etag}|${q.limit}|${q.maxLimit}|${q.cursor ?? ''}|${q.from ?? ''}|${q.to ?? ''}`;
     return this.composed(request, historyPage(full.doc, q), tag, headers);
+  }
+
+  /** A page of the change feed, cut from its ledger for the caller's audience. */
+  async changes(request: Request, q: PageQuery, audience: Audience, headers: Headers): Promise<Response> {
+    const feed = present(await this.json.get<ChangeLedger>(TREE.changes), TREE.changes);
+    const tag = `${feed.etag}|${audience}|${q.limit}|${q.maxLimit}|${q.cursor ?? ''}|${q.from ?? ''}|${q.to ?? ''}`;
+    return this.composed(request, changesPage(feed.doc, q, audience), tag, headers);
   }
 
   /** The covered assets' risk files merged into one envelope, the others named as missing. */

@@ -1,6 +1,6 @@
 /**
  * Step: parameters. The shape of what the caller sent (path symbol or universe, the history and bulk queries),
- * checked strictly before anything is looked up (decisions 4, 5 and 9); a bad one is refused with a 400.
+ * checked strictly before anything is looked up (decisions 4, 5, 9 and 34); a bad one is refused with a 400.
  */
 import {
   BULK_MAX_SYMBOLS,
@@ -38,8 +38,18 @@ function date(name: string, v: string | undefined): string | undefined {
   throw new Refusal('bad_parameter', `${name} must be a date YYYY-MM-DD`);
 }
 
+/** History's page query: its cursor is a row's date. */
+export const historyQuery = (params: URLSearchParams, plan: Plan): PageQuery => pageQuery(params, plan, (v) => date('cursor', v));
+
+/** The change feed's page query (decision 34): its cursor is an event's position in the feed. */
+export const changesQuery = (params: URLSearchParams, plan: Plan): PageQuery =>
+  pageQuery(params, plan, (v) => {
+    if (v === undefined || /^[0-9]{1,10}$/.test(v)) return v;
+    throw new Refusal('bad_parameter', "cursor must be a position in the feed, as a page's next_cursor gives it");
+  });
+
 /** limit, cursor, from, to: a page query with the plan's cap applied. */
-export function historyQuery(params: URLSearchParams, plan: Plan): PageQuery {
+function pageQuery(params: URLSearchParams, plan: Plan, cursor: (v: string | undefined) => string | undefined): PageQuery {
   const values: Record<string, string | undefined> = {};
   for (const name of ['limit', 'cursor', 'from', 'to']) values[name] = once(params, name);
   let limit = HISTORY_DEFAULT_LIMIT;
@@ -51,7 +61,9 @@ export function historyQuery(params: URLSearchParams, plan: Plan): PageQuery {
     limit = +values.limit;
   }
   const q: PageQuery = { limit: Math.min(limit, PLAN_LIMITS[plan].historyCap), maxLimit: PLAN_LIMITS[plan].historyCap };
-  for (const name of ['cursor', 'from', 'to'] as const) {
+  const c = cursor(values.cursor);
+  if (c !== undefined) q.cursor = c;
+  for (const name of ['from', 'to'] as const) {
     const d = date(name, values[name]);
     if (d !== undefined) q[name] = d;
   }

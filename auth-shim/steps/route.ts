@@ -1,5 +1,5 @@
 /**
- * Step: route. Maps a GET request onto the API's eight routes; anything else is refused (405 with Allow: GET, 404,
+ * Step: route. Maps a GET request onto the API's nine routes; anything else is refused (405 with Allow: GET, 404,
  * or 400 for an overlong query). Segments are decoded once and never reach a file path.
  */
 import { Refusal } from '../refusal.js';
@@ -10,6 +10,7 @@ export type Route =
   | { name: 'assets' }
   | { name: 'risk'; symbol: string }
   | { name: 'history'; symbol: string }
+  | { name: 'changes' }
   | { name: 'bulk' }
   | { name: 'summary'; universe: string }
   | { name: 'dca'; symbol: string };
@@ -58,6 +59,7 @@ export function route(pathname: string): Route | null {
       if (a === 'health') return { name: 'health' };
       if (a === 'openapi.json') return { name: 'openapi' };
       if (a === 'assets') return { name: 'assets' };
+      if (a === 'changes') return { name: 'changes' };
       return null;
     case 2:
       return a === 'bulk' && b === 'risk' ? { name: 'bulk' } : null;

@@ -3,6 +3,26 @@ export const UNIVERSES = ['ai_infrastructure', 'bitcoin_equities', 'crypto', 'qu
 export type Universe = (typeof UNIVERSES)[number];
 export const MODEL_KEYS = ['dca', 'gravity', 'phase', 'sma_composite', 'twap'] as const;
 export type ModelKey = (typeof MODEL_KEYS)[number];
+/**
+ * What the change feed tracks (decision 34): per AssetRisk key, the one field whose move is an event; per market
+ * context reading, likewise. A score moving within its band or level is not an event.
+ */
+export const TRACKED_ASSET_FIELDS = {
+  gravity: 'risk_level',
+  twap: 'risk_level',
+  sma_composite: 'band',
+  phase: 'label',
+  dca: 'band',
+} as const satisfies Record<ModelKey, string>;
+export const TRACKED_UNIVERSE_FIELDS = { fear_greed: 'label', peak_valley: 'zone', macro_risk: 'status' } as const;
+/** Every event's `field`: the tracked readings, free-tier and catalogue membership, and each model's staleness. */
+export const CHANGE_FIELDS = [
+  ...Object.entries(TRACKED_ASSET_FIELDS).map(([k, f]) => `${k}.${f}`),
+  ...Object.entries(TRACKED_UNIVERSE_FIELDS).map(([k, f]) => `${k}.${f}`),
+  'free_tier',
+  'catalogue',
+  ...MODEL_KEYS.map((k) => `stale_models.${k}`),
+] as const as readonly string[];
 /** Spec: the symbol path parameter, 1 to 20 letters, digits, underscore, period, hyphen. */
 export const SYMBOL_PATTERN = /^[A-Za-z0-9_.-]{1,20}$/;
 /** The shape a universe name must have before it is looked up (decision 9: bad_universe otherwise). */

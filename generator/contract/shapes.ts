@@ -8,7 +8,7 @@
  * The key store, which the shim does parse at run time, has its own small shape (keys.ts, zod/mini).
  */
 import { z } from 'zod';
-import { API_VERSION, DISCLAIMER, MODEL_KEYS, SYMBOL_PATTERN, UNIVERSES } from './constants.js';
+import { API_VERSION, CHANGE_FIELDS, DISCLAIMER, MODEL_KEYS, SYMBOL_PATTERN, UNIVERSES } from './constants.js';
 import { ERROR_STATUS, type ErrorCode } from './errors.js';
 import { FREE_TIER_RULE, HISTORY_MAX_LIMIT, PLAN_LIMITS, PLANS } from './plans.js';
 import { ENCODINGS } from './encodings.js';
@@ -276,6 +276,44 @@ export const Health = api(
     newest_reading: asOf().nullable().describe('The newest as_of in the served tree.'),
   }),
 );
+const eventValue = () => z.union([z.string(), z.number(), z.boolean()]).nullable();
+export const ChangeEvent = api(
+  'ChangeEvent',
+  z
+    .object({
+      published_at: z.iso.datetime().describe('When the refresh that raised the event was published.'),
+      symbol: z.string().nullable().describe("The asset; null for a universe's event."),
+      universe: Universe.nullable().describe("The universe; null for an asset's event."),
+      field: z
+        .enum(CHANGE_FIELDS as [string, ...string[]])
+        .describe(
+          'What moved: a reading (gravity.risk_level, twap.risk_level, sma_composite.band, phase.label, dca.band; fear_greed.label, peak_valley.zone, macro_risk.status for a universe), free_tier or catalogue membership (true/false), or stale_models.<key> (whether that reading is stale).',
+        ),
+      from: eventValue().describe('The value before the refresh; null where there was no reading.'),
+      to: eventValue().describe('The value after it; null where the reading is gone.'),
+      model: modelName().nullable().describe('The model of the reading; null for free_tier and catalogue.'),
+      as_of: asOf().nullable().describe("The reading's own as_of (for free_tier and catalogue, the asset's)."),
+    })
+    .describe('One tracked change a refresh made; scores moving within a band or level are not events.'),
+);
+export const Changes = api(
+  'Changes',
+  z.object({
+    started_at: z.iso.datetime().describe("When the feed's first refresh was published: no event is older."),
+    from: z.iso.datetime().nullable().describe('published_at of the first event of this page.'),
+    through: z.iso.datetime().nullable().describe('published_at of the last event of this page.'),
+    event_count: count(),
+    total_event_count: count().describe('Events within the from/to window that the plan sees, across all pages.'),
+    limit: z.number().int().min(1).max(HISTORY_MAX_LIMIT),
+    max_limit: z.literal([...new Set(PLANS.map((p) => PLAN_LIMITS[p].historyCap))]),
+    next_cursor: z
+      .string()
+      .regex(/^[0-9]{1,10}$/)
+      .nullable()
+      .describe('Pass as cursor for the next page; null on the last page.'),
+    events: z.array(ChangeEvent),
+  }),
+);
 export const ErrorBody = api(
   'Error',
   z
@@ -302,6 +340,7 @@ export const HistoryResponse = api('HistoryResponse', envelope(History));
 export const BulkResponse = api('BulkResponse', envelope(Bulk));
 export const SummaryResponse = api('SummaryResponse', envelope(Summary));
 export const DcaSignalResponse = api('DcaSignalResponse', envelope(DcaSignal));
+export const ChangesResponse = api('ChangesResponse', envelope(Changes));
 
 // The tree's own files: read by the next build (the ledger), by the shim (catalogue, manifest) and by `keys`.
 const internal = <T extends z.ZodType>(id: string, schema: T): T => (INTERNAL_IDS.add(id), SHAPES.add(schema, { id }), schema);
@@ -319,6 +358,16 @@ export const HistoryLedger = internal(
       total_row_count: count(),
       rows: z.array(HistoryRow),
     }),
+  }),
+);
+export const ChangeLedger = internal(
+  'ChangeLedger',
+  z.object({
+    started_at: z.iso.datetime(),
+    events: z.array(ChangeEvent),
+    basic: z
+      .array(count())
+      .describe('Positions in events (from 0) that a basic caller sees: its free-tier assets at the time, and the crypto universe.'),
   }),
 );
 export const Catalog = internal(
@@ -387,6 +436,9 @@ export type Health = z.infer<typeof Health>;
 export type ErrorBody = z.infer<typeof ErrorBody>;
 export type HistoryLedger = z.infer<typeof HistoryLedger>;
 export type Catalog = z.infer<typeof Catalog>;
+export type ChangeEvent = z.infer<typeof ChangeEvent>;
+export type ChangeLedger = z.infer<typeof ChangeLedger>;
+export type ChangesResponse = z.infer<typeof ChangesResponse>;
 export type ManifestEntry = z.infer<typeof ManifestEntry>;
 export type Manifest = z.infer<typeof Manifest>;
 export type AssetRiskResponse = z.infer<typeof AssetRiskResponse>;

@@ -2,6 +2,8 @@
  * What changed between two built trees, in the API's terms. Manifests are compared first; only files whose
  * hashes differ are opened. Pure over a file loader, so it is tested without a disk.
  */
+import { changeEvents, treeState, type ChangeEvent } from '../api/changes.js';
+import type { AssetRisk } from '../contract/shapes.js';
 import { TREE } from '../contract/tree.js';
 import type { HistoryRow } from '../contract/history-page.js';
 import type { Manifest } from '../output/manifest.js';
@@ -144,6 +146,8 @@ function catalogueChanges(a: Doc | undefined, b: Doc | undefined): Change[] {
 
 export interface DiffResult {
   changes: Change[];
+  /** The tracked changes, as the change feed states them: what the new tree's refresh raised. */
+  events: ChangeEvent[];
   files: { changed: number; added: number; removed: number; unchanged: number };
 }
 
@@ -167,11 +171,17 @@ export async function compareTrees(oldTree: Loader, newTree: Loader, only?: stri
   };
   const both = <T = Doc>(p: string) => Promise.all([oldTree.json<T>(p), newTree.json<T>(p)]);
   const changes: Change[] = [];
+  // The tracked state of the assets whose risk files differ: only those can raise an event (a universe's context
+  // is in every member's risk file).
+  const before: AssetRisk[] = [];
+  const after: AssetRisk[] = [];
   for (const p of differ) {
     let m: RegExpExecArray | null;
     if ((m = /^assets\/([^/]+)\/risk\.json$/.exec(p))) {
-      if (only && m[1] !== only) continue;
       const [a, b] = await both(p);
+      if (a) before.push(a.data);
+      if (b) after.push(b.data);
+      if (only && m[1] !== only) continue;
       if (a && b) changes.push(...riskChanges(m[1]!, a, b));
     } else if ((m = /^assets\/([^/]+)\/history\/full\.json$/.exec(p))) {
       if (only && m[1] !== only) continue;
@@ -204,8 +214,12 @@ export async function compareTrees(oldTree: Loader, newTree: Loader, only?: stri
     c.subject = 'risk.json';
     return true;
   });
-  return { changes: deduped, files };
+  const events = changeEvents(treeState(before), treeState(after), mb.built_at)
+    .map((e) => e.event)
+    .filter((e) => !only || e.symbol === only);
+  return { changes: deduped, events, files };
 }
 
 /** Exit status like diff(1): 0 same, 1 changes, 3 when a published history row changed or vanished. */
-export const exitStatus = (r: DiffResult): number => (r.changes.some((c) => c.level === 'alarm') ? 3 : r.changes.length ? 1 : 0);
+export const exitStatus = (r: DiffResult): number =>
+  r.changes.some((c) => c.level === 'alarm') ? 3 : r.changes.length || r.events.length ? 1 : 0;

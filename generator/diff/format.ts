@@ -37,6 +37,10 @@ function order(a: Change, b: Change): number {
 export function human(r: DiffResult, colour: boolean): string {
   const paint = (style: Parameters<typeof styleText>[0], text: string) => (colour ? styleText(style, text) : text);
   const lines = [paint('bold', summaryLine(r))];
+  if (r.events.length) {
+    lines.push('', paint('bold', `events (${r.events.length}): what GET /v1/changes lists for this refresh`));
+    for (const e of r.events) lines.push(`  ${e.symbol ?? e.universe}  ${e.field}  ${show(e.from)} → ${show(e.to)}`);
+  }
   for (const g of GROUPS) {
     const list = r.changes.filter((c) => c.group === g).sort(order);
     if (!list.length) continue;
@@ -55,5 +59,5 @@ export function human(r: DiffResult, colour: boolean): string {
 
 export function asJson(r: DiffResult, status: number): string {
   const groups = Object.fromEntries(GROUPS.map((g) => [g, r.changes.filter((c) => c.group === g).sort(order)]));
-  return JSON.stringify({ summary: summaryLine(r), status, files: r.files, groups }, null, 2) + '\n';
+  return JSON.stringify({ summary: summaryLine(r), status, files: r.files, groups, events: r.events }, null, 2) + '\n';
 }

@@ -100,6 +100,12 @@ const symbolParam = {
   schema: { type: 'string', pattern: SYMBOL_PATTERN.source },
 };
 const date = { type: 'string', format: 'date' };
+const limitParam = {
+  name: 'limit',
+  in: 'query',
+  schema: { type: 'integer', minimum: 1, maximum: HISTORY_MAX_LIMIT, default: HISTORY_DEFAULT_LIMIT },
+  description: `Clamped to the plan's cap (basic ${PLAN_LIMITS.basic.historyCap}); when omitted, ${HISTORY_DEFAULT_LIMIT} or the cap if smaller. Not an integer in 1..${HISTORY_MAX_LIMIT}: 400 bad_parameter.`,
+};
 /**
  * The bulk list as the gateway takes it: 1 to BULK_MAX_SYMBOLS symbols, commas between; spaces around a symbol and
  * empty entries (stray commas) are ignored.
@@ -126,6 +132,8 @@ const DESCRIPTIONS: Record<string, string> = {
     "The DCA regression model's band for an asset that has one: where the price sits between the model's levels. Never a position size.",
   getHealth:
     'Whether the gateway answers and how fresh its data is: when the data was built, its newest reading, and status stale once that is too old. No key needed.',
+  getChanges:
+    "What moved at each refresh, oldest first: an asset's Gravity or TWAP risk level, SMA composite band, cycle phase or DCA band; a universe's fear & greed label, peak/valley zone or macro risk status; an asset entering or leaving the free tier, the catalogue or stale_models. A basic plan sees its free-tier assets and the crypto universe. Page with limit and cursor; narrow with from and to.",
   getOpenApi: 'This document, with one example response per operation taken from the data being served. No key needed.',
 };
 
@@ -133,6 +141,7 @@ const DESCRIPTIONS: Record<string, string> = {
 const TAGS = [
   { name: 'assets', description: "The assets a plan may read, and one asset's readings." },
   { name: 'history', description: "An asset's readings day by day, paged oldest first." },
+  { name: 'changes', description: 'What moved at each refresh, paged oldest first.' },
   { name: 'market', description: "A universe's readings at a glance, and several assets in one call." },
   { name: 'signals', description: "The DCA regression model's band for an asset." },
   { name: 'service', description: "The gateway's health and this document; no key needed." },
@@ -164,6 +173,9 @@ The basic plan reads the free tier: the ten crypto assets with the smallest mark
 
 ## Pagination
 History is oldest first. \`from\` and \`to\` (YYYY-MM-DD) are inclusive; \`limit\` is the page size (at most your plan's rows a page; above it is clamped, not refused); \`next_cursor\` is the date to pass as \`cursor\` for the next page, and \`null\` on the last one. \`total_row_count\` counts the rows in the \`from\`/\`to\` window across all pages.
+
+## What changed
+\`GET /v1/changes\` lists the events of the refreshes: each is \`{published_at, symbol, universe, field, from, to, model, as_of}\`, raised when a refresh moves a level, band, label, zone or status, or an asset's free-tier, catalogue or stale membership. Scores moving within a band are not events. It pages like history; \`next_cursor\` is an event's position in the feed. A daily job asks for yesterday: \`from\` and \`to\` both set to yesterday's date (UTC).
 
 ## Errors
 Every error is \`{"error": {"code", "message"}, "disclaimer"}\` with one of these codes:
@@ -234,12 +246,7 @@ export function openApiDocument(o: DocumentOptions = {}) {
       '/v1/assets/{symbol}/history': get('getAssetHistory', 'History rows, oldest first, paged by cursor', 'history', {
         parameters: [
           symbolParam,
-          {
-            name: 'limit',
-            in: 'query',
-            schema: { type: 'integer', minimum: 1, maximum: HISTORY_MAX_LIMIT, default: HISTORY_DEFAULT_LIMIT },
-            description: `Clamped to the plan's cap (basic ${PLAN_LIMITS.basic.historyCap}); when omitted, ${HISTORY_DEFAULT_LIMIT} or the cap if smaller. Not an integer in 1..${HISTORY_MAX_LIMIT}: 400 bad_parameter.`,
-          },
+          limitParam,
           {
             name: 'cursor',
             in: 'query',
@@ -253,6 +260,24 @@ export function openApiDocument(o: DocumentOptions = {}) {
           ...ok('HistoryResponse', 'A page of history'),
           '400': error('Malformed parameter', ['bad_symbol', 'bad_parameter']),
           '404': error('No asset by that symbol', ['unknown_asset']),
+          ...common,
+        },
+      }),
+      '/v1/changes': get('getChanges', 'Events of the refreshes, oldest first, paged by cursor', 'changes', {
+        parameters: [
+          limitParam,
+          {
+            name: 'cursor',
+            in: 'query',
+            schema: { type: 'string', pattern: '^[0-9]{1,10}$' },
+            description: "Exclusive: events strictly after it. Take it from the previous page's next_cursor.",
+          },
+          { name: 'from', in: 'query', schema: date, description: 'Inclusive: events published on or after this date (UTC).' },
+          { name: 'to', in: 'query', schema: date, description: 'Inclusive; from after to is 400 bad_parameter.' },
+        ],
+        responses: {
+          ...ok('ChangesResponse', 'A page of events'),
+          '400': error('Malformed parameter', ['bad_parameter']),
           ...common,
         },
       }),
@@ -393,7 +418,7 @@ const DECISIONS = [
   'Symbols match case-insensitively and are answered canonically; a valid unknown symbol is 404 unknown_asset.',
   'Direct keys are issued with `keys add --plan`, printed once, stored as SHA-256 with the plan in {"keys":[{sha256, plan, label}]}.',
   'Marketplace pair: both headers, the configured host; the key in the credential store, or the proxy secret in x-marketplace-proxy-secret with the plan from x-marketplace-subscription (quotas then enforced by the marketplace); anything else 401.',
-  'No lifecycle states, events or webhooks.',
+  'No lifecycle states or webhooks: the API is read-only and pushes nothing; what each refresh changed is read from GET /v1/changes.',
   'Free-plan asset list: free-tier assets only, asset_count their number, total_asset_count the catalogue.',
   'model_version: one entry per model producing a reading, name without version to version string; null only with no reading.',
   'stale_models lists AssetRisk keys (gravity, twap, sma_composite, phase, dca), sorted.',

@@ -1,9 +1,9 @@
 /**
  * One example response per operation (decision 25), taken from the tree being built, so the document shows
  * what the API answers today: the free tier's first asset, a short history page, a bulk call naming a symbol
- * that is not served.
+ * that is not served, the first events of the latest refresh that raised any.
  */
-import { bulkBody, historyPage, PLAN_LIMITS, TREE, type Ledger, type RiskDoc } from '../contract/index.js';
+import { bulkBody, changesPage, historyPage, PLAN_LIMITS, TREE, type ChangeLedger, type Ledger, type RiskDoc } from '../contract/index.js';
 import type { Examples } from './document.js';
 
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -18,6 +18,9 @@ export function operationExamples(files: Map<string, unknown>, info: object): Ex
   const history = get(TREE.historyFull(first)) as Ledger;
   const page = historyPage(history, { limit: 3, maxLimit: PLAN_LIMITS.pro.historyCap });
   const requested = [...new Set([first, ...symbols.slice(0, 2)])].slice(0, 2).concat('NOTSERVED');
+  const feed = get(TREE.changes) as ChangeLedger;
+  const day = feed.events.at(-1)?.published_at.slice(0, 10);
+  const window = day ? `from=${day}&to=${day}&` : '';
   const out: Examples = {
     listAssets: { summary: 'GET /v1/assets with a basic key', value: list },
     getAssetRisk: { summary: `GET /v1/assets/${first}/risk`, value: get(TREE.risk(first)) },
@@ -28,6 +31,10 @@ export function operationExamples(files: Map<string, unknown>, info: object): Ex
         requested,
         requested.map((s) => get(TREE.risk(s)) as RiskDoc | undefined),
       ),
+    },
+    getChanges: {
+      summary: `GET /v1/changes?${window}limit=3 with a pro key`,
+      value: changesPage(feed, { limit: 3, maxLimit: PLAN_LIMITS.pro.historyCap, from: day, to: day }, 'all'),
     },
     getUniverseSummary: { summary: 'GET /v1/market/crypto/summary', value: get(TREE.summary('crypto')) },
     getHealth: { summary: 'GET /v1/health', value: get(TREE.health) },

@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TREE } from '../contract/tree.js';
 import type { HistoryRow, Ledger } from '../contract/history-page.js';
-import type { AssetRisk, Catalog } from '../contract/shapes.js';
+import type { AssetRisk, Catalog, ChangeLedger } from '../contract/shapes.js';
 import { sha256, type Manifest } from '../output/manifest.js';
 import { liveTree } from '../output/live-tree.js';
 import { fetchTree } from './http-tree.js';
@@ -30,6 +30,8 @@ export interface PreviousTree {
   ledger(symbol: string): Promise<HistoryRow[] | undefined>;
   /** The asset's published AssetRisk, for readings carried forward. */
   risk(symbol: string): Promise<AssetRisk | undefined>;
+  /** The change feed's ledger; undefined for a tree built before the feed existed. */
+  changes(): Promise<ChangeLedger | undefined>;
   /** Any file of the tree, parsed, checked against the manifest; undefined when the manifest does not list it. */
   file<T>(path: string): Promise<T | undefined>;
 }
@@ -97,6 +99,12 @@ export async function openTree(source: string, read: ReadBytes, localTree: strin
       let r = risks.get(symbol);
       if (!r) risks.set(symbol, (r = verified<{ data: AssetRisk }>(TREE.risk(symbol)).then((d) => d?.data)));
       return r;
+    },
+    async changes() {
+      const ledger = await verified<ChangeLedger>(TREE.changes);
+      if (ledger && !(typeof ledger.started_at === 'string' && Array.isArray(ledger.events) && Array.isArray(ledger.basic)))
+        throw failed(TREE.changes, 'has no started_at, events and basic');
+      return ledger;
     },
     file: (path) => verified(path),
   };

@@ -131,6 +131,14 @@ describe('edge entry under workerd', () => {
     expect(body.data.next_cursor).toBe(all[2].date);
   });
 
+  it("cuts the change feed from its ledger read over HTTP, a basic key's view and a pro key's alike", async () => {
+    const ledger = treeJson(out, 'changes/ledger.json') as { events: unknown[]; basic: number[] };
+    const page = async (key: string) =>
+      ((await (await call('/v1/changes?limit=1000', { 'X-API-Key': key })).json()) as { data: { events: unknown[] } }).data.events;
+    expect(await page(KEY.pro)).toEqual(ledger.events);
+    expect(await page(KEY.basic)).toEqual(ledger.basic.map((i) => ledger.events[i]).slice(0, 90));
+  });
+
   it('reads a private origin: the origin refuses a request without the token, the edge sends it', async () => {
     const base = `http://127.0.0.1:${(origin.address() as { port: number }).port}/v1/assets/index.ultra.json`;
     expect((await fetch(base)).status).toBe(401);

@@ -15,6 +15,8 @@ import { describe, expect, it } from 'vitest';
 import { DISCLAIMER } from '../../generator/contract/index.js';
 import { KEY, treeJson } from './tree.js';
 
+type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
 /** A body as sent, decoded per its Content-Encoding. */
 export async function decoded(res: Response): Promise<Buffer> {
   const bytes = Buffer.from(await res.arrayBuffer());
@@ -482,6 +484,61 @@ export function shimSuite(name: string, setup: () => { call: Call; out: string }
       ]) {
         await expectError(await call(`/v1/assets/BTC/history?${q}`, { headers: basic }), 400, 'bad_parameter');
       }
+    });
+  });
+
+  describe(`${name}: changes`, () => {
+    const ledger = (out: string) => treeJson(out, 'changes/ledger.json') as { events: Doc[]; basic: number[]; started_at: string };
+
+    it('pro walks every event of the refreshes once, oldest first, by next_cursor', async () => {
+      const { call, out } = setup();
+      const { events, started_at } = ledger(out);
+      // The tree is three days of the small site: days 2 and 3 each raised events.
+      expect(new Set(events.map((e) => e.published_at)).size).toBe(2);
+      const seen: Doc[] = [];
+      let path = '/v1/changes?limit=4';
+      for (let guard = 0; guard < 100; guard++) {
+        const res = await call(path, { headers: pro });
+        expect(res.status).toBe(200);
+        const page = await res.json();
+        expect(page.disclaimer).toBe(DISCLAIMER);
+        expect([page.data.started_at, page.data.total_event_count, page.data.max_limit]).toEqual([started_at, events.length, 1000]);
+        seen.push(...page.data.events);
+        if (page.data.next_cursor === null) break;
+        path = `/v1/changes?limit=4&cursor=${page.data.next_cursor}`;
+      }
+      expect(seen).toEqual(events);
+    });
+
+    it('basic sees the events of its free-tier assets and of the crypto universe only, under its row cap', async () => {
+      const { call, out } = setup();
+      const { events, basic: positions } = ledger(out);
+      const free: string[] = treeJson(out, '_catalog.json').free_tier;
+      const body = await (await call('/v1/changes?limit=1000', { headers: basic })).json();
+      expect([body.data.limit, body.data.max_limit]).toEqual([90, 90]);
+      expect(body.data.events).toEqual(positions.map((i) => events[i]).slice(0, 90));
+      expect(body.data.events.length).toBeGreaterThan(0);
+      for (const e of body.data.events) expect(e.universe === 'crypto' || free.includes(e.symbol), JSON.stringify(e)).toBe(true);
+      expect(events.some((e) => e.symbol && !free.includes(e.symbol))).toBe(true);
+    });
+
+    it("a daily job's window: from and to of one day give exactly that day's events", async () => {
+      const { call, out } = setup();
+      const { events } = ledger(out);
+      const day = events.at(-1)!.published_at.slice(0, 10);
+      const body = await (await call(`/v1/changes?from=${day}&to=${day}`, { headers: ultra })).json();
+      expect(body.data.events).toEqual(events.filter((e) => e.published_at.startsWith(day)));
+      expect(body.data.next_cursor).toBeNull();
+      expect(body.as_of).not.toBeNull();
+    });
+
+    it('is counted and refused like any data route: no key 401, bad parameters 400', async () => {
+      const { call } = setup();
+      await expectError(await call('/v1/changes'), 401, 'unauthorized');
+      for (const q of ['cursor=2026-10-14', 'cursor=-1', 'limit=0', 'from=2026-10-02&to=2026-10-01', 'cursor=1&cursor=2'])
+        await expectError(await call(`/v1/changes?${q}`, { headers: pro }), 400, 'bad_parameter');
+      const ok = await call('/v1/changes', { headers: pro });
+      expect(ok.headers.get('ratelimit-limit')).toBe('20');
     });
   });
 

@@ -16,6 +16,7 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildSmall, readJson, smallSite, tempDir, treeHashes } from '../helpers.js';
 import { BuildError } from '../../generator/build.js';
+import { isLedger } from '../../generator/contract/tree.js';
 import { checkTree } from '../../generator/check.js';
 
 const root = tempDir('rr-build-');
@@ -171,6 +172,19 @@ describe('failures leave the previous tree as it was', () => {
     expect(treeHashes(lossy)).toEqual(before);
   });
 
+  it("a build whose events would be published before the change feed's last one fails, naming the clock", async () => {
+    const t = join(root, 'feed-clock');
+    await buildSmall(day(1), t);
+    await buildSmall(day(2), t, { now: '2026-10-15T00:30:00Z' });
+    expect(readJson(join(t, 'v1/changes/ledger.json')).events.length).toBeGreaterThan(0);
+    const before = treeHashes(t);
+    const err = await buildSmall(day(3), t, { now: '2026-10-15T00:10:00Z' }).catch((e) => e);
+    expect(err).toBeInstanceOf(BuildError);
+    expect(err.exitCode).toBe(1);
+    expect(err.message).toMatch(/the change feed would lose a published event: new events are published at 2026-10-15T00:10:00Z, before/);
+    expect(treeHashes(t)).toEqual(before);
+  });
+
   it('readings dated before the last published row add no row: the ledger is never rewritten backwards', async () => {
     const t = join(root, 'backwards');
     await buildSmall(day(2), t, { now: '2026-10-15T00:30:00Z' });
@@ -214,7 +228,7 @@ describe('failures leave the previous tree as it was', () => {
     );
     // Never for files the shim does not send whole, nor for small ones.
     for (const [path, e] of Object.entries(m.files) as [string, { size: number; encodings?: object }][]) {
-      const internal = path.startsWith('_') || path.endsWith('/history/full.json');
+      const internal = path.startsWith('_') || isLedger(path);
       expect(!!e.encodings, path).toBe(e.size > 1024 && !internal);
     }
     const variant = join(t, 'v1/assets/SPY/risk.json.br');

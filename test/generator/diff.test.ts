@@ -210,6 +210,12 @@ describe('risk-readings diff (compiled)', () => {
     expect(data.status).toBe(1);
     expect(Object.keys(data.groups)).toEqual(['contract', 'history', 'catalogue', 'readings', 'summaries']);
     expect(data.summary).toBe(h.stdout.split('\n')[0]);
+    // The tracked changes, as B's change feed published them, and a line for each in the human form.
+    const feed = readJson(join(dir('B'), 'v1', 'changes', 'ledger.json')).events;
+    expect(data.events).toEqual(feed);
+    expect(h.stdout).toContain(`\nevents (${feed.length}): what GET /v1/changes lists for this refresh\n`);
+    expect(h.stdout).toContain(`  ${tenth}  free_tier  false → true\n`);
+    expect(h.stdout).toContain(`  ${eleventh}  free_tier  true → false\n`);
   });
 
   it('exit 2 when a tree cannot be read, 3 on a lost row', () => {

@@ -66,7 +66,7 @@ describe('the served OpenAPI document', () => {
   it('every operation carries an example response from the build, valid against the closed schema', () => {
     const closed = compileSchemas(openApiDocument());
     const operations = Object.entries(served.paths as Record<string, { get: Doc }>);
-    expect(operations).toHaveLength(8);
+    expect(operations).toHaveLength(9);
     for (const [path, { get }] of operations) {
       const media = get.responses['200'].content['application/json'];
       const examples = Object.values(media.examples ?? {}) as { value: unknown }[];

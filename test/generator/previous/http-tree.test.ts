@@ -11,7 +11,8 @@ import fg from 'fast-glob';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EnvironmentError } from '../../../generator/exit.js';
 import { fetchTree, type FetchLimits } from '../../../generator/previous/http-tree.js';
-import { buildSmall, cliAsync, smallSite, tempDir } from '../../helpers.js';
+import { build } from '../../../generator/build.js';
+import { buildSmall, cliAsync, readJson, smallSite, tempDir } from '../../helpers.js';
 
 const root = tempDir('rr-http-tree-');
 const files = new Map<string, Buffer>();
@@ -126,5 +127,25 @@ describe('fetchTree against an origin', () => {
     expect(r.status, r.stderr).toBe(3);
     expect(r.stderr).toContain(`${origin}/v1/_manifest.json: the origin announced 2147483648 bytes`);
     expect(existsSync(join(out, '.lock'))).toBe(false);
+  });
+
+  it('a build continuing from a deployed tree carries its change feed on; a feed that fails the manifest is refused', async () => {
+    misbehave.clear();
+    const pages = join(root, 'site2');
+    await smallSite(pages, 2, '2025-06-01', ['BTC', 'SPY']);
+    const feed = readJson(join(root, 'out', 'v1', 'changes', 'ledger.json'));
+    const next = (out: string) =>
+      build({ pages, out: join(root, out), previous: origin, catalog: join(pages, 'catalog.json'), now: '2026-10-15T00:30:00Z' });
+    await next('carried');
+    const carried = readJson(join(root, 'carried', 'v1', 'changes', 'ledger.json'));
+    expect(carried.started_at).toBe(feed.started_at);
+    expect(carried.events.length).toBeGreaterThan(feed.events.length);
+    expect(carried.events.every((e: { published_at: string }) => e.published_at === '2026-10-15T00:30:00Z')).toBe(true);
+
+    const edited = Buffer.from(files.get('/v1/changes/ledger.json')!.toString().replace(feed.started_at, '2026-10-01T00:30:00Z'));
+    misbehave.set('/v1/changes/ledger.json', (res) => res.writeHead(200).end(edited));
+    const refused = await next('refused').catch((e: Error & { exitCode?: number }) => e);
+    expect((refused as Error).message).toMatch(/changes\/ledger\.json does not match _manifest\.json/);
+    expect(existsSync(join(root, 'refused', 'v1'))).toBe(false);
   });
 });
