@@ -1,5 +1,6 @@
 /** Credentials (spec Authentication, decisions 12 and 13): direct keys and the marketplace pair. Web Crypto only. */
 import { PLANS, type Plan } from '../generator/contract/plans.js';
+import type { HeaderSource } from './exchange.js';
 
 export { keyStoreFromJson, type KeyStore } from '../generator/contract/keys.js';
 import type { KeyRecord } from '../generator/contract/keys.js';
@@ -69,7 +70,7 @@ const SUBSCRIPTIONS: ReadonlyMap<string, Plan> = new Map([
  * A credential header's value without the whitespace around it (RFC 9110 5.5): Node's parser strips it, some
  * Workers runtimes do not, and the same key must be the same key on both.
  */
-export const credentialHeader = (headers: Headers, name: string): string | null => headers.get(name)?.trim() ?? null;
+export const credentialHeader = (headers: HeaderSource, name: string): string | null => headers.get(name)?.trim() ?? null;
 
 /** Keys longer than this are no key of ours: refused before any hashing. */
 const MAX_KEY_LENGTH = 256;
@@ -86,7 +87,7 @@ export interface Verifier {
  * When both forms are sent and both are valid, the higher plan applies and is counted (decision 28); one valid
  * and one not, the valid one authorises.
  */
-export async function identify(headers: Headers, marketplace: MarketplaceConfig, verify: Verifier): Promise<Caller | null> {
+export async function identify(headers: HeaderSource, marketplace: MarketplaceConfig, verify: Verifier): Promise<Caller | null> {
   const direct = credentialHeader(headers, 'x-api-key');
   const byKey = direct && direct.length <= MAX_KEY_LENGTH ? ((await verify.lookup(direct)) ?? null) : null;
   let byPair: Caller | null = null;
@@ -99,7 +100,7 @@ export async function identify(headers: Headers, marketplace: MarketplaceConfig,
 }
 
 /** The credential header forms a request tries, by the names it used: `X-API-Key`, `x-rapidapi-key and x-rapidapi-host`. */
-export function triedForms(headers: Headers, marketplace: MarketplaceConfig): string[] {
+export function triedForms(headers: HeaderSource, marketplace: MarketplaceConfig): string[] {
   const forms = headers.has('x-api-key') ? ['X-API-Key'] : [];
   for (const p of prefixes(marketplace)) if (headers.has(`${p}key`) || headers.has(`${p}host`)) forms.push(`the ${p}key and ${p}host pair`);
   return forms;
@@ -108,7 +109,12 @@ export function triedForms(headers: Headers, marketplace: MarketplaceConfig): st
 /** The header names a marketplace key may arrive under: a request carrying one is not a direct key alone. */
 export const pairKeyHeaders = (marketplace: MarketplaceConfig): string[] => prefixes(marketplace).map((p) => `${p}key`);
 
-async function marketplacePair(headers: Headers, prefix: string, marketplace: MarketplaceConfig, verify: Verifier): Promise<Caller | null> {
+async function marketplacePair(
+  headers: HeaderSource,
+  prefix: string,
+  marketplace: MarketplaceConfig,
+  verify: Verifier,
+): Promise<Caller | null> {
   const key = credentialHeader(headers, `${prefix}key`);
   const host = credentialHeader(headers, `${prefix}host`);
   if (!key || !host || !marketplace.host || key.length > MAX_KEY_LENGTH || host !== marketplace.host) return null;

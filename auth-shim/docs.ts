@@ -4,8 +4,9 @@
  * styles are all served here; the Content-Security-Policy lets the page reach no other host. Runtime-neutral:
  * each runtime hands in the package's files (`DocsFiles`).
  */
+import type { ShimRequest, ShimResponse } from './exchange.js';
 import type { OriginFile } from './origin.js';
-import { fileResponse, sized } from './representation.js';
+import { fileResponse } from './representation.js';
 
 /** The package files the page needs, by name in `swagger-ui-dist`. */
 export const DOCS_FILES = {
@@ -51,21 +52,18 @@ const CSP =
 const HEADERS = { 'Cache-Control': 'public, max-age=300', 'X-Content-Type-Options': 'nosniff' };
 
 const encoder = new TextEncoder();
-const text = (body: string, headers: Record<string, string>) => {
-  const bytes = encoder.encode(body);
-  return sized(
-    new Response(bytes, { status: 200, headers: { ...headers, 'Content-Length': String(bytes.byteLength), ...HEADERS } }),
-    bytes.byteLength,
-  );
+const text = (body: string, headers: Record<string, string>): ShimResponse => {
+  const bytes = encoder.encode(body) as Uint8Array<ArrayBuffer>;
+  return { status: 200, headers: { ...headers, 'Content-Length': String(bytes.byteLength), ...HEADERS }, body: bytes, code: null };
 };
 
 /** The docs response for a path under /docs, or null when the path is not one of the page's. */
 export async function docsResponse(
-  request: Request,
+  request: ShimRequest,
   pathname: string,
   files: DocsFiles,
   extra: Record<string, string> = {},
-): Promise<Response | null> {
+): Promise<ShimResponse | null> {
   if (pathname === '/docs' || pathname === '/docs/')
     return text(PAGE, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': CSP, ...extra });
   if (pathname === '/docs/init.js') return text(INIT, { 'Content-Type': 'text/javascript; charset=utf-8', ...extra });

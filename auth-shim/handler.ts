@@ -1,7 +1,9 @@
 /**
  * The request pipeline as one runtime-neutral function, composed of steps (steps/): route, credential, quota,
  * parameters and access, body. A step refuses by throwing a Refusal; the handler answers it with the spec's
- * status and error body. No `node:` import here; the origin and the quota store are injected.
+ * status and error body. No `node:` import here; the origin and the quota store are injected. `createShim` reads
+ * and makes the shim's own request and response (exchange.ts), which the Node server reads from and writes to its
+ * socket; `createHandler` is the same pipeline as a fetch handler, for the edge and for tests.
  */
 import { TREE, type ErrorCode, type Plan } from '../generator/contract/index.js';
 import type { Catalog } from '../generator/contract/shapes.js';
@@ -10,8 +12,9 @@ import { docsResponse, type DocsFiles } from './docs.js';
 import { Health } from './health.js';
 import { JsonCache, OriginError, type Origin } from './origin.js';
 import { MemoryQuotaStore, type QuotaStore } from './quota.js';
-import { Refusal, errorCodeOf, refusalResponse } from './refusal.js';
-import { bodyBytes, webCompressor, type Compressor } from './representation.js';
+import { toWebResponse, type ShimRequest, type ShimResponse } from './exchange.js';
+import { Refusal, refusalResponse } from './refusal.js';
+import { webCompressor, type Compressor } from './representation.js';
 import { bulkAllowed, coveredAsset, coveredUniverse, signalAsset } from './steps/access.js';
 import { Bodies } from './steps/body.js';
 import { CredentialCheck, type KeySource } from './steps/credential.js';
@@ -20,6 +23,7 @@ import { charged } from './steps/quota.js';
 import { boundedQuery, getOnly, routeOf, type Route } from './steps/route.js';
 
 export type { KeySource } from './steps/credential.js';
+export type { HeaderSource, ShimRequest, ShimResponse } from './exchange.js';
 
 export interface ShimOptions {
   origin: Origin;
@@ -60,7 +64,31 @@ export interface AccessEvent {
 // Health and the document are public simple GETs any page may read (decision 24).
 const PUBLIC_CACHE = { 'Cache-Control': 'public, max-age=60', 'Access-Control-Allow-Origin': '*' };
 
+/** The pipeline as a fetch handler: web Request in, web Response out. */
 export function createHandler(options: ShimOptions): (request: Request) => Promise<Response> {
+  const shim = createShim(options);
+  return async (request) => toWebResponse(await shim(request));
+}
+
+/** A response now, or once what it waits on (a key's first hash, a shared quota store, a cold file) is in. */
+type Answer = ShimResponse | Promise<ShimResponse>;
+/** `then` for a value that may not be a promise: no promise is made on the path that has it all in memory. */
+const next = <T, U>(v: T | Promise<T>, f: (v: T) => U | Promise<U>): U | Promise<U> => (v instanceof Promise ? v.then(f) : f(v));
+/** `run`, with what it throws or rejects with answered by `recover`. */
+function recovering(run: () => Answer, recover: (e: unknown) => ShimResponse): Answer {
+  try {
+    const r = run();
+    return r instanceof Promise ? r.catch(recover) : r;
+  } catch (e) {
+    return recover(e);
+  }
+}
+
+/**
+ * The pipeline on the shim's own request and response. Synchronous where everything it needs is in memory (a
+ * known key, an in-memory quota store, a file the origin holds), so the Node server's hot path makes no promise.
+ */
+export function createShim(options: ShimOptions): (request: ShimRequest) => Answer {
   const { origin, marketplace = {}, log = () => {}, docs, onResponse } = options;
   const quotas = options.quotas ?? new MemoryQuotaStore();
   const now = options.now ?? Date.now;
@@ -71,73 +99,84 @@ export function createHandler(options: ShimOptions): (request: Request) => Promi
   // Responses depend on the caller's plan: caches must key them on every header a credential can arrive in.
   const dataCache = { 'Cache-Control': 'private, max-age=60', Vary: credentialHeaders(marketplace).join(', ') };
 
-  /** Parameters, access and body of a data route, for a caller already admitted. */
-  async function serve(request: Request, url: URL, r: DataRoute, plan: Plan, headers: Record<string, string>): Promise<Response> {
-    const out = { ...dataCache, ...headers };
+  /**
+   * Parameters, access and body of a data route, for a caller already admitted. Header objects are merged with
+   * Object.assign throughout the shim: V8 builds these many-keyed objects far more slowly by spread.
+   */
+  function serve(request: ShimRequest, url: URL, r: DataRoute, plan: Plan, headers: Record<string, string>): Answer {
+    const out = Object.assign({}, dataCache, headers);
     if (r.name === 'assets') return bodies.file(request, TREE.assetList(plan), out);
     if (r.name === 'changes') return bodies.changes(request, changesQuery(url.searchParams, plan), plan === 'basic' ? 'basic' : 'all', out);
     if (r.name === 'bulk') {
       bulkAllowed(plan);
       const requested = bulkSymbols(url.searchParams);
-      return bodies.bulk(request, await bodies.catalog(), requested, out);
+      return next(bodies.catalog(), (c) => bodies.bulk(request, c, requested, out));
     }
-    const c: Catalog = await bodies.catalog();
-    switch (r.name) {
-      case 'risk':
-        return bodies.file(request, TREE.risk(coveredAsset(c, r.symbol, plan)), out);
-      case 'dca':
-        return bodies.file(request, TREE.dcaSignal(signalAsset(c, r.symbol, plan)), out);
-      case 'summary':
-        return bodies.file(request, TREE.summary(coveredUniverse(c, r.universe, plan)), out);
-      case 'history': {
-        const symbol = coveredAsset(c, r.symbol, plan);
-        return bodies.history(request, symbol, historyQuery(url.searchParams, plan), out);
+    return next(bodies.catalog(), (c: Catalog) => {
+      switch (r.name) {
+        case 'risk':
+          return bodies.file(request, TREE.risk(coveredAsset(c, r.symbol, plan)), out);
+        case 'dca':
+          return bodies.file(request, TREE.dcaSignal(signalAsset(c, r.symbol, plan)), out);
+        case 'summary':
+          return bodies.file(request, TREE.summary(coveredUniverse(c, r.universe, plan)), out);
+        case 'history':
+          return bodies.history(request, coveredAsset(c, r.symbol, plan), historyQuery(url.searchParams, plan), out);
       }
-    }
+    });
   }
 
-  async function handle(request: Request, url: URL, seen: Seen): Promise<Response> {
+  function handle(request: ShimRequest, url: URL, seen: Seen): Answer {
     getOnly(request);
     const id = seen.id;
     if (docs && url.pathname.startsWith('/docs')) {
-      const page = await docsResponse(request, url.pathname, docs, id);
-      if (page) return ((seen.route = 'docs'), page);
+      return docsResponse(request, url.pathname, docs, id).then((page) => {
+        if (page) return ((seen.route = 'docs'), page);
+        return routed(request, url, seen);
+      });
     }
+    return routed(request, url, seen);
+  }
+
+  function routed(request: ShimRequest, url: URL, seen: Seen): Answer {
+    const id = seen.id;
     const r = routeOf(url);
     seen.route = r.name;
     boundedQuery(url);
-    if (r.name === 'health') return health.response(request, now(), { ...PUBLIC_CACHE, ...id });
-    if (r.name === 'openapi') return bodies.file(request, TREE.openapi, { ...PUBLIC_CACHE, ...id });
-    const pendingCaller = credentials.caller(request.headers);
-    const caller = (seen.caller = pendingCaller instanceof Promise ? await pendingCaller : pendingCaller);
-    const pendingCharge = charged(quotas, caller, now());
-    const headers = { ...(pendingCharge instanceof Promise ? await pendingCharge : pendingCharge), ...id };
-    try {
-      return await serve(request, url, r, caller.plan, headers);
-    } catch (e) {
-      // A refusal after the charge still tells the caller where its quota stands.
-      if (e instanceof Refusal) return refusalResponse(e, headers);
-      throw e;
-    }
+    if (r.name === 'health') return health.response(request, now(), Object.assign({}, PUBLIC_CACHE, id));
+    if (r.name === 'openapi') return bodies.file(request, TREE.openapi, Object.assign({}, PUBLIC_CACHE, id));
+    return next(credentials.caller(request.headers), (caller) => {
+      seen.caller = caller;
+      return next(charged(quotas, caller, now()), (charge) => {
+        const headers = Object.assign({}, charge, id);
+        // A refusal after the charge still tells the caller where its quota stands.
+        return recovering(
+          () => serve(request, url, r, caller.plan, headers),
+          (e) => {
+            if (e instanceof Refusal) return refusalResponse(e, headers);
+            throw e;
+          },
+        );
+      });
+    });
   }
 
-  async function answer(request: Request, url: URL, seen: Seen): Promise<Response> {
-    try {
-      return await handle(request, url, seen);
-    } catch (e) {
-      if (e instanceof Refusal) return refusalResponse(e, seen.id);
-      log(e instanceof OriginError ? `shim: upstream: ${e.message}` : `shim: unexpected ${(e as Error)?.stack ?? e}`);
-      return refusalResponse(new Refusal('upstream_error', 'The data origin could not be read'), seen.id);
-    }
+  function answer(request: ShimRequest, url: URL, seen: Seen): Answer {
+    return recovering(
+      () => handle(request, url, seen),
+      (e) => {
+        if (e instanceof Refusal) return refusalResponse(e, seen.id);
+        log(e instanceof OriginError ? `shim: upstream: ${e.message}` : `shim: unexpected ${(e as Error)?.stack ?? e}`);
+        return refusalResponse(new Refusal('upstream_error', 'The data origin could not be read'), seen.id);
+      },
+    );
   }
 
-  return async (request) => {
+  return (request) => {
     const start = performance.now();
-    const url = new URL(request.url);
     const seen: Seen = { route: 'none', caller: null, id: { 'X-Request-Id': requestId(request.headers.get('x-request-id')) } };
-    const res = await answer(request, url, seen);
-    if (onResponse) {
-      onResponse({
+    const logged = (res: ShimResponse) => {
+      onResponse?.({
         method: request.method,
         path: url.pathname,
         request_id: seen.id['X-Request-Id'],
@@ -145,12 +184,14 @@ export function createHandler(options: ShimOptions): (request: Request) => Promi
         status: res.status,
         plan: seen.caller?.plan ?? null,
         credential: seen.caller?.id ?? null,
-        code: errorCodeOf(res),
-        bytes: bodyBytes(res),
+        code: res.code,
+        bytes: res.body?.byteLength ?? 0,
         ms: performance.now() - start,
       });
-    }
-    return res;
+      return res;
+    };
+    const url = new URL(request.url);
+    return next(answer(request, url, seen), logged);
   };
 }
 

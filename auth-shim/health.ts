@@ -5,6 +5,7 @@
  */
 import { TREE, toJson } from '../generator/contract/index.js';
 import { sha256Hex } from './credentials.js';
+import type { ShimRequest, ShimResponse } from './exchange.js';
 import { OriginError, type JsonCache, type Origin, type OriginFile } from './origin.js';
 import { fileResponse } from './representation.js';
 
@@ -26,7 +27,7 @@ export class Health {
     private staleAfterMs = STALE_AFTER_MS,
   ) {}
 
-  async response(request: Request, now: number, headers: Record<string, string>): Promise<Response> {
+  async response(request: ShimRequest, now: number, headers: Record<string, string>): Promise<ShimResponse> {
     const file = this.origin.peek?.(TREE.health) ?? (await this.origin.get(TREE.health));
     const health = await this.json.get<HealthDoc>(TREE.health);
     if (!file || !health) throw new OriginError(`${TREE.health}: absent from the origin`);

@@ -3,7 +3,8 @@
  * and error body (decisions 2 and 3). Headers a refusal carries (Retry-After, RateLimit-*, Allow) go out with it.
  */
 import { ERROR_STATUS, errorBody, type ErrorCode } from '../generator/contract/index.js';
-import { JSON_TYPE, sized } from './representation.js';
+import type { ShimResponse } from './exchange.js';
+import { JSON_TYPE } from './representation.js';
 
 export class Refusal {
   constructor(
@@ -14,18 +15,34 @@ export class Refusal {
 }
 
 const encoder = new TextEncoder();
-/** The error body's code travels with the response to the access log. */
-const CODES = new WeakMap<Response, ErrorCode>();
+/**
+ * Error bodies by code and message, encoded once: most refusals repeat (a 404, a 401 naming the same header, a 429
+ * a given number of seconds from its reset). Bounded, as messages may quote what a request sent.
+ */
+const BODIES = new Map<string, Uint8Array<ArrayBuffer>>();
+const MAX_BODIES = 1_000;
 
-/** The response for a refusal; `extra` adds headers every response to this caller carries (the rate limits). */
-export function refusalResponse(r: Refusal, extra: Record<string, string> = {}): Response {
-  const bytes = encoder.encode(JSON.stringify(errorBody(r.code, r.message)));
-  const res = new Response(bytes, {
-    status: ERROR_STATUS[r.code],
-    headers: { 'Content-Type': JSON_TYPE, 'Content-Length': String(bytes.byteLength), 'Cache-Control': 'no-store', ...extra, ...r.headers },
-  });
-  CODES.set(res, r.code);
-  return sized(res, bytes.byteLength);
+function body(code: ErrorCode, message: string): Uint8Array<ArrayBuffer> {
+  const key = `${code}\n${message}`;
+  let bytes = BODIES.get(key);
+  if (!bytes) {
+    if (BODIES.size >= MAX_BODIES) BODIES.clear();
+    BODIES.set(key, (bytes = encoder.encode(JSON.stringify(errorBody(code, message))) as Uint8Array<ArrayBuffer>));
+  }
+  return bytes;
 }
 
-export const errorCodeOf = (res: Response): ErrorCode | null => CODES.get(res) ?? null;
+/** The response for a refusal; `extra` adds headers every response to this caller carries (the rate limits). */
+export function refusalResponse(r: Refusal, extra: Record<string, string> = {}): ShimResponse {
+  const bytes = body(r.code, r.message);
+  return {
+    status: ERROR_STATUS[r.code],
+    headers: Object.assign(
+      { 'Content-Type': JSON_TYPE, 'Content-Length': String(bytes.byteLength), 'Cache-Control': 'no-store' },
+      extra,
+      r.headers,
+    ),
+    body: bytes,
+    code: r.code,
+  };
+}

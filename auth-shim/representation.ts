@@ -4,6 +4,7 @@
  * bodies (history cuts, bulk) are compressed here. Runtime-neutral.
  */
 import { COMPRESS_MIN_BYTES, negotiate, type Encoding } from '../generator/contract/encodings.js';
+import type { ShimRequest, ShimResponse } from './exchange.js';
 import type { OriginFile, Representation } from './origin.js';
 
 export type Compress = (bytes: Uint8Array<ArrayBuffer>, encoding: Encoding) => Promise<Uint8Array<ArrayBuffer>>;
@@ -25,17 +26,8 @@ export const webCompressor: Compressor = {
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
 
-/**
- * The body size of each response the shim made, for the access log. Kept beside the response rather than read
- * back from its headers: on Node, touching `response.headers` turns the adapter's plain header object into a
- * Headers instance, which cost a third of the request rate.
- */
-const BODY_BYTES = new WeakMap<Response, number>();
-export const sized = (res: Response, bytes: number): Response => (BODY_BYTES.set(res, bytes), res);
-export const bodyBytes = (res: Response): number => BODY_BYTES.get(res) ?? 0;
-
 /** If-None-Match against the tags of every representation (weak comparison, as RFC 9110 asks for this header). */
-function matches(request: Request, tags: string[]): boolean {
+function matches(request: ShimRequest, tags: string[]): boolean {
   const inm = request.headers.get('if-none-match');
   if (!inm) return false;
   if (inm.trim() === '*') return true;
@@ -43,28 +35,24 @@ function matches(request: Request, tags: string[]): boolean {
 }
 
 function send(
-  request: Request,
+  request: ShimRequest,
   chosen: Representation,
   encoding: Encoding | null,
   all: string[],
   varies: boolean,
   headers: Record<string, string>,
-): Response {
-  const h: Record<string, string> = { 'Content-Type': JSON_TYPE, ETag: chosen.etag, ...headers };
+): ShimResponse {
+  const h: Record<string, string> = Object.assign({ 'Content-Type': JSON_TYPE, ETag: chosen.etag }, headers);
   if (varies) h.Vary = h.Vary ? `${h.Vary}, Accept-Encoding` : 'Accept-Encoding';
-  if (matches(request, all)) return sized(new Response(null, { status: 304, headers: h }), 0);
+  if (matches(request, all)) return { status: 304, headers: h, body: null, code: null };
   if (encoding) h['Content-Encoding'] = encoding;
   // A known length lets the server send headers and body in one write instead of chunked framing.
   h['Content-Length'] = String(chosen.bytes.byteLength);
-  // Workers runtimes would otherwise compress the body again for its Content-Encoding; Node ignores the field.
-  return sized(
-    new Response(chosen.bytes, { status: 200, headers: h, ...(encoding ? { encodeBody: 'manual' } : {}) } as ResponseInit),
-    chosen.bytes.byteLength,
-  );
+  return { status: 200, headers: h, body: chosen.bytes, code: null };
 }
 
 /** A file of the tree, in the coding the request prefers among those the build wrote. */
-export function fileResponse(request: Request, f: OriginFile, headers: Record<string, string>): Response {
+export function fileResponse(request: ShimRequest, f: OriginFile, headers: Record<string, string>): ShimResponse {
   const codings = f.encoded ? (Object.keys(f.encoded) as Encoding[]) : [];
   const encoding = negotiate(request.headers.get('accept-encoding'), codings);
   const tags = [f.etag, ...codings.map((c) => f.encoded![c]!.etag)];
@@ -73,12 +61,12 @@ export function fileResponse(request: Request, f: OriginFile, headers: Record<st
 
 /** A body made for this request, tagged from `hash` (a digest of what it was made from), compressed if worth it. */
 export async function composedResponse(
-  request: Request,
+  request: ShimRequest,
   bytes: Uint8Array<ArrayBuffer>,
   hash: string,
   compressor: Compressor,
   headers: Record<string, string>,
-): Promise<Response> {
+): Promise<ShimResponse> {
   const big = bytes.byteLength > COMPRESS_MIN_BYTES;
   const codings = big ? compressor.encodings : [];
   const tag = (e: Encoding | null) => (e ? `"${hash}-${e}"` : `"${hash}"`);

@@ -103,20 +103,28 @@ export function startMetricsServer(registry: Registry, port: number, host: strin
   });
 }
 
-/** The access-log line of one request: the fields an operator filters on, never a key. */
+/** ISO 8601 time as pino's isoTime writes it, made once per millisecond: many requests share one. */
+let clock = { ms: 0, iso: '' };
+function isoNow(): string {
+  const ms = Date.now();
+  if (ms !== clock.ms) clock = { ms, iso: new Date(ms).toISOString() };
+  return clock.iso;
+}
+
+const str = (v: string | null) => (v === null ? 'null' : JSON.stringify(v));
+
+/**
+ * The access-log line of one request: the fields an operator filters on, never a key. The line is the one pino
+ * would write for `logger.info(fields, 'request')` (level, time, the fields, msg), serialised here for its fixed
+ * fields and written to the logger's own destination, so it is batched and ordered with the other lines; pino's
+ * generic serialiser cost a sixth of the request rate.
+ */
 export function logAccess(logger: Logger, e: AccessEvent): void {
-  const line = {
-    method: e.method,
-    path: e.path,
-    request_id: e.request_id,
-    route: e.route,
-    status: e.status,
-    plan: e.plan,
-    credential: e.credential,
-    code: e.code,
-    bytes: e.bytes,
-    ms: Math.round(e.ms * 100) / 100,
-  };
-  if (e.status >= 500) logger.error(line, 'request');
-  else logger.info(line, 'request');
+  const level = e.status >= 500 ? 'error' : 'info';
+  if (!logger.isLevelEnabled(level)) return;
+  const line =
+    `{"level":${logger.levels.values[level]},"time":"${isoNow()}","method":${str(e.method)},"path":${str(e.path)},` +
+    `"request_id":${str(e.request_id)},"route":${str(e.route)},"status":${e.status},"plan":${str(e.plan)},` +
+    `"credential":${str(e.credential)},"code":${str(e.code)},"bytes":${e.bytes},"ms":${Math.round(e.ms * 100) / 100},"msg":"request"}\n`;
+  (logger as unknown as Record<symbol, { write(line: string): void }>)[pino.symbols.streamSym]!.write(line);
 }

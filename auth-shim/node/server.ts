@@ -1,14 +1,17 @@
-/** The Node entry: the shim on an HTTP server, through @hono/node-server's fetch bridge. */
+/**
+ * The Node entry: the shim on an HTTP server. The handler reads the request's own header object and its response
+ * is written with writeHead and end: no web Request or Response is made on this path.
+ */
 import { readFileSync, statSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
-import { getRequestListener } from '@hono/node-server';
 import type { Logger } from 'pino';
 import { errorBody, TREE, type ErrorCode } from '../../generator/contract/index.js';
 import { compress } from '../../generator/output/compress.js';
 import { keyStoreFromJson, type KeyStore } from '../credentials.js';
-import { createHandler, requestId, type KeySource } from '../handler.js';
+import { createShim, requestId, type HeaderSource, type KeySource, type ShimResponse } from '../handler.js';
+import { Refusal, refusalResponse } from '../refusal.js';
 import type { QuotaStore } from '../quota.js';
 import type { Compressor } from '../representation.js';
 import { packageDocsFiles } from './docs-files.js';
@@ -127,6 +130,38 @@ function rawError(socket: Duplex, status: 400 | 405 | 431, code: ErrorCode, mess
   return Buffer.byteLength(body);
 }
 
+/** Node's parsed headers as the handler reads them (Node has joined repeated ones with `, ` already). */
+function headerSource(h: IncomingHttpHeaders): HeaderSource {
+  return {
+    get: (name) => {
+      const v = h[name];
+      return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
+    },
+    has: (name) => h[name] !== undefined,
+  };
+}
+
+/** Requests are routed by path: the URL's origin is fixed, whatever Host says (an HTTP/1.0 probe sends none). */
+const ORIGIN = 'http://localhost';
+
+/**
+ * The absolute URL of a request target, or null for one that names no path. A backslash, which the URL parser
+ * would read as a slash, reaches the router escaped, as sent; `*` (OPTIONS *) names no resource of this API, and
+ * the router answers it as the path `/*`, with a JSON error; an absolute target (a proxy's form) is taken whole.
+ */
+function requestUrl(target: string): string | null {
+  const t = target.includes('\\') ? target.replaceAll('\\', '%5C') : target;
+  if (t.startsWith('/')) return ORIGIN + t;
+  if (t === '*') return `${ORIGIN}/*`;
+  return /^https?:\/\/[^/?#]/i.test(t) && URL.canParse(t) ? t : null;
+}
+
+/** A ShimResponse on the socket: headers and body in one write. */
+function write(res: ServerResponse, r: ShimResponse): void {
+  res.writeHead(r.status, r.headers);
+  res.end(r.body ?? undefined);
+}
+
 export async function startServer(o: ServeOptions): Promise<{ server: Server; origin: FileOrigin; url: string; metricsUrl?: string }> {
   const origin = FileOrigin.open(o.publicDir, o.watchMs);
   const logger = o.logger ?? createLogger('silent');
@@ -146,7 +181,7 @@ export async function startServer(o: ServeOptions): Promise<{ server: Server; or
     logger.info({ built_at: origin.builtAt }, 'tree reloaded');
   };
   const keys = o.keysFile ? liveKeys(o.keysFile, log, 1_000, () => metrics?.keysReloaded()) : null;
-  const handler = createHandler({
+  const shim = createShim({
     origin,
     keys,
     marketplace: { host: o.marketplaceHost, secret: o.marketplaceSecret, name: o.marketplaceName },
@@ -161,19 +196,28 @@ export async function startServer(o: ServeOptions): Promise<{ server: Server; or
       metrics?.onResponse(e);
     },
   });
-  const listener = getRequestListener(handler);
   const listen = { port: o.port ?? 8787, host: o.host ?? '127.0.0.1' };
-  // Requests Node would refuse with an empty 400, answered by the shim instead: an HTTP/1.0 probe without a
-  // Host gets one; a backslash, which the URL parser would read as a slash, reaches the router escaped, as sent.
   /** The access-log line of a request refused before the handler: method and path as far as they were read. */
   const refused = (method: string, path: string, status: number, code: ErrorCode, bytes: number, id: string) =>
     logAccess(logger, { method, path, request_id: id, route: 'none', status, plan: null, credential: null, code, bytes, ms: 0 });
   const server = createServer({ maxHeaderSize: 16_384, requireHostHeader: false }, (req: IncomingMessage, res: ServerResponse) => {
-    req.headers.host ??= `${listen.host.includes(':') ? `[${listen.host}]` : listen.host}:${listen.port}`;
-    if (req.url?.includes('\\')) req.url = req.url.replaceAll('\\', '%5C');
-    // `*` (OPTIONS *) names no resource of this API: the router answers it as the path `/*`, with a JSON error.
-    if (req.url === '*') req.url = '/*';
-    void listener(req, res);
+    const url = requestUrl(req.url ?? '');
+    if (url === null) {
+      const id = requestId(headerSource(req.headers).get('x-request-id'));
+      const refusal = refusalResponse(new Refusal('bad_parameter', 'The request target is not a path of this API'), { 'X-Request-Id': id });
+      refused(req.method ?? '', (req.url ?? '').slice(0, 512), 400, 'bad_parameter', refusal.body!.byteLength, id);
+      return write(res, refusal);
+    }
+    const answer = shim({ method: req.method ?? '', url, headers: headerSource(req.headers) });
+    if (!(answer instanceof Promise)) return write(res, answer);
+    answer.then(
+      (r) => write(res, r),
+      (e: unknown) => {
+        // The pipeline answers every failure itself; this is the socket going away under the write.
+        log(`shim: response not sent: ${(e as Error)?.message ?? e}`);
+        res.destroy();
+      },
+    );
   });
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
     const id = requestId(typeof req.headers['x-request-id'] === 'string' ? req.headers['x-request-id'] : null);

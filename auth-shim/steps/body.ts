@@ -19,6 +19,7 @@ import type { PageQuery } from '../../generator/contract/history-page.js';
 import type { Catalog } from '../../generator/contract/shapes.js';
 import { sha256Hex } from '../credentials.js';
 import { JsonCache, OriginError, type Origin } from '../origin.js';
+import type { ShimRequest, ShimResponse } from '../exchange.js';
 import { composedResponse, fileResponse, type Compressor } from '../representation.js';
 import { canonicalSymbol } from './access.js';
 
@@ -38,14 +39,14 @@ export class Bodies {
   }
 
   /** A file of the tree as the response; synchronous when the origin holds it in memory. */
-  file(request: Request, path: string, headers: Headers): Response | Promise<Response> {
+  file(request: ShimRequest, path: string, headers: Headers): ShimResponse | Promise<ShimResponse> {
     const hot = this.origin.peek?.(path);
     if (hot) return fileResponse(request, hot, headers);
     return this.origin.get(path).then((f) => fileResponse(request, present(f, path), headers));
   }
 
   /** A history page: the precomputed file when the query is one, else cut from the asset's ledger. */
-  async history(request: Request, symbol: string, q: PageQuery, headers: Headers): Promise<Response> {
+  async history(request: ShimRequest, symbol: string, q: PageQuery, headers: Headers): Promise<ShimResponse> {
     const ready = PRECOMPUTED_PAGES.find((p) => p.limit === q.limit && p.maxLimit === q.maxLimit);
     if (ready && !q.cursor && !q.from && !q.to) return this.file(request, TREE.historyPage(symbol, q.limit), headers);
     const full = present(await this.json.get<Ledger>(TREE.historyFull(symbol)), TREE.historyFull(symbol));
@@ -54,14 +55,14 @@ export class Bodies {
   }
 
   /** A page of the change feed, cut from its ledger for the caller's audience. */
-  async changes(request: Request, q: PageQuery, audience: Audience, headers: Headers): Promise<Response> {
+  async changes(request: ShimRequest, q: PageQuery, audience: Audience, headers: Headers): Promise<ShimResponse> {
     const feed = present(await this.json.get<ChangeLedger>(TREE.changes), TREE.changes);
     const tag = `${feed.etag}|${audience}|${q.limit}|${q.maxLimit}|${q.cursor ?? ''}|${q.from ?? ''}|${q.to ?? ''}`;
     return this.composed(request, changesPage(feed.doc, q, audience), tag, headers);
   }
 
   /** The covered assets' risk files merged into one envelope, the others named as missing. */
-  async bulk(request: Request, c: Catalog, requested: string[], headers: Headers): Promise<Response> {
+  async bulk(request: ShimRequest, c: Catalog, requested: string[], headers: Headers): Promise<ShimResponse> {
     const found: (RiskDoc | undefined)[] = [];
     const tags: string[] = [];
     for (const s of requested) {
@@ -73,7 +74,7 @@ export class Bodies {
     return this.composed(request, bulkBody(requested, found), `bulk|${requested.join(',')}|${tags.join('|')}`, headers);
   }
 
-  private async composed(request: Request, body: unknown, tagSource: string, headers: Headers): Promise<Response> {
+  private async composed(request: ShimRequest, body: unknown, tagSource: string, headers: Headers): Promise<ShimResponse> {
     return composedResponse(request, encoder.encode(toJson(body)), await sha256Hex(tagSource), this.compressor, headers);
   }
 }

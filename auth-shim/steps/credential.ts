@@ -19,6 +19,7 @@ import {
   type MarketplaceConfig,
   type Verifier,
 } from '../credentials.js';
+import type { HeaderSource } from '../exchange.js';
 import { Refusal } from '../refusal.js';
 
 /** A key store that may change while the shim runs (a reloaded key file): read at every request. */
@@ -47,7 +48,7 @@ export class CredentialCheck implements Verifier {
   }
 
   /** The caller behind the request's headers. Synchronous for a direct key seen before. */
-  caller(headers: Headers): Caller | Promise<Caller> {
+  caller(headers: HeaderSource): Caller | Promise<Caller> {
     if (this.keysNow() === null && !this.marketplace.secret)
       throw new Refusal('gateway_not_configured', 'No credential source is configured on this gateway');
     const direct = credentialHeader(headers, 'x-api-key');
@@ -94,7 +95,7 @@ export class CredentialCheck implements Verifier {
 const CHALLENGE = { 'WWW-Authenticate': 'ApiKey header="X-API-Key"' };
 
 /** 401 unless a caller was found; the message names the header forms the request tried (decision 33). */
-function admitted(caller: Caller | null, headers: Headers, marketplace: MarketplaceConfig): Caller {
+function admitted(caller: Caller | null, headers: HeaderSource, marketplace: MarketplaceConfig): Caller {
   if (caller) return caller;
   const tried = triedForms(headers, marketplace);
   throw new Refusal(

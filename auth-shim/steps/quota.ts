@@ -25,5 +25,9 @@ function admitted(caller: Caller, q: QuotaOutcome): RateHeaders {
     q.code === 'rate_limited'
       ? `the ${caller.plan} plan's ${limits.perMinute} requests per minute`
       : `the ${caller.plan} plan's ${limits.perMonth} requests this month (UTC)`;
-  throw new Refusal(q.code, `Quota exceeded: ${what}; retry in ${q.retryAfter} s`, { ...q.headers, 'Retry-After': String(q.retryAfter) });
+  throw new Refusal(
+    q.code,
+    `Quota exceeded: ${what}; retry in ${q.retryAfter} s`,
+    Object.assign({ 'Retry-After': String(q.retryAfter) }, q.headers),
+  );
 }

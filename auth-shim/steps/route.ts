@@ -21,7 +21,7 @@ export const MAX_PATH = 512;
 export const MAX_QUERY = 2048;
 
 /** The method must be GET (decision 10): checked first, before the path means anything. */
-export function getOnly(request: Request): void {
+export function getOnly(request: { method: string }): void {
   if (request.method !== 'GET')
     throw new Refusal('method_not_allowed', `${request.method.slice(0, 16)} is not allowed: the API is read-only; use GET`, {
       Allow: 'GET',

@@ -117,6 +117,22 @@ describe('Node server: raw HTTP', () => {
     expect(tunnel).toContain('"code":"method_not_allowed"');
   });
 
+  it('routes by the request target alone: any Host, an absolute target, none that names no path', async () => {
+    const health = await socketRequest('GET /v1/health HTTP/1.1\r\nHost: not a host/at all\r\nConnection: close\r\n\r\n');
+    expect(health).toMatch(/^HTTP\/1\.1 200/);
+    const absolute = await socketRequest('GET http://elsewhere.example/v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    expect(absolute).toMatch(/^HTTP\/1\.1 200/);
+    // A leading `//` is a path here, not another host.
+    const doubled = await socketRequest('GET //elsewhere.example/v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    expect(doubled).toMatch(/^HTTP\/1\.1 404/);
+    for (const target of ['ftp://elsewhere.example/v1/health', 'http://[broken/v1/health']) {
+      const refused = await socketRequest(`GET ${target} HTTP/1.1\r\nHost: x\r\nX-Request-Id: probe-1\r\nConnection: close\r\n\r\n`);
+      expect(refused, target).toMatch(/^HTTP\/1\.1 400/);
+      expect(refused, target).toContain('X-Request-Id: probe-1');
+      expect(refused, target).toContain('"message":"The request target is not a path of this API"');
+    }
+  });
+
   it('logs a line for each request refused before the handler (bad HTTP, CONNECT), as for any other', async () => {
     const logFile = join(root, 'access.log');
     const logger = createLogger('info', logFile);

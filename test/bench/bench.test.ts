@@ -57,6 +57,14 @@ describe('bench', () => {
       expect(res.paid[k].requests, k).toBeGreaterThan(0);
       expect(res.paid[k].non2xx, k).toBe(0);
       expect(typeof res.paid.ratios_to_bare[k], k).toBe('number');
+      expect(typeof res.paid.p99_within_2x_of_bare[k], k).toBe('boolean');
     }
+    // The refusal path: keys past their minute, every request after each key's first five a 429.
+    for (const k of ['refused_429_memory', 'refused_429_disk', 'refused_429_redis']) {
+      expect(res.paid[k].non2xx, k).toBeGreaterThan(res.paid[k].requests / 2);
+      expect(typeof res.paid.ratios_to_bare[k], k).toBe('number');
+    }
+    const rss = res.paid.rss_after_start;
+    expect([rss.shim_mb, rss.bare_mb, rss.tree_hot_mb].every((v: number) => v > 0)).toBe(true);
   });
 });
