@@ -28,34 +28,31 @@ export interface EdgeEnv {
   STALE_AFTER_HOURS?: string;
 }
 
-let cached: { env: EdgeEnv; handle: (r: Request) => Promise<Response> } | undefined;
-
-function handlerFor(env: EdgeEnv) {
-  if (cached?.env !== env) {
-    cached = {
-      env,
-      handle: createHandler({
-        // The global fetch, called unbound: Workers runtimes refuse it called as a method of another object.
-        origin: new HttpOrigin(
-          env.ORIGIN_URL,
-          60_000,
-          env.ORIGIN_TOKEN ? (url, init) => fetch(url, { ...init, headers: { authorization: `Bearer ${env.ORIGIN_TOKEN}` } }) : undefined,
-        ),
-        quotas: env.QUOTAS ? new FallbackQuotaStore(new DurableQuotaStore(env.QUOTAS), (m) => console.error(m)) : new MemoryQuotaStore(),
-        keys: env.KEYS_JSON ? keyStoreFromJson(JSON.parse(env.KEYS_JSON), 'KEYS_JSON') : null,
-        marketplace: { host: env.MARKETPLACE_HOST, secret: env.MARKETPLACE_SECRET, name: env.MARKETPLACE_NAME },
-        log: (m) => console.error(m),
-        docs: bundledDocsFiles,
-        staleAfterMs: env.STALE_AFTER_HOURS ? Number(env.STALE_AFTER_HOURS) * 3_600_000 : undefined,
-        onResponse: (e) => console.log(JSON.stringify({ time: new Date().toISOString(), ...e, ms: Math.round(e.ms * 100) / 100 })),
-      }),
-    };
-  }
-  return cached.handle;
+/** The handler an environment's bindings describe. `now` is the clock: the real one but in the shared suite's run. */
+export function edgeHandler(env: EdgeEnv, now?: () => number): (r: Request) => Promise<Response> {
+  return createHandler({
+    // The global fetch, called unbound: Workers runtimes refuse it called as a method of another object.
+    origin: new HttpOrigin(
+      env.ORIGIN_URL,
+      60_000,
+      env.ORIGIN_TOKEN ? (url, init) => fetch(url, { ...init, headers: { authorization: `Bearer ${env.ORIGIN_TOKEN}` } }) : undefined,
+    ),
+    quotas: env.QUOTAS ? new FallbackQuotaStore(new DurableQuotaStore(env.QUOTAS), (m) => console.error(m)) : new MemoryQuotaStore(),
+    keys: env.KEYS_JSON ? keyStoreFromJson(JSON.parse(env.KEYS_JSON), 'KEYS_JSON') : null,
+    marketplace: { host: env.MARKETPLACE_HOST, secret: env.MARKETPLACE_SECRET, name: env.MARKETPLACE_NAME },
+    log: (m) => console.error(m),
+    docs: bundledDocsFiles,
+    staleAfterMs: env.STALE_AFTER_HOURS ? Number(env.STALE_AFTER_HOURS) * 3_600_000 : undefined,
+    now,
+    onResponse: (e) => console.log(JSON.stringify({ time: new Date().toISOString(), ...e, ms: Math.round(e.ms * 100) / 100 })),
+  });
 }
+
+let cached: { env: EdgeEnv; handle: (r: Request) => Promise<Response> } | undefined;
 
 export default {
   fetch(request: Request, env: EdgeEnv): Promise<Response> {
-    return handlerFor(env)(request);
+    if (cached?.env !== env) cached = { env, handle: edgeHandler(env) };
+    return cached.handle(request);
   },
 };

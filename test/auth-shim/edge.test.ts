@@ -5,19 +5,15 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import { build } from 'esbuild';
-import { Miniflare } from 'miniflare';
-import handler from 'serve-handler';
+import type { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT } from '../helpers.js';
+import { startEdge, type Edge } from './edge-setup.js';
 import { KEY, KEYS_FILE, builtTree, treeJson } from './tree.js';
 
 let out = '';
-let origin: Server;
+let edge: Edge;
 let mf: Miniflare;
-const ORIGIN_TOKEN = 'edge-origin-token-for-tests';
 /** A basic key only the quota test spends: its exhausted minute must not reach the other tests, in any order. */
 const QUOTA_KEY = 'rr_edge_quota_test_key';
 const sha256Hex = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -29,44 +25,14 @@ const keysJson = () => {
 
 beforeAll(async () => {
   out = builtTree();
-  // The origin side of a private deployment: nothing without the token the edge holds.
-  origin = createServer((req, res) => {
-    if (req.headers.authorization !== `Bearer ${ORIGIN_TOKEN}`) {
-      res.writeHead(401).end();
-      return;
-    }
-    void handler(req, res, { public: out, symlinks: true });
-  });
-  await new Promise<void>((r) => origin.listen(0, '127.0.0.1', () => r()));
-  const bundle = await build({
-    entryPoints: [join(ROOT, 'auth-shim', 'edge.ts')],
-    bundle: true,
-    format: 'esm',
-    platform: 'neutral',
-    target: 'es2022',
-    write: false,
-  });
-  mf = new Miniflare({
-    modules: true,
-    script: bundle.outputFiles[0]!.text,
-    compatibilityDate: '2025-01-01',
-    bindings: {
-      ORIGIN_URL: `http://127.0.0.1:${(origin.address() as { port: number }).port}/`,
-      KEYS_JSON: keysJson(),
-      MARKETPLACE_HOST: 'risk-readings.marketplace.example',
-      ORIGIN_TOKEN,
-    },
-    durableObjects: { QUOTAS: 'QuotaCounter' },
-  });
+  // The production entry itself, on the real clock.
+  edge = await startEdge('auth-shim/edge.ts', out, { KEYS_JSON: keysJson() });
+  mf = edge.mf;
 });
 
-afterAll(async () => {
-  await mf?.dispose();
-  await new Promise<void>((r) => origin.close(() => r()));
-});
+afterAll(() => edge?.close());
 
-const call = (path: string, headers: Record<string, string> = {}, method = 'GET') =>
-  mf.dispatchFetch(`http://edge.test${path}`, { method, headers });
+const call = (path: string, headers: Record<string, string> = {}, method = 'GET') => edge.call(path, { headers, method });
 
 describe('edge entry under workerd', () => {
   // A Workers runtime hands the worker `Accept-Encoding: gzip, br` whatever the client sent, and re-encodes the
@@ -140,7 +106,7 @@ describe('edge entry under workerd', () => {
   });
 
   it('reads a private origin: the origin refuses a request without the token, the edge sends it', async () => {
-    const base = `http://127.0.0.1:${(origin.address() as { port: number }).port}/v1/assets/index.ultra.json`;
+    const base = `http://127.0.0.1:${(edge.origin.address() as { port: number }).port}/v1/assets/index.ultra.json`;
     expect((await fetch(base)).status).toBe(401);
     expect((await fetch(base, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
     expect((await call('/v1/assets', { 'X-API-Key': KEY.ultra })).status).toBe(200);
