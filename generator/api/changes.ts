@@ -33,6 +33,8 @@ interface AssetState {
   stale: readonly string[];
   /** By field (`gravity.risk_level`, ...). */
   tracked: Record<string, Tracked>;
+  /** Each AssetRisk reading's model and as_of, by key; null where the asset has none. */
+  readings: Record<ModelKey, Source | null>;
 }
 
 /** What the feed compares of a tree. */
@@ -46,20 +48,21 @@ const ASSET_FIELDS = Object.entries(TRACKED_ASSET_FIELDS).map(([key, f]) => [key
 const UNIVERSE_FIELDS = Object.entries(TRACKED_UNIVERSE_FIELDS).map(
   ([key, f]) => [key as keyof typeof TRACKED_UNIVERSE_FIELDS, f, `${key}.${f}`] as const,
 );
-const fieldOf = (key: ModelKey) => `${key}.${TRACKED_ASSET_FIELDS[key]}`;
 
 /** The tracked state of a tree, from its assets' AssetRisk; a universe's context is read from any member's. */
 export function treeState(risks: Iterable<AssetRisk>): TreeState {
   const state: TreeState = { assets: new Map(), universes: new Map() };
   for (const r of risks) {
     const tracked: Record<string, Tracked> = {};
+    const readings = {} as Record<ModelKey, Source | null>;
     for (const [key, f, field] of ASSET_FIELDS) {
       const reading = r[key] as (Record<string, unknown> & { model: string; as_of: string }) | null;
+      readings[key] = reading ? { model: reading.model, as_of: reading.as_of } : null;
       // The TWAP risk level is a model of its own beside the TWAP reading.
       const model = key === 'twap' ? (r.twap?.risk_level_model ?? r.twap?.model) : reading?.model;
       tracked[field] = reading ? { value: (reading[f] as Value) ?? null, model: model ?? null, as_of: reading.as_of } : null;
     }
-    state.assets.set(r.symbol, { as_of: r.as_of, free_tier: r.free_tier, stale: r.stale_models, tracked });
+    state.assets.set(r.symbol, { as_of: r.as_of, free_tier: r.free_tier, stale: r.stale_models, tracked, readings });
     const u = r.market_context.universe;
     if (!state.universes.has(u)) state.universes.set(u, contextState(r.market_context));
   }
@@ -102,7 +105,7 @@ export function changeEvents(before: TreeState, after: TreeState, publishedAt: s
     }
     for (const key of MODEL_KEYS) {
       const [was, is] = [a.stale.includes(key), b.stale.includes(key)];
-      if (was !== is) add(`stale_models.${key}`, was, is, reading(a.tracked[fieldOf(key)] ?? null, b.tracked[fieldOf(key)] ?? null));
+      if (was !== is) add(`stale_models.${key}`, was, is, b.readings[key] ?? { model: a.readings[key]?.model ?? null, as_of: null });
     }
   }
   for (const universe of UNIVERSES) {

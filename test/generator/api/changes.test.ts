@@ -114,7 +114,7 @@ describe('which moves are events', () => {
       [
         risk('BTC', (r) => {
           r.free_tier = true;
-          r.stale_models = ['gravity'];
+          r.stale_models = ['gravity', 'twap'];
         }),
         risk('NEW'),
       ],
@@ -122,6 +122,8 @@ describe('which moves are events', () => {
     expect(got).toEqual([
       ['BTC', 'free_tier', false, true, null],
       ['BTC', 'stale_models.gravity', false, true, 'twap_gravity_crypto@1'],
+      // Staleness is the reading's own: the TWAP reading's model, not its risk level's.
+      ['BTC', 'stale_models.twap', false, true, 'twap_gravity_crypto@1'],
       ['NEW', 'catalogue', false, true, null],
       ['OLD', 'catalogue', true, false, null],
       ['OLD', 'free_tier', true, false, null],
