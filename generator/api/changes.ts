@@ -51,22 +51,27 @@ const UNIVERSE_FIELDS = Object.entries(TRACKED_UNIVERSE_FIELDS).map(
 
 /** The tracked state of a tree, from its assets' AssetRisk; a universe's context is read from any member's. */
 export function treeState(risks: Iterable<AssetRisk>): TreeState {
-  const state: TreeState = { assets: new Map(), universes: new Map() };
-  for (const r of risks) {
-    const tracked: Record<string, Tracked> = {};
-    const readings = {} as Record<ModelKey, Source | null>;
-    for (const [key, f, field] of ASSET_FIELDS) {
-      const reading = r[key] as (Record<string, unknown> & { model: string; as_of: string }) | null;
-      readings[key] = reading ? { model: reading.model, as_of: reading.as_of } : null;
-      // The TWAP risk level is a model of its own beside the TWAP reading.
-      const model = key === 'twap' ? (r.twap?.risk_level_model ?? r.twap?.model) : reading?.model;
-      tracked[field] = reading ? { value: (reading[f] as Value) ?? null, model: model ?? null, as_of: reading.as_of } : null;
-    }
-    state.assets.set(r.symbol, { as_of: r.as_of, free_tier: r.free_tier, stale: r.stale_models, tracked, readings });
-    const u = r.market_context.universe;
-    if (!state.universes.has(u)) state.universes.set(u, contextState(r.market_context));
-  }
+  const state = emptyState();
+  for (const r of risks) addRisk(state, r);
   return state;
+}
+
+export const emptyState = (): TreeState => ({ assets: new Map(), universes: new Map() });
+
+/** One asset's AssetRisk into a tree's state. */
+export function addRisk(state: TreeState, r: AssetRisk): void {
+  const tracked: Record<string, Tracked> = {};
+  const readings = {} as Record<ModelKey, Source | null>;
+  for (const [key, f, field] of ASSET_FIELDS) {
+    const reading = r[key] as (Record<string, unknown> & { model: string; as_of: string }) | null;
+    readings[key] = reading ? { model: reading.model, as_of: reading.as_of } : null;
+    // The TWAP risk level is a model of its own beside the TWAP reading.
+    const model = key === 'twap' ? (r.twap?.risk_level_model ?? r.twap?.model) : reading?.model;
+    tracked[field] = reading ? { value: (reading[f] as Value) ?? null, model: model ?? null, as_of: reading.as_of } : null;
+  }
+  state.assets.set(r.symbol, { as_of: r.as_of, free_tier: r.free_tier, stale: r.stale_models, tracked, readings });
+  const u = r.market_context.universe;
+  if (!state.universes.has(u)) state.universes.set(u, contextState(r.market_context));
 }
 
 function contextState(c: MarketContext): Record<string, Tracked> {

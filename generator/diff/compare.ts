@@ -2,8 +2,7 @@
  * What changed between two built trees, in the API's terms. Manifests are compared first; only files whose
  * hashes differ are opened. Pure over a file loader, so it is tested without a disk.
  */
-import { changeEvents, treeState, type ChangeEvent } from '../api/changes.js';
-import type { AssetRisk } from '../contract/shapes.js';
+import { addRisk, changeEvents, emptyState, type ChangeEvent } from '../api/changes.js';
 import { TREE } from '../contract/tree.js';
 import type { HistoryRow } from '../contract/history-page.js';
 import type { Manifest } from '../output/manifest.js';
@@ -158,6 +157,13 @@ export class UnknownAsset extends Error {
   }
 }
 
+/** A file of either tree is not the shape of the file this version builds (a hand edit, another program's tree). */
+export class UnexpectedShape extends Error {
+  constructor(path: string, cause: Error) {
+    super(`${path}: not the shape of the file this version builds, in the old or the new tree (${cause.message})`);
+  }
+}
+
 export async function compareTrees(oldTree: Loader, newTree: Loader, only?: string): Promise<DiffResult> {
   const [ma, mb] = await Promise.all([oldTree.manifest(), newTree.manifest()]);
   if (only && !ma.files[TREE.risk(only)] && !mb.files[TREE.risk(only)]) throw new UnknownAsset(only);
@@ -173,22 +179,29 @@ export async function compareTrees(oldTree: Loader, newTree: Loader, only?: stri
   const changes: Change[] = [];
   // The tracked state of the assets whose risk files differ: only those can raise an event (a universe's context
   // is in every member's risk file).
-  const before: AssetRisk[] = [];
-  const after: AssetRisk[] = [];
+  const [before, after] = [emptyState(), emptyState()];
   for (const p of differ) {
+    try {
+      await compareFile(p);
+    } catch (e) {
+      if (e instanceof TypeError) throw new UnexpectedShape(p, e);
+      throw e;
+    }
+  }
+  async function compareFile(p: string): Promise<void> {
     let m: RegExpExecArray | null;
     if ((m = /^assets\/([^/]+)\/risk\.json$/.exec(p))) {
       const [a, b] = await both(p);
-      if (a) before.push(a.data);
-      if (b) after.push(b.data);
-      if (only && m[1] !== only) continue;
+      if (a) addRisk(before, a.data);
+      if (b) addRisk(after, b.data);
+      if (only && m[1] !== only) return;
       if (a && b) changes.push(...riskChanges(m[1]!, a, b));
     } else if ((m = /^assets\/([^/]+)\/history\/full\.json$/.exec(p))) {
-      if (only && m[1] !== only) continue;
+      if (only && m[1] !== only) return;
       const [a, b] = await both(p);
       changes.push(...historyChanges(m[1]!, a, b));
     } else if ((m = /^market\/([^/]+)\/summary\.json$/.exec(p))) {
-      if (only) continue;
+      if (only) return;
       const [a, b] = await both(p);
       if (a && b) changes.push(...fields('summaries', m[1]!, '', a.data, b.data, new Set(['universe'])));
     } else if (p === TREE.catalog) {
@@ -196,7 +209,7 @@ export async function compareTrees(oldTree: Loader, newTree: Loader, only?: stri
       changes.push(...catalogueChanges(a, b).filter((c) => !only || c.subject === only));
     } else if (p === TREE.openapi && !only) {
       // The served document also carries each build's examples: only its schemas are the contract.
-      if (ma.contract && ma.contract === mb.contract) continue;
+      if (ma.contract && ma.contract === mb.contract) return;
       const id = (m: Manifest) => (m.contract ?? m.files[p]?.sha256)?.slice(0, 12) ?? null;
       changes.push({ group: 'contract', subject: 'openapi.json', field: 'document', old: id(ma), new: id(mb), level: 'contract' });
     } else if (p === TREE.health && !only) {
@@ -214,7 +227,7 @@ export async function compareTrees(oldTree: Loader, newTree: Loader, only?: stri
     c.subject = 'risk.json';
     return true;
   });
-  const events = changeEvents(treeState(before), treeState(after), mb.built_at)
+  const events = changeEvents(before, after, mb.built_at)
     .map((e) => e.event)
     .filter((e) => !only || e.symbol === only);
   return { changes: deduped, events, files };

@@ -222,6 +222,12 @@ describe('risk-readings diff (compiled)', () => {
     const bad = run(dir('A'), join(root, 'nothing'));
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/no manifest here/);
+    // A file of another shape (a hand edit the manifest was made to agree with): named, never a TypeError.
+    cpSync(dir('B'), dir('G'), { recursive: true, verbatimSymlinks: true });
+    rewrite('G', 'assets/ETH/risk.json', (doc) => delete doc.data.market_context);
+    const odd = run(dir('A'), dir('G'));
+    expect(odd.status).toBe(2);
+    expect(odd.stderr).toMatch(/^risk-readings diff: assets\/ETH\/risk\.json: not the shape of the file this version builds/);
     lossyTree();
     expect(run(dir('B'), dir('F')).status).toBe(3);
     expect(run(dir('B'), dir('F')).stdout).toMatch(/VANISHED/);
