@@ -26,6 +26,7 @@ import { pageGuard } from './site/guards.js';
 import { PARSER_VERSION, readSite, untouchedSince, type ParseCache, type SiteRead } from './site/read-site.js';
 import type { PageKind } from './site/readings.js';
 import type { TreeInputs } from './plan-tree.js';
+import { addRisk, emptyState } from './api/changes.js';
 import { ApiInfo } from './openapi/document.js';
 
 /** The parse cache beside the tree: each page's size, mtime, hash and reading, and what the last build read. */
@@ -175,26 +176,36 @@ function carriedFrom(catalog: Asset[], failedKinds: Map<string, unknown>, failed
 }
 
 /**
- * The change feed's ledger and every asset's AssetRisk of the previous tree: the state its events start from. A risk
- * file that fails the manifest check is rewritten by this build like any other; its asset raises no event this time.
+ * The change feed's ledger and the tracked state of the previous tree, read from its AssetRisk files: what this
+ * refresh's events are measured from. A risk file that fails the manifest check, or is not an AssetRisk this
+ * version reads, is rewritten by this build like any other; its asset raises no event this time.
  */
 async function previousFeed(opened: OpenedInputs): Promise<NonNullable<TreeInputs['previous']['feed']>> {
   const previous = opened.previous!;
   const symbols = Object.keys(previous.catalog?.assets ?? {});
   const found = new Map<string, AssetRisk>();
-  const unread: string[] = [];
+  const unread = new Map<string, string>();
   await forEachLimited(symbols, 8, async (symbol) => {
     try {
       const risk = await previous.risk(symbol);
       if (risk) found.set(symbol, risk);
     } catch (e) {
       if (!(e instanceof PreviousTreeError)) throw e;
-      unread.push(symbol);
-      opened.warnings.push(
-        `${e.message.replace(/; the previous tree .*$/, '')}: ${symbol}'s changes at this refresh are not in the change feed`,
-      );
+      unread.set(symbol, e.message.replace(/; the previous tree .*$/, ''));
     }
   });
+  const state = emptyState();
+  for (const symbol of symbols) {
+    const risk = found.get(symbol);
+    try {
+      if (risk) addRisk(state, risk);
+    } catch (e) {
+      if (!(e instanceof TypeError)) throw e;
+      unread.set(symbol, `${previous.source}: ${TREE.risk(symbol)} is not an AssetRisk this version reads (${e.message})`);
+    }
+  }
+  for (const [symbol, why] of [...unread].sort())
+    opened.warnings.push(`${why}: ${symbol}'s changes at this refresh are not in the change feed`);
   let ledger;
   try {
     ledger = await previous.changes();
@@ -203,7 +214,7 @@ async function previousFeed(opened: OpenedInputs): Promise<NonNullable<TreeInput
     throw e;
   }
   if (!ledger) opened.warnings.push(`${previous.source}: the previous tree has no change feed; it starts with this build`);
-  return { ledger, risks: symbols.flatMap((s) => found.get(s) ?? []), unread: unread.sort() };
+  return { ledger, state, unread: [...unread.keys()].sort() };
 }
 
 /** `read` for each asset the previous tree may hold, a few at a time; its refusal as the build's failure. */

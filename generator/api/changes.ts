@@ -10,10 +10,10 @@ import type { AssetRisk, ChangeEvent, ChangeLedger, MarketContext } from '../con
 
 export type { ChangeEvent, ChangeLedger } from '../contract/shapes.js';
 
-/** What the previous tree gives the feed: its ledger (none before the feed existed) and its assets' AssetRisk. */
+/** What the previous tree gives the feed: its ledger (none before the feed existed) and its tracked state. */
 export interface PreviousFeed {
   ledger: ChangeLedger | undefined;
-  risks: AssetRisk[];
+  state: TreeState;
   /** Assets whose previous AssetRisk could not be read intact: they raise no event this refresh. */
   unread: string[];
 }
@@ -69,9 +69,11 @@ export function addRisk(state: TreeState, r: AssetRisk): void {
     const model = key === 'twap' ? (r.twap?.risk_level_model ?? r.twap?.model) : reading?.model;
     tracked[field] = reading ? { value: (reading[f] as Value) ?? null, model: model ?? null, as_of: reading.as_of } : null;
   }
-  state.assets.set(r.symbol, { as_of: r.as_of, free_tier: r.free_tier, stale: r.stale_models, tracked, readings });
+  // Everything is read before the state changes: a document of another shape throws and leaves it as it was.
   const u = r.market_context.universe;
-  if (!state.universes.has(u)) state.universes.set(u, contextState(r.market_context));
+  const context = state.universes.has(u) ? undefined : contextState(r.market_context);
+  state.assets.set(r.symbol, { as_of: r.as_of, free_tier: r.free_tier, stale: [...r.stale_models], tracked, readings });
+  if (context) state.universes.set(u, context);
 }
 
 function contextState(c: MarketContext): Record<string, Tracked> {
@@ -140,7 +142,7 @@ export function nextLedger(previous: PreviousFeed | undefined, risks: AssetRisk[
   const base = previous?.ledger ?? { started_at: publishedAt, events: [], basic: [] };
   if (!previous) return base;
   const unread = new Set(previous.unread);
-  const raised = changeEvents(treeState(previous.risks), treeState(risks.filter((r) => !unread.has(r.symbol))), publishedAt);
+  const raised = changeEvents(previous.state, treeState(risks.filter((r) => !unread.has(r.symbol))), publishedAt);
   const events = [...base.events];
   const basic = [...base.basic];
   for (const { event, basic: seen } of raised) {

@@ -18,6 +18,7 @@ import { buildSmall, readJson, smallSite, tempDir, treeHashes } from '../helpers
 import { BuildError } from '../../generator/build.js';
 import { isLedger } from '../../generator/contract/tree.js';
 import { checkTree } from '../../generator/check.js';
+import { sha256 } from '../../generator/output/manifest.js';
 
 const root = tempDir('rr-build-');
 const day = (n: number) => join(root, `site-day${n}`);
@@ -183,6 +184,31 @@ describe('failures leave the previous tree as it was', () => {
     expect(err.exitCode).toBe(1);
     expect(err.message).toMatch(/the change feed would lose a published event: new events are published at 2026-10-15T00:10:00Z, before/);
     expect(treeHashes(t)).toEqual(before);
+  });
+
+  it('a previous risk file of another shape is rewritten; its asset raises no event that refresh, and the report says so', async () => {
+    const t = copyOf(day1, 'feed-odd-previous');
+    const path = 'assets/BTC/risk.json';
+    const doc = readJson(join(t, 'v1', path));
+    delete doc.data.market_context;
+    const text = JSON.stringify(doc);
+    writeFileSync(join(t, 'v1', path), text);
+    const m = readJson(join(t, 'v1', '_manifest.json'));
+    m.files[path] = { size: Buffer.byteLength(text), sha256: sha256(text) };
+    writeFileSync(join(t, 'v1', '_manifest.json'), JSON.stringify(m));
+    const report = await buildSmall(day(2), t, { now: '2026-10-15T00:30:00Z' });
+    expect(report.warnings).toContainEqual(
+      expect.stringMatching(
+        /assets\/BTC\/risk\.json is not an AssetRisk this version reads .*BTC's changes at this refresh are not in the change feed$/,
+      ),
+    );
+    const events = readJson(join(t, 'v1', 'changes', 'ledger.json')).events as { symbol: string | null }[];
+    expect(events.length).toBeGreaterThan(0);
+    expect(events.some((e) => e.symbol === 'BTC')).toBe(false);
+    // Read as it was, BTC's previous file would have raised events at this refresh.
+    const normally = readJson(join(day3, 'v1', 'changes', 'ledger.json')).events as { symbol: string | null; published_at: string }[];
+    expect(normally.some((e) => e.symbol === 'BTC' && e.published_at === '2026-10-15T00:30:00Z')).toBe(true);
+    expect(readJson(join(t, 'v1', path)).data.market_context.universe).toBe('crypto');
   });
 
   it('readings dated before the last published row add no row: the ledger is never rewritten backwards', async () => {

@@ -165,7 +165,7 @@ describe('who sees an event', () => {
 describe('the ledger', () => {
   const day = (n: number) => `2026-10-${14 + n}T00:30:00Z`;
   const grown = (before: AssetRisk[], after: AssetRisk[], ledger: ChangeLedger | undefined, at: string) =>
-    nextLedger({ ledger, risks: before, unread: [] }, after, at);
+    nextLedger({ ledger, state: treeState(before), unread: [] }, after, at);
 
   it('starts empty with no previous tree, then appends each refresh, keeping what was published', () => {
     const first = nextLedger(undefined, [risk('BTC')], day(0));
@@ -182,7 +182,7 @@ describe('the ledger', () => {
   });
 
   it('an asset whose previous readings could not be read raises nothing this refresh', () => {
-    const l = nextLedger({ ledger: undefined, risks: [risk('BTC')], unread: ['ETH'] }, [risk('BTC'), risk('ETH')], day(1));
+    const l = nextLedger({ ledger: undefined, state: treeState([risk('BTC')]), unread: ['ETH'] }, [risk('BTC'), risk('ETH')], day(1));
     expect(l.events).toEqual([]);
   });
 
