@@ -64,6 +64,7 @@ export function addRisk(state: TreeState, r: AssetRisk): void {
   const readings = {} as Record<ModelKey, Source | null>;
   for (const [key, f, field] of ASSET_FIELDS) {
     const reading = r[key] as (Record<string, unknown> & { model: string; as_of: string }) | null;
+    if (reading !== null && typeof reading !== 'object') throw new TypeError(`${key} is not a reading`);
     readings[key] = reading ? { model: reading.model, as_of: reading.as_of } : null;
     // The TWAP risk level is a model of its own beside the TWAP reading.
     const model = key === 'twap' ? (r.twap?.risk_level_model ?? r.twap?.model) : reading?.model;
@@ -80,6 +81,7 @@ function contextState(c: MarketContext): Record<string, Tracked> {
   const tracked: Record<string, Tracked> = {};
   for (const [key, f, field] of UNIVERSE_FIELDS) {
     const reading = c[key] as (Record<string, unknown> & { model: string; as_of: string | null }) | null;
+    if (reading !== null && typeof reading !== 'object') throw new TypeError(`market_context.${key} is not a reading`);
     tracked[field] = reading ? { value: (reading[f] as Value) ?? null, model: reading.model, as_of: reading.as_of } : null;
   }
   return tracked;

@@ -48,11 +48,19 @@ export async function openTree(source: string, read: ReadBytes, localTree: strin
   } catch (e) {
     throw new PreviousTreeError(`${source}: ${TREE.manifest} is not JSON (${(e as Error).message})`);
   }
-  if (!manifest || typeof manifest !== 'object' || typeof manifest.files !== 'object' || typeof manifest.built_at !== 'string') {
+  if (!manifest || typeof manifest !== 'object' || !isRecord(manifest.files) || typeof manifest.built_at !== 'string') {
     throw new PreviousTreeError(`${source}: ${TREE.manifest} is not a manifest (expected built_at and files)`);
   }
+  // Every entry is read as a size and a hash; a manifest listing no catalogue would read as an empty tree, and every
+  // ledger would start over.
+  for (const [path, entry] of Object.entries(manifest.files))
+    if (!isRecord(entry) || typeof entry.size !== 'number' || typeof entry.sha256 !== 'string')
+      throw new PreviousTreeError(`${source}: ${TREE.manifest}: files["${path}"] is not a size and a sha256`);
+  if (!manifest.files[TREE.catalog]) throw new PreviousTreeError(`${source}: ${TREE.manifest} lists no ${TREE.catalog}`);
   const failed = (path: string, why: string) =>
     new PreviousTreeError(`${source}: ${path} ${why}; the previous tree fails its own manifest check, so its ledger cannot be continued`);
+  const malformed = (path: string, why: string) =>
+    new PreviousTreeError(`${source}: ${path} ${why}; the previous tree's ledger cannot be continued from it`);
 
   /** A file of the tree as bytes, checked against the manifest; undefined when the manifest does not list it. */
   const verifiedBytes = async (path: string, absent = () => failed(path, `is listed in ${TREE.manifest} but absent`)) => {
@@ -78,6 +86,8 @@ export async function openTree(source: string, read: ReadBytes, localTree: strin
   };
 
   const catalog = await verified<PreviousCatalog>(TREE.catalog);
+  if (catalog && !(isRecord(catalog.assets) && Object.values(catalog.assets).every(isRecord)))
+    throw malformed(TREE.catalog, 'has no assets, each an object');
   // Market readings and carried readings ask for the same asset's AssetRisk more than once: read and check it once.
   const risks = new Map<string, Promise<AssetRisk | undefined>>();
   return {
@@ -92,7 +102,9 @@ export async function openTree(source: string, read: ReadBytes, localTree: strin
         new PreviousTreeError(`history would lose a published row: the previous tree lists ${symbol} but holds no ${path}`);
       if (!manifest.files[path]) throw vanished();
       const rows = parsed<Ledger>(path, (await verifiedBytes(path, vanished))!)?.data?.rows;
-      if (!Array.isArray(rows)) throw failed(path, 'has no data.rows');
+      if (!Array.isArray(rows)) throw malformed(path, 'has no data.rows');
+      const odd = rows.findIndex((r) => !isRecord(r) || typeof r.date !== 'string' || typeof r.basis !== 'string');
+      if (odd >= 0) throw malformed(path, `data.rows[${odd}] is not a history row (a date and a basis)`);
       return rows;
     },
     risk(symbol) {
@@ -102,8 +114,15 @@ export async function openTree(source: string, read: ReadBytes, localTree: strin
     },
     async changes() {
       const ledger = await verified<ChangeLedger>(TREE.changes);
-      if (ledger && !(typeof ledger.started_at === 'string' && Array.isArray(ledger.events) && Array.isArray(ledger.basic)))
-        throw failed(TREE.changes, 'has no started_at, events and basic');
+      if (ledger) {
+        if (!(typeof ledger.started_at === 'string' && Array.isArray(ledger.events) && Array.isArray(ledger.basic)))
+          throw malformed(TREE.changes, 'has no started_at, events and basic');
+        // What the build reads of each event before it validates the new ledger whole.
+        const odd = ledger.events.findIndex((e) => !isRecord(e) || typeof e.published_at !== 'string');
+        if (odd >= 0) throw malformed(TREE.changes, `events[${odd}] is not an event with a published_at`);
+        if (!ledger.basic.every((at, i) => Number.isInteger(at) && at < ledger.events.length && (i === 0 || at > ledger.basic[i - 1]!)))
+          throw malformed(TREE.changes, 'basic is not a list of positions in events, ascending');
+      }
       return ledger;
     },
     file: (path) => verified(path),
@@ -131,3 +150,5 @@ export const isUrl = (s: string) => /^https?:\/\//i.test(s);
 export async function openPrevious(source: string, token?: string): Promise<PreviousTree | null> {
   return isUrl(source) ? fetchTree(source, token) : folderTree(source);
 }
+
+const isRecord = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
