@@ -41,6 +41,10 @@ export async function checkTree(dir: string): Promise<string[]> {
   };
   for (const [path, entry] of Object.entries(manifest.files)) {
     listed.add(path);
+    if (!entry || typeof entry !== 'object') {
+      problems.push(`${TREE.manifest}: files["${path}"] is not a size and a sha256`);
+      continue;
+    }
     const file = bytes.get(path);
     if (!file) {
       problems.push(`${path}: listed in ${TREE.manifest} but absent`);

@@ -55,6 +55,10 @@ export class FileOrigin implements Origin {
     } catch (e) {
       throw new Error(`${path}: cannot read the tree's manifest (${(e as Error).message}); build the tree first`, { cause: e });
     }
+    for (const [file, entry] of Object.entries(manifest?.files ?? {}))
+      if (!entry || typeof entry !== 'object' || typeof entry.sha256 !== 'string')
+        throw new Error(`${path}: files["${file}"] is not a size and a sha256; build the tree again`);
+    if (!manifest?.files || typeof manifest.files !== 'object') throw new Error(`${path}: not a manifest (no files); build the tree again`);
     const hot = new Map<string, OriginFile>();
     const etags = new Map<string, string>();
     const read = (file: string) => new Uint8Array(readFileSync(join(dir, file)));

@@ -27,8 +27,10 @@ export function diskLoader(dir: string): Loader {
   return {
     manifest: async () => {
       const m = await read<Manifest>(TREE.manifest);
-      if (!m?.files)
-        throw new TreeTrouble(`${join(dir, 'v1', TREE.manifest)}: no manifest here; is ${dir} a built tree (a folder holding v1/)?`);
+      const file = join(dir, 'v1', TREE.manifest);
+      if (!m) throw new TreeTrouble(`${file}: no manifest here; is ${dir} a built tree (a folder holding v1/)?`);
+      if (!m.files || typeof m.files !== 'object' || Array.isArray(m.files))
+        throw new TreeTrouble(`${file}: not a manifest (expected files by path)`);
       return m;
     },
     json: read,

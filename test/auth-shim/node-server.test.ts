@@ -1,5 +1,5 @@
 /** The Node entry over real HTTP on loopback: the shared suite, plus what only a real server shows. */
-import { existsSync, readFileSync, renameSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
@@ -177,6 +177,17 @@ describe('Node server: raw HTTP', () => {
     } finally {
       renameSync(full + '.gone', full);
     }
+  });
+
+  it('refuses to start on a manifest entry that is no size and hash, naming it', async () => {
+    const odd = copiedTree(join(root, 'odd-manifest'));
+    const file = join(odd, 'v1', '_manifest.json');
+    const m = JSON.parse(readFileSync(file, 'utf8'));
+    m.files['assets/BTC/risk.json'] = null;
+    writeFileSync(file, JSON.stringify(m));
+    await expect(startServer({ publicDir: odd, port: 0, watchMs: 0 })).rejects.toThrow(
+      /_manifest\.json: files\["assets\/BTC\/risk\.json"\] is not a size and a sha256; build the tree again$/,
+    );
   });
 
   it('answers 503 when started without a key store', async () => {

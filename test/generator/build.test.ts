@@ -270,6 +270,19 @@ describe('failures leave the previous tree as it was', () => {
   });
 });
 
+describe('check', () => {
+  it('names a manifest entry that is no size and hash, and does not stop at it', async () => {
+    const t = copyOf(day1, 'check-odd-manifest');
+    const file = join(t, 'v1', '_manifest.json');
+    const m = readJson(file);
+    m.files['assets/BTC/risk.json'] = null;
+    writeFileSync(file, JSON.stringify(m));
+    const problems = await checkTree(t);
+    expect(problems).toContain('_manifest.json: files["assets/BTC/risk.json"] is not a size and a sha256');
+    expect(problems).toContain('_manifest.json: /files/assets~1BTC~1risk.json: must be object');
+  });
+});
+
 describe('rebuilds', () => {
   it('link unchanged files from the previous tree and rewrite a hand-edited one', async () => {
     const t = join(root, 'relink');

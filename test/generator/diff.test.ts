@@ -226,6 +226,11 @@ describe('risk-readings diff (compiled)', () => {
     cpSync(dir('B'), dir('G'), { recursive: true, verbatimSymlinks: true });
     rewrite('G', 'assets/ETH/risk.json', (doc) => delete doc.data.market_context);
     const odd = run(dir('A'), dir('G'));
+    const listing = join(dir('G'), 'v1', '_manifest.json');
+    const m = readJson(listing);
+    writeFileSync(listing, JSON.stringify({ ...m, files: [] }));
+    expect(run(dir('A'), dir('G')).stderr).toMatch(/_manifest\.json: not a manifest \(expected files by path\)/);
+    writeFileSync(listing, JSON.stringify(m));
     expect(odd.status).toBe(2);
     expect(odd.stderr).toMatch(/^risk-readings diff: assets\/ETH\/risk\.json: not the shape of the file this version builds/);
     lossyTree();
