@@ -5,7 +5,7 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { renderVersion } from './paths.js';
-import { calendarDate, duration, HELP, httpUrl, instant, logLevel, plan, port, positiveInt } from './commands/options.js';
+import { calendarDate, duration, EXAMPLES, HELP, httpUrl, instant, logLevel, plan, port, positiveInt } from './commands/options.js';
 
 type Run = (...args: never[]) => Promise<void>;
 
@@ -20,6 +20,7 @@ export function program(): Command {
     parent
       .command(name)
       .description(about)
+      .addHelpText('after', EXAMPLES[name] ?? '')
       .action(async (...args: unknown[]) => ((await load()) as (...a: unknown[]) => Promise<void>)(...args.slice(0, -1)));
   const catalog = ['--catalog <file>', 'the asset catalogue (default: the committed one)'] as const;
   const tree = ['--public <dir>', 'the folder holding v1/'] as const;
@@ -68,7 +69,7 @@ export function program(): Command {
     .option('--metrics-port <p>', 'serve Prometheus metrics at http://HOST:P/metrics', port('--metrics-port'))
     .option('--log-level <level>', HELP.logLevel, logLevel, 'info');
 
-  const keys = cli.command('keys').description('manage direct keys');
+  const keys = cli.command('keys').description('manage direct keys').addHelpText('after', EXAMPLES.keys!);
   const about = 'issue a direct key: prints it once, alone, on stdout; stores only its SHA-256';
   command(keys, 'add', about, () => import('./commands/keys.js').then((m) => m.add))
     .requiredOption('--plan <plan>', 'basic, pro or ultra', plan)

@@ -88,3 +88,28 @@ export const HELP = {
   diff: 'what changed between two built trees: 0 none, 1 changes, 2 trouble, 3 a published history row changed or vanished',
   revoke: 'revoke keys by label, or the one key whose hash starts with a prefix; a running server drops them within 2 s',
 };
+
+/** What `--help` shows after a command's options: the invocations an operator or a pipeline starts from. */
+export const EXAMPLES: Record<string, string> = {
+  build: `
+Examples:
+  $ risk-readings build --pages site/ --out public --init          # the first build: starts the history ledger
+  $ risk-readings build --pages site/ --out public                 # each refresh: continues public/v1
+  $ risk-readings build --pages site/ --out public --previous https://cdn.example.com/ --keep-going --json`,
+  diff: `
+Examples:
+  $ risk-readings diff yesterday/ public/                          # grouped, one line per change
+  $ risk-readings diff yesterday/ public/ --asset BTC --json | jq '.events'`,
+  serve: `
+Examples:
+  $ risk-readings serve --public public --keys keys.json
+  $ risk-readings serve --public public --keys keys.json --quotas redis://127.0.0.1:6379 --metrics-port 9464`,
+  keys: `
+Examples:
+  $ risk-readings keys add --keys keys.json --plan pro --label "Acme Corp"   # prints the key once
+  $ risk-readings keys list --keys keys.json
+  $ risk-readings keys revoke --keys keys.json --label "Acme Corp"`,
+  check: `
+Examples:
+  $ risk-readings check --public public`,
+};

@@ -11,6 +11,23 @@ const run = (...args: string[]) => spawnSync(process.execPath, [BIN, ...args], {
 const root = tempDir('rr-cli-');
 const cases = join(ROOT, 'fixtures', 'cases');
 
+describe('risk-readings --help', () => {
+  it('shows examples after the options, and every option an example uses is one its command takes', () => {
+    for (const name of ['build', 'diff', 'serve', 'keys', 'check']) {
+      const help = run(name, '--help').stdout;
+      const examples = help.slice(help.indexOf('\nExamples:\n'));
+      expect(examples.length, name).toBeGreaterThan(20);
+      for (const line of examples.split('\n').filter((l) => l.includes('$ risk-readings'))) {
+        const argv = line.split('#')[0]!.trim().split(/\s+/).slice(2);
+        // `keys` examples name a subcommand: its own help lists its options.
+        const own = name === 'keys' ? run('keys', argv[1]!, '--help').stdout : help;
+        for (const option of argv.filter((a) => a.startsWith('--')))
+          expect(own, `${line}: ${option}`).toMatch(new RegExp(`^\\s+${option}\\b`, 'm'));
+      }
+    }
+  });
+});
+
 describe('risk-readings (compiled)', () => {
   it("inspect --json prints one object per file with the readings under the API's names", () => {
     const site = join(cases, 'price-ends-before-projection');
