@@ -103,6 +103,18 @@ export function admit(c: Counts, limits: Limits, now: number, month: MonthWindow
 }
 
 /**
+ * A request admitted elsewhere (by a fallback while this store could not be reached), counted in place: in its
+ * minute, in order, and in its month, refusing nothing.
+ */
+export function recordAdmitted(c: Counts, now: number, month: MonthWindow): void {
+  if (c.monthStart < month.start) [c.monthStart, c.month] = [month.start, 0];
+  if (c.monthStart === month.start) c.month++;
+  let at = c.minute.length;
+  while (at > 0 && c.minute[at - 1]! > now) at--;
+  c.minute.splice(at, 0, now);
+}
+
+/**
  * One process's counts, for tests, benchmarks and the edge isolate's fallback. Memory is bounded by the
  * credentials that made requests (at most a plan's per-minute limit of times each).
  */
