@@ -1,5 +1,6 @@
 /** `risk-readings build`: runs the build and reports it; the exit status is decision 27's (exit.ts). */
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { build, BuildError, type BuildReport } from '../build.js';
 import { EXIT } from '../exit.js';
 
@@ -17,6 +18,18 @@ export interface BuildFlags {
   jobs?: number;
 }
 
+/**
+ * The catalogue a build reads: --catalog, else the pages folder's own catalog.json (the synthetic site carries the
+ * assets it was written for), else the committed one.
+ */
+function catalogOf(o: BuildFlags): string | undefined {
+  if (o.catalog) return resolve(o.catalog);
+  const own = join(resolve(o.pages), 'catalog.json');
+  if (!existsSync(own)) return undefined;
+  process.stderr.write(`catalogue: ${own} (the pages folder's own)\n`);
+  return own;
+}
+
 export async function run(o: BuildFlags): Promise<void> {
   const out = resolve(o.out);
   const previous = o.previous && (/^https?:\/\//i.test(o.previous) ? o.previous : resolve(o.previous));
@@ -26,7 +39,7 @@ export async function run(o: BuildFlags): Promise<void> {
       out,
       previous,
       previousToken: process.env.RISK_READINGS_PREVIOUS_TOKEN,
-      catalog: o.catalog && resolve(o.catalog),
+      catalog: catalogOf(o),
       now: o.now,
       keepGoing: !!o.keepGoing,
       init: !!o.init,

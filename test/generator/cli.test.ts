@@ -29,6 +29,18 @@ describe('risk-readings --help', () => {
 });
 
 describe('risk-readings (compiled)', () => {
+  it("a small synthetic site builds quiet and claims only its assets: the pages folder's catalogue is the default", () => {
+    const site = join(root, 'few');
+    expect(run('fixtures', '--out', site, '--symbols', 'SPY,NVDA,IONQ').status).toBe(0);
+    const out = join(root, 'few-out');
+    const r = run('build', '--pages', site, '--out', out, '--init');
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`catalogue: ${join(site, 'catalog.json')} (the pages folder's own)`);
+    expect(r.stderr).toMatch(/^assets 3 · .* warnings 0 · errors 0/m);
+    const list = JSON.parse(readFileSync(join(out, 'v1', 'assets', 'index.ultra.json'), 'utf8')).data;
+    expect([list.asset_count, list.total_asset_count]).toEqual([3, 3]);
+  });
+
   it("inspect --json prints one object per file with the readings under the API's names", () => {
     const site = join(cases, 'price-ends-before-projection');
     const r = run(
