@@ -20,6 +20,8 @@ export interface BuildOptions {
   publicUrl?: string;
   /** A JSON file of the served document's contact, licence and terms of service (`--api-info`). */
   apiInfo?: string;
+  /** Called as the pages are read: how many of those to read are done. */
+  progress?: (done: number, total: number) => void;
 }
 
 /** A reading this build could not read and carried forward from the previous tree (--keep-going). */

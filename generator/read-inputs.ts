@@ -120,6 +120,7 @@ export async function readInputs(opened: OpenedInputs, opts: BuildOptions, at: s
     wantsArchive: (ref) => !!ref.symbol && ARCHIVE_KINDS.has(ref.kind) && !ledgers.get(ref.symbol)?.length,
     jobs: opts.jobs,
     refuse: pageGuard(catalog, at),
+    progress: opts.progress,
   });
   const carried: CarriedPage[] = [];
   for (const file of site.errors.keys()) {

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { build, BuildError, type BuildReport } from '../build.js';
 import { EXIT } from '../exit.js';
+import { progress } from './progress.js';
 
 export interface BuildFlags {
   pages: string;
@@ -33,6 +34,7 @@ function catalogOf(o: BuildFlags): string | undefined {
 export async function run(o: BuildFlags): Promise<void> {
   const out = resolve(o.out);
   const previous = o.previous && (/^https?:\/\//i.test(o.previous) ? o.previous : resolve(o.previous));
+  const reading = progress('reading pages');
   try {
     const report = await build({
       pages: resolve(o.pages),
@@ -46,7 +48,9 @@ export async function run(o: BuildFlags): Promise<void> {
       jobs: o.jobs,
       publicUrl: o.publicUrl,
       apiInfo: o.apiInfo && resolve(o.apiInfo),
+      progress: reading,
     });
+    reading.end();
     const code = report.carried.length ? EXIT.carried : EXIT.published;
     printReport(report);
     process.stderr.write(
@@ -55,6 +59,7 @@ export async function run(o: BuildFlags): Promise<void> {
     if (o.json) process.stdout.write(jsonReport(code === EXIT.carried ? 'published_with_carried' : 'published', code, report, out));
     process.exitCode = code;
   } catch (e) {
+    reading.end();
     if (!(e instanceof BuildError)) {
       process.stderr.write(`build failed: internal error: ${(e as Error).message}\n`);
       if (process.env.RISK_READINGS_DEBUG) process.stderr.write(`${(e as Error).stack}\n`);

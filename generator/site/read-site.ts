@@ -112,6 +112,8 @@ export interface ReadOptions {
   jobs?: number;
   /** A reading the build refuses (a guard of decision 27's): the page counts as unreadable. */
   refuse?: (result: PageResult, ref: PageRef) => GuardProblem | null;
+  /** Called as each page that is read is done, with how many of them there are. */
+  progress?: (done: number, total: number) => void;
 }
 
 /**
@@ -122,7 +124,7 @@ export async function readSite(
   dir: string,
   pages: PageRef[],
   previous: ParseCache | undefined,
-  { wantsArchive, jobs = defaultJobs(), refuse = () => null }: ReadOptions,
+  { wantsArchive, jobs = defaultJobs(), refuse = () => null, progress }: ReadOptions,
 ): Promise<SiteRead> {
   const old = previous?.parser_version === PARSER_VERSION ? previous.pages : {};
   const cache: ParseCache = { parser_version: PARSER_VERSION, pages: {} };
@@ -148,6 +150,7 @@ export async function readSite(
     } else todo.push({ ref, size: st.size, mtimeMs: st.mtimeMs });
   }
   const workers = canUseWorkers && jobs > 1 && todo.length > 8 ? pool(Math.min(jobs, 8)) : null;
+  let done = 0;
   const run = workers ? workers.run : parsePage;
   try {
     // A few pages in flight at a time: enough to keep every worker busy (in-process, to hash one page while
@@ -162,6 +165,7 @@ export async function readSite(
         archive,
         knownHash: hit?.result.kind === ref.kind && !archive ? hit.hash : undefined,
       });
+      progress?.(++done, todo.length);
       if ('error' in outcome) {
         errors.set(ref.file, outcome.error);
         return;

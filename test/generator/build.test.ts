@@ -270,6 +270,15 @@ describe('failures leave the previous tree as it was', () => {
   });
 });
 
+describe('progress', () => {
+  it('is told of every page read, up to the number to read', async () => {
+    const seen: [number, number][] = [];
+    const report = await buildSmall(day(1), join(root, 'progress'), { progress: (done, total) => seen.push([done, total]) });
+    expect(seen.length).toBe(report.pages_parsed);
+    expect(seen.at(-1)).toEqual([report.pages_parsed, report.pages_parsed]);
+  });
+});
+
 describe('check', () => {
   it('names a manifest entry that is no size and hash, and does not stop at it', async () => {
     const t = copyOf(day1, 'check-odd-manifest');
