@@ -1,6 +1,6 @@
 /**
  * A client nobody here wrote: openapi-typescript generates types from the document the gateway serves, a script
- * calls all eight endpoints through openapi-fetch, TypeScript compiles it strictly, and it runs against a served
+ * calls all nine endpoints through openapi-fetch, TypeScript compiles it strictly, and it runs against a served
  * tree. A field the document types wrongly, or leaves out, breaks the compile or the run.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -49,6 +49,11 @@ const bulk = await client.GET('/v1/bulk/risk', { params: { query: { symbols: 'BT
 status.getBulkRisk = bulk.response.status;
 const missing: string[] | undefined = bulk.data?.data.missing;
 
+const changes = await client.GET('/v1/changes', { params: { query: { limit: 5 } } });
+status.getChanges = changes.response.status;
+const moved: string | undefined = changes.data?.data.events[0]?.field;
+const feedCursor: string | null | undefined = changes.data?.data.next_cursor;
+
 const summary = await client.GET('/v1/market/{universe}/summary', { params: { path: { universe: 'crypto' } } });
 status.getUniverseSummary = summary.response.status;
 
@@ -64,11 +69,11 @@ status.getOpenApi = openapi.response.status;
 const refused = await createClient<paths>({ baseUrl }).GET('/v1/assets');
 const code: string | undefined = refused.error?.error.code;
 
-console.log(JSON.stringify({ status, seen: { symbol, score, stale, cursor, firstDate, missing, multiplier, code } }));
+console.log(JSON.stringify({ status, seen: { symbol, score, stale, cursor, firstDate, missing, multiplier, code, moved, feedCursor } }));
 `;
 
 describe('a client generated from the served document', () => {
-  it('compiles strictly and calls all eight endpoints against the gateway', async () => {
+  it('compiles strictly and calls all nine endpoints against the gateway', async () => {
     const doc = await (await fetch(`${base}/v1/openapi.json`)).json();
     const dir = join(root, 'client');
     mkdirSync(dir, { recursive: true });
@@ -100,7 +105,7 @@ describe('a client generated from the served document', () => {
     });
     expect(run.stderr).toBe('');
     const { status, seen } = JSON.parse(run.stdout) as { status: Record<string, number>; seen: Record<string, unknown> };
-    expect(Object.keys(status)).toHaveLength(8);
+    expect(Object.keys(status)).toHaveLength(9);
     for (const [op, s] of Object.entries(status)) expect(s, op).toBe(200);
     expect(seen).toMatchObject({
       symbol: expect.any(String),
@@ -108,6 +113,8 @@ describe('a client generated from the served document', () => {
       missing: [],
       multiplier: null,
       code: 'unauthorized',
+      moved: expect.any(String),
+      feedCursor: expect.any(String),
     });
   });
 });
