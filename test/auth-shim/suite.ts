@@ -156,74 +156,103 @@ export function shimSuite(name: string, setup: () => { call: Call; out: string }
     });
   });
 
-  // Under a runtime that owns the coding, edge.test.ts checks what the worker sends: the build's br variant and its tag.
-  const codingSkip = coding === 'runtime' ? ': skipped, the runtime chooses the coding' : '';
-  describe.skipIf(coding === 'runtime')(`${name}: compression (decision 23)${codingSkip}`, () => {
-    const file = (out: string, path: string) => readFileSync(join(out, 'v1', path));
-    const manifestEntry = (out: string, path: string) => treeJson(out, '_manifest.json').files[path];
+  if (coding === 'runtime')
+    describe(`${name}: compression, the runtime choosing the coding (decision 23)`, () => {
+      it("sends the build's br variant and its tag whatever the client accepts; the client gets the file's bytes", async () => {
+        const { call, out } = setup();
+        const path = 'assets/index.ultra.json';
+        for (const accept of ['br, gzip', 'gzip', 'identity', '']) {
+          const res = await call('/v1/assets', { headers: { ...ultra, 'Accept-Encoding': accept } });
+          expect(res.status, accept).toBe(200);
+          expect(res.headers.get('etag'), accept).toBe(servedTag(out, path, coding));
+          expect(res.headers.get('vary'), accept).toMatch(/, Accept-Encoding$/);
+          expect((await decoded(res)).equals(readFileSync(join(out, 'v1', path))), accept).toBe(true);
+        }
+        const small = await call('/v1/health');
+        expect(small.headers.get('vary')).toBeNull();
+      });
 
-    it('sends a file over 1 KB as br when allowed (preferred), gzip when only that is, identity otherwise; each with its own ETag', async () => {
-      const { call, out } = setup();
-      const path = 'assets/index.ultra.json';
-      const entry = manifestEntry(out, path);
-      const seen = new Map<string | null, string>();
-      for (const [accept, coding] of [
-        ['br, gzip', 'br'],
-        ['gzip, deflate', 'gzip'],
-        ['gzip;q=1, br;q=0.5', 'gzip'],
-        ['br;q=0, gzip;q=0', null],
-        ['identity', null],
-        ['*', 'br'],
-        ['', null],
-      ] as const) {
-        const res = await call('/v1/assets', { headers: { ...ultra, 'Accept-Encoding': accept } });
-        expect(res.status, accept).toBe(200);
-        expect(res.headers.get('content-encoding'), accept).toBe(coding);
-        expect(res.headers.get('vary'), accept).toMatch(/, Accept-Encoding$/);
-        expect((await decoded(res)).equals(file(out, path)), accept).toBe(true);
-        seen.set(coding, res.headers.get('etag')!);
-      }
-      expect(seen.get(null)).toBe(`"${entry.sha256}"`);
-      expect(seen.get('br')).toBe(`"${entry.encodings.br.sha256}"`);
-      expect(seen.get('gzip')).toBe(`"${entry.encodings.gzip.sha256}"`);
-      expect(new Set(seen.values()).size).toBe(3);
+      it('compresses a composed body with the coding it has (gzip), tagged for it', async () => {
+        const { call, out } = setup();
+        const cut = await call('/v1/assets/ETH/history?limit=40&from=2026-01-01', { headers: pro });
+        expect(cut.headers.get('etag')).toMatch(/-gzip"$/);
+        const rows = treeJson(out, 'assets/ETH/history/full.json')
+          .data.rows.filter((r: { date: string }) => r.date >= '2026-01-01')
+          .slice(0, 40);
+        expect(JSON.parse((await decoded(cut)).toString('utf8')).data.rows).toEqual(rows);
+        const again = await call('/v1/assets/ETH/history?limit=40&from=2026-01-01', {
+          headers: { ...pro, 'If-None-Match': cut.headers.get('etag')! },
+        });
+        expect(again.status).toBe(304);
+      });
     });
+  else
+    describe(`${name}: compression (decision 23)`, () => {
+      const file = (out: string, path: string) => readFileSync(join(out, 'v1', path));
+      const manifestEntry = (out: string, path: string) => treeJson(out, '_manifest.json').files[path];
 
-    it('If-None-Match matches the tag of any coding, and the 304 carries the tag of the coding asked for', async () => {
-      const { call } = setup();
-      const br = (await call('/v1/assets', { headers: { ...ultra, 'Accept-Encoding': 'br' } })).headers.get('etag')!;
-      const gzip = await call('/v1/assets', { headers: { ...ultra, 'Accept-Encoding': 'gzip', 'If-None-Match': br } });
-      expect(gzip.status).toBe(304);
-      expect(gzip.headers.get('etag')).not.toBe(br);
-      expect(gzip.headers.get('vary')).toMatch(/Accept-Encoding/);
-    });
+      it('sends a file over 1 KB as br when allowed (preferred), gzip when only that is, identity otherwise; each with its own ETag', async () => {
+        const { call, out } = setup();
+        const path = 'assets/index.ultra.json';
+        const entry = manifestEntry(out, path);
+        const seen = new Map<string | null, string>();
+        for (const [accept, coding] of [
+          ['br, gzip', 'br'],
+          ['gzip, deflate', 'gzip'],
+          ['gzip;q=1, br;q=0.5', 'gzip'],
+          ['br;q=0, gzip;q=0', null],
+          ['identity', null],
+          ['*', 'br'],
+          ['', null],
+        ] as const) {
+          const res = await call('/v1/assets', { headers: { ...ultra, 'Accept-Encoding': accept } });
+          expect(res.status, accept).toBe(200);
+          expect(res.headers.get('content-encoding'), accept).toBe(coding);
+          expect(res.headers.get('vary'), accept).toMatch(/, Accept-Encoding$/);
+          expect((await decoded(res)).equals(file(out, path)), accept).toBe(true);
+          seen.set(coding, res.headers.get('etag')!);
+        }
+        expect(seen.get(null)).toBe(`"${entry.sha256}"`);
+        expect(seen.get('br')).toBe(`"${entry.encodings.br.sha256}"`);
+        expect(seen.get('gzip')).toBe(`"${entry.encodings.gzip.sha256}"`);
+        expect(new Set(seen.values()).size).toBe(3);
+      });
 
-    it('leaves a body of 1 KB or less alone, and compresses composed bodies (history cuts, bulk) on the fly', async () => {
-      const { call, out } = setup();
-      const small = await call('/v1/health', { headers: { 'Accept-Encoding': 'br, gzip' } });
-      expect(small.headers.get('content-encoding')).toBeNull();
-      expect(small.headers.get('vary')).toBeNull();
-      const cut = await call('/v1/assets/ETH/history?limit=40&from=2026-01-01', { headers: { ...pro, 'Accept-Encoding': 'gzip' } });
-      expect(cut.headers.get('content-encoding')).toBe('gzip');
-      const rows = treeJson(out, 'assets/ETH/history/full.json')
-        .data.rows.filter((r: { date: string }) => r.date >= '2026-01-01')
-        .slice(0, 40);
-      expect(JSON.parse((await decoded(cut)).toString('utf8')).data.rows).toEqual(rows);
-      const plain = await call('/v1/assets/ETH/history?limit=40&from=2026-01-01', { headers: pro });
-      expect(plain.headers.get('content-encoding')).toBeNull();
-      expect(plain.headers.get('etag')).not.toBe(cut.headers.get('etag'));
-      expect(
-        (
-          await call('/v1/assets/ETH/history?limit=40&from=2026-01-01', {
-            headers: { ...pro, 'Accept-Encoding': 'gzip', 'If-None-Match': plain.headers.get('etag')! },
-          })
-        ).status,
-      ).toBe(304);
-      const bulk = await call('/v1/bulk/risk?symbols=BTC,ETH', { headers: { ...pro, 'Accept-Encoding': 'gzip' } });
-      expect(bulk.headers.get('content-encoding')).toBe('gzip');
-      expect(JSON.parse((await decoded(bulk)).toString('utf8')).data.count).toBe(2);
+      it('If-None-Match matches the tag of any coding, and the 304 carries the tag of the coding asked for', async () => {
+        const { call } = setup();
+        const br = (await call('/v1/assets', { headers: { ...ultra, 'Accept-Encoding': 'br' } })).headers.get('etag')!;
+        const gzip = await call('/v1/assets', { headers: { ...ultra, 'Accept-Encoding': 'gzip', 'If-None-Match': br } });
+        expect(gzip.status).toBe(304);
+        expect(gzip.headers.get('etag')).not.toBe(br);
+        expect(gzip.headers.get('vary')).toMatch(/Accept-Encoding/);
+      });
+
+      it('leaves a body of 1 KB or less alone, and compresses composed bodies (history cuts, bulk) on the fly', async () => {
+        const { call, out } = setup();
+        const small = await call('/v1/health', { headers: { 'Accept-Encoding': 'br, gzip' } });
+        expect(small.headers.get('content-encoding')).toBeNull();
+        expect(small.headers.get('vary')).toBeNull();
+        const cut = await call('/v1/assets/ETH/history?limit=40&from=2026-01-01', { headers: { ...pro, 'Accept-Encoding': 'gzip' } });
+        expect(cut.headers.get('content-encoding')).toBe('gzip');
+        const rows = treeJson(out, 'assets/ETH/history/full.json')
+          .data.rows.filter((r: { date: string }) => r.date >= '2026-01-01')
+          .slice(0, 40);
+        expect(JSON.parse((await decoded(cut)).toString('utf8')).data.rows).toEqual(rows);
+        const plain = await call('/v1/assets/ETH/history?limit=40&from=2026-01-01', { headers: pro });
+        expect(plain.headers.get('content-encoding')).toBeNull();
+        expect(plain.headers.get('etag')).not.toBe(cut.headers.get('etag'));
+        expect(
+          (
+            await call('/v1/assets/ETH/history?limit=40&from=2026-01-01', {
+              headers: { ...pro, 'Accept-Encoding': 'gzip', 'If-None-Match': plain.headers.get('etag')! },
+            })
+          ).status,
+        ).toBe(304);
+        const bulk = await call('/v1/bulk/risk?symbols=BTC,ETH', { headers: { ...pro, 'Accept-Encoding': 'gzip' } });
+        expect(bulk.headers.get('content-encoding')).toBe('gzip');
+        expect(JSON.parse((await decoded(bulk)).toString('utf8')).data.count).toBe(2);
+      });
     });
-  });
 
   describe(`${name}: health and public documents (decisions 24, 26)`, () => {
     it('health carries built_at and newest_reading; it and the document may be read from any origin', async () => {
