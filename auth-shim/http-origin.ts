@@ -4,7 +4,7 @@
  * something else is a 502, and nothing of it is cached. Each read has a deadline, so an origin that never answers
  * is a 502 too, not a hanging request.
  */
-import { ENCODING_SUFFIX, TREE, type Encoding } from '../generator/contract/index.js';
+import { asManifest, ENCODING_SUFFIX, TREE, type Encoding } from '../generator/contract/index.js';
 import type { Manifest } from '../generator/contract/shapes.js';
 import { sha256Hex } from './credentials.js';
 import { OriginError, type Origin, type OriginFile } from './origin.js';
@@ -55,14 +55,13 @@ export class HttpOrigin implements Origin {
     if (!this.manifest || now - this.manifest.at > this.ttlMs) {
       const bytes = await this.fetchBytes(TREE.manifest);
       if (!bytes) throw new OriginError(`${TREE.manifest}: absent from the origin`);
-      let files: Manifest['files'] | undefined;
+      let json: unknown;
       try {
-        files = (JSON.parse(new TextDecoder().decode(bytes)) as Manifest).files;
+        json = JSON.parse(new TextDecoder().decode(bytes));
       } catch {
-        // reported below
+        throw new OriginError(`${TREE.manifest}: not JSON`);
       }
-      if (!files || typeof files !== 'object') throw new OriginError(`${TREE.manifest}: not a manifest`);
-      this.manifest = { at: now, files };
+      this.manifest = { at: now, files: asManifest(json, (problem) => new OriginError(problem)).files };
     }
     return this.manifest.files;
   }

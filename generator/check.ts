@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import fg from 'fast-glob';
 import { ENCODING_SUFFIX, ENCODINGS } from './contract/encodings.js';
+import { manifestEntryProblem } from './contract/manifest-check.js';
 import { TREE } from './contract/tree.js';
 import { liveTree } from './output/live-tree.js';
 import { digest, type Manifest } from './output/manifest.js';
@@ -41,8 +42,9 @@ export async function checkTree(dir: string): Promise<string[]> {
   };
   for (const [path, entry] of Object.entries(manifest.files)) {
     listed.add(path);
-    if (!entry || typeof entry !== 'object') {
-      problems.push(`${TREE.manifest}: files["${path}"] is not a size and a sha256`);
+    const odd = manifestEntryProblem(path, entry);
+    if (odd) {
+      problems.push(odd);
       continue;
     }
     const file = bytes.get(path);

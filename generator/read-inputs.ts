@@ -20,7 +20,6 @@ import { firstMember } from './market-readings.js';
 import { tidy } from './output/live-tree.js';
 import { sha256 } from './output/manifest.js';
 import { openPrevious, PreviousTreeError, type PreviousTree } from './previous/previous-tree.js';
-import { defaultCatalogPath } from './paths.js';
 import { discover, KIND_MODEL, MARKET_PAGES, type Discovery } from './site/discover.js';
 import { pageGuard } from './site/guards.js';
 import { PARSER_VERSION, readSite, untouchedSince, type ParseCache, type SiteRead } from './site/read-site.js';
@@ -93,10 +92,11 @@ export async function openInputs(opts: BuildOptions, previousSource: string) {
  * reading still accepted by the guards) and nothing else read changed (inputFingerprint). Then the previous tree is
  * the answer, and the cache for it is returned; null when the build must read on.
  */
-export function idleCache({ previous, cache, vanished, found, catalog }: OpenedInputs, opts: BuildOptions, at: string): ParseCache | null {
+export function idleCache(opened: OpenedInputs, opts: BuildOptions, at: string): ParseCache | null {
+  const { previous, cache, vanished, found, catalog } = opened;
   if (!previous?.localTree || !cache?.last_build || vanished.length) return null;
   const same = untouchedSince(opts.pages, found.pages, cache, pageGuard(catalog, at));
-  return same && inputFingerprint(opts, same) === cache.last_build.inputs ? same : null;
+  return same && inputFingerprint(opened, opts, same) === cache.last_build.inputs ? same : null;
 }
 
 /** What the plan reads besides the options: the readings, the ledgers and what failed. */
@@ -159,7 +159,7 @@ export async function readInputs(opened: OpenedInputs, opts: BuildOptions, at: s
     },
     site,
     carried,
-    fingerprint: site.errors.size || vanished.length ? null : inputFingerprint(opts, site.cache),
+    fingerprint: site.errors.size || vanished.length ? null : inputFingerprint(opened, opts, site.cache),
   };
 }
 
@@ -192,7 +192,7 @@ async function previousFeed(opened: OpenedInputs): Promise<NonNullable<TreeInput
       if (risk) found.set(symbol, risk);
     } catch (e) {
       if (!(e instanceof PreviousTreeError)) throw e;
-      unread.set(symbol, e.message.replace(/; the previous tree .*$/, ''));
+      unread.set(symbol, e.problem);
     }
   });
   const state = emptyState();
@@ -207,13 +207,7 @@ async function previousFeed(opened: OpenedInputs): Promise<NonNullable<TreeInput
   }
   for (const [symbol, why] of [...unread].sort())
     opened.warnings.push(`${why}: ${symbol}'s changes at this refresh are not in the change feed`);
-  let ledger;
-  try {
-    ledger = await previous.changes();
-  } catch (e) {
-    if (e instanceof PreviousTreeError) throw new BuildError(e.message, buildReport(opened, {}), [e.message]);
-    throw e;
-  }
+  const ledger = await refusedAsBuild(opened, () => previous.changes());
   if (!ledger) opened.warnings.push(`${previous.source}: the previous tree has no change feed; it starts with this build`);
   return { ledger, state, unread: [...unread.keys()].sort() };
 }
@@ -221,14 +215,17 @@ async function previousFeed(opened: OpenedInputs): Promise<NonNullable<TreeInput
 /** `read` for each asset the previous tree may hold, a few at a time; its refusal as the build's failure. */
 async function fromPrevious(opened: OpenedInputs, assets: Asset[], read: (symbol: string) => Promise<void>): Promise<void> {
   if (!opened.previous) return;
-  await forEachLimited(assets, 8, async ({ symbol }) => {
-    try {
-      await read(symbol);
-    } catch (e) {
-      if (e instanceof PreviousTreeError) throw new BuildError(e.message, buildReport(opened, {}), [`${symbol}: ${e.message}`]);
-      throw e;
-    }
-  });
+  await forEachLimited(assets, 8, ({ symbol }) => refusedAsBuild(opened, () => read(symbol), `${symbol}: `));
+}
+
+/** A read of the previous tree; the tree's refusal of it (PreviousTreeError) as the build's failure, with its report. */
+async function refusedAsBuild<T>(opened: OpenedInputs, read: () => Promise<T>, about = ''): Promise<T> {
+  try {
+    return await read();
+  } catch (e) {
+    if (e instanceof PreviousTreeError) throw new BuildError(e.message, buildReport(opened, {}), [`${about}${e.message}`]);
+    throw e;
+  }
 }
 
 export const noPrevious = (source: string) =>
@@ -276,14 +273,17 @@ function generatorCode(): string {
   return codeHash;
 }
 
-/** Everything a build reads besides the previous tree: page bytes, the catalogue, the code that reads them. */
-function inputFingerprint({ catalog = defaultCatalogPath(), publicUrl = '/', apiInfo }: BuildOptions, cache: ParseCache): string {
+/**
+ * Everything a build reads besides the previous tree: page bytes, the catalogue and the document's information as
+ * they were read, the public URL, the code that reads them.
+ */
+function inputFingerprint({ catalog, apiInfo }: OpenedInputs, { publicUrl = '/' }: BuildOptions, cache: ParseCache): string {
   const pages = Object.entries(cache.pages)
     .map(([f, e]) => `${f}:${e.hash}`)
     .sort()
     .join('\n');
-  const info = apiInfo ? sha256(readFileSync(apiInfo)) : '';
-  return sha256([generatorCode(), PARSER_VERSION, sha256(readFileSync(catalog)), publicUrl, info, pages].join('\n'));
+  const info = apiInfo ? sha256(JSON.stringify(apiInfo)) : '';
+  return sha256([generatorCode(), PARSER_VERSION, sha256(JSON.stringify(catalog)), publicUrl, info, pages].join('\n'));
 }
 
 /**

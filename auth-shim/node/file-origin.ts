@@ -6,7 +6,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ENCODING_SUFFIX, isLedger, TREE, type Encoding } from '../../generator/contract/index.js';
+import { asManifest, ENCODING_SUFFIX, isLedger, TREE, type Encoding } from '../../generator/contract/index.js';
 import type { Manifest } from '../../generator/contract/shapes.js';
 import { liveTree } from '../../generator/output/live-tree.js';
 import { OriginError, type Origin, type OriginFile } from '../origin.js';
@@ -55,10 +55,7 @@ export class FileOrigin implements Origin {
     } catch (e) {
       throw new Error(`${path}: cannot read the tree's manifest (${(e as Error).message}); build the tree first`, { cause: e });
     }
-    for (const [file, entry] of Object.entries(manifest?.files ?? {}))
-      if (!entry || typeof entry !== 'object' || typeof entry.sha256 !== 'string')
-        throw new Error(`${path}: files["${file}"] is not a size and a sha256; build the tree again`);
-    if (!manifest?.files || typeof manifest.files !== 'object') throw new Error(`${path}: not a manifest (no files); build the tree again`);
+    asManifest(manifest, (problem) => new Error(`${join(dir, problem)}; build the tree again`));
     const hot = new Map<string, OriginFile>();
     const etags = new Map<string, string>();
     const read = (file: string) => new Uint8Array(readFileSync(join(dir, file)));

@@ -1,6 +1,7 @@
 /** The one pure function that cuts a page of the change feed from its ledger: the build and the shim share it. */
 import { DISCLAIMER } from './constants.js';
 import { envelopeAsOf, modelVersion } from './envelope.js';
+import { isRecord } from './manifest-check.js';
 import type { PageQuery } from './history-page.js';
 import type { ChangeEvent, ChangeLedger, ChangesResponse } from './shapes.js';
 
@@ -60,4 +61,34 @@ function firstWhere(n: number, test: (i: number) => boolean): number {
     else lo = mid + 1;
   }
   return lo;
+}
+
+/**
+ * What a change ledger must be for the feed to be read and cut from it: events in publication order, each about an
+ * asset or a universe, and basic's positions ascending within them. The build checks the previous ledger with it
+ * before using it and the new one before publishing it. Each problem names the field.
+ */
+export function feedProblems(feed: unknown): string[] {
+  if (!isRecord(feed) || typeof feed.started_at !== 'string' || !Array.isArray(feed.events) || !Array.isArray(feed.basic))
+    return ['has no started_at, events and basic'];
+  const events = feed.events as unknown[];
+  const basic = feed.basic as unknown[];
+  const p: string[] = [];
+  let last = '';
+  events.forEach((e, i) => {
+    if (!isRecord(e) || typeof e.published_at !== 'string') return void p.push(`events[${i}] is not an event with a published_at`);
+    if (e.published_at < last) p.push(`events[${i}].published_at ${e.published_at} is before the event it follows`);
+    // Field by field the schema checks an event; this is the rule across its fields.
+    const [symbol, universe] = [typeof e.symbol === 'string', typeof e.universe === 'string'];
+    if ((symbol && universe) || (e.symbol === null && e.universe === null))
+      p.push(`events[${i}] names both or neither of symbol and universe`);
+    last = e.published_at;
+  });
+  if (
+    !basic.every(
+      (at, i) => Number.isInteger(at) && (at as number) < events.length && (i === 0 || (at as number) > (basic[i - 1] as number)),
+    )
+  )
+    p.push('basic is not a list of positions in events, ascending');
+  return p;
 }

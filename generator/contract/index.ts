@@ -6,6 +6,7 @@ export * from './changes-page.js';
 export * from './envelope.js';
 export * from './plans.js';
 export * from './tree.js';
+export * from './manifest-check.js';
 export * from './json.js';
 export * from './time.js';
 export * from './encodings.js';

@@ -6,7 +6,8 @@ import { isDeepStrictEqual } from 'node:util';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { historyPage, type Ledger } from '../contract/history-page.js';
-import type { AssetRisk, Catalog, ChangeLedger, Universe } from '../contract/shapes.js';
+import type { AssetRisk, Catalog, Universe } from '../contract/shapes.js';
+import { feedProblems } from '../contract/changes-page.js';
 import { staleModels } from '../contract/stale.js';
 import { FREE_TIER_SIZE, PLANS, PRECOMPUTED_PAGES } from '../contract/plans.js';
 import { internalSchemas } from '../openapi/schemas.js';
@@ -139,21 +140,8 @@ export function treeProblems(files: ReadonlyMap<string, unknown>): string[] {
         p.push(`${TREE.historyPage(s, page.limit)}: differs from the page cut from the ledger`);
     }
   }
-  return [...p, ...feedProblems(files.get(TREE.changes) as ChangeLedger | undefined)];
-}
-
-/** The change feed: events in publication order, each about an asset or a universe; basic's view in order. */
-function feedProblems(feed: ChangeLedger | undefined): string[] {
-  if (!feed) return [`${TREE.changes}: absent`];
-  const p: string[] = [];
-  feed.events.forEach((e, i) => {
-    if (i > 0 && e.published_at < feed.events[i - 1]!.published_at)
-      p.push(`${TREE.changes}: events[${i}].published_at ${e.published_at} is before the event it follows`);
-    if ((e.symbol === null) === (e.universe === null)) p.push(`${TREE.changes}: events[${i}] names both or neither of symbol and universe`);
-  });
-  feed.basic.forEach((at, i) => {
-    if (at >= feed.events.length || (i > 0 && at <= feed.basic[i - 1]!))
-      p.push(`${TREE.changes}: basic[${i}] is not a later position in events`);
-  });
+  const feed = files.get(TREE.changes);
+  if (!feed) p.push(`${TREE.changes}: absent`);
+  else p.push(...feedProblems(feed).map((why) => `${TREE.changes}: ${why}`));
   return p;
 }

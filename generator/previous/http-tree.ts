@@ -61,16 +61,19 @@ async function fetchFile(target: string, headers: Record<string, string>, limit:
   );
   const fail = (cause: string) => new EnvironmentError(target, cause);
   const silent = () => fail(`the origin sent nothing for ${l.idleMs / 1000} s`);
+  /** A failure as the environment's: the idle limit's or the deadline's own, else `what` with the network's cause. */
+  const explained = (e: unknown, what: string) =>
+    e instanceof EnvironmentError
+      ? e
+      : abort.signal.reason instanceof EnvironmentError
+        ? abort.signal.reason
+        : fail(`${what} (${causeOf(e)})`);
   try {
     let res: Response;
     try {
       res = await within(fetch(target, { headers, signal: abort.signal, redirect: 'follow' }), l.idleMs, silent);
     } catch (e) {
-      throw e instanceof EnvironmentError
-        ? e
-        : abort.signal.reason instanceof EnvironmentError
-          ? abort.signal.reason
-          : fail(`cannot fetch the previous tree (${causeOf(e)})`);
+      throw explained(e, 'cannot fetch the previous tree');
     }
     if (res.status === 404) return undefined;
     if (res.status === 401 || res.status === 403)
@@ -87,11 +90,7 @@ async function fetchFile(target: string, headers: Record<string, string>, limit:
       try {
         chunk = await within(reader.read(), l.idleMs, silent);
       } catch (e) {
-        throw e instanceof EnvironmentError
-          ? e
-          : abort.signal.reason instanceof EnvironmentError
-            ? abort.signal.reason
-            : fail(`the body broke off (${causeOf(e)})`);
+        throw explained(e, 'the body broke off');
       }
       if (chunk.done) break;
       size += chunk.value.byteLength;

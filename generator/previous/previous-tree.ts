@@ -6,6 +6,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { feedProblems } from '../contract/changes-page.js';
+import { asManifest, isRecord } from '../contract/manifest-check.js';
 import { TREE } from '../contract/tree.js';
 import type { HistoryRow, Ledger } from '../contract/history-page.js';
 import type { AssetRisk, Catalog, ChangeLedger } from '../contract/shapes.js';
@@ -14,7 +16,15 @@ import { liveTree } from '../output/live-tree.js';
 import { fetchTree } from './http-tree.js';
 
 /** The previous tree cannot serve as a ledger (exit 1: nothing is published). */
-export class PreviousTreeError extends Error {}
+export class PreviousTreeError extends Error {
+  constructor(
+    message: string,
+    /** What is wrong, without what follows from it: for a report that says its own consequence. */
+    readonly problem = message,
+  ) {
+    super(message);
+  }
+}
 
 /** The previous tree's `_catalog.json`, as far as the next build reads it. */
 export type PreviousCatalog = Pick<Catalog, 'assets'>;
@@ -42,25 +52,22 @@ export type ReadBytes = (path: string) => Promise<Uint8Array | undefined>;
 export async function openTree(source: string, read: ReadBytes, localTree: string | null): Promise<PreviousTree> {
   const manifestBytes = await read(TREE.manifest);
   if (!manifestBytes) throw new PreviousTreeError(`${source}: the previous tree has no ${TREE.manifest}`);
-  let manifest: Manifest;
+  let json: unknown;
   try {
-    manifest = JSON.parse(Buffer.from(manifestBytes).toString('utf8')) as Manifest;
+    json = JSON.parse(Buffer.from(manifestBytes).toString('utf8'));
   } catch (e) {
     throw new PreviousTreeError(`${source}: ${TREE.manifest} is not JSON (${(e as Error).message})`);
   }
-  if (!manifest || typeof manifest !== 'object' || !isRecord(manifest.files) || typeof manifest.built_at !== 'string') {
-    throw new PreviousTreeError(`${source}: ${TREE.manifest} is not a manifest (expected built_at and files)`);
-  }
-  // Every entry is read as a size and a hash; a manifest listing no catalogue would read as an empty tree, and every
-  // ledger would start over.
-  for (const [path, entry] of Object.entries(manifest.files))
-    if (!isRecord(entry) || typeof entry.size !== 'number' || typeof entry.sha256 !== 'string')
-      throw new PreviousTreeError(`${source}: ${TREE.manifest}: files["${path}"] is not a size and a sha256`);
+  // A manifest listing no catalogue would read as an empty tree, and every ledger would start over.
+  const manifest = asManifest(json, (problem) => new PreviousTreeError(`${source}: ${problem}`));
   if (!manifest.files[TREE.catalog]) throw new PreviousTreeError(`${source}: ${TREE.manifest} lists no ${TREE.catalog}`);
   const failed = (path: string, why: string) =>
-    new PreviousTreeError(`${source}: ${path} ${why}; the previous tree fails its own manifest check, so its ledger cannot be continued`);
+    new PreviousTreeError(
+      `${source}: ${path} ${why}; the previous tree fails its own manifest check, so its ledger cannot be continued`,
+      `${source}: ${path} ${why}`,
+    );
   const malformed = (path: string, why: string) =>
-    new PreviousTreeError(`${source}: ${path} ${why}; the previous tree's ledger cannot be continued from it`);
+    new PreviousTreeError(`${source}: ${path} ${why}; the previous tree's ledger cannot be continued from it`, `${source}: ${path} ${why}`);
 
   /** A file of the tree as bytes, checked against the manifest; undefined when the manifest does not list it. */
   const verifiedBytes = async (path: string, absent = () => failed(path, `is listed in ${TREE.manifest} but absent`)) => {
@@ -114,15 +121,8 @@ export async function openTree(source: string, read: ReadBytes, localTree: strin
     },
     async changes() {
       const ledger = await verified<ChangeLedger>(TREE.changes);
-      if (ledger) {
-        if (!(typeof ledger.started_at === 'string' && Array.isArray(ledger.events) && Array.isArray(ledger.basic)))
-          throw malformed(TREE.changes, 'has no started_at, events and basic');
-        // What the build reads of each event before it validates the new ledger whole.
-        const odd = ledger.events.findIndex((e) => !isRecord(e) || typeof e.published_at !== 'string');
-        if (odd >= 0) throw malformed(TREE.changes, `events[${odd}] is not an event with a published_at`);
-        if (!ledger.basic.every((at, i) => Number.isInteger(at) && at < ledger.events.length && (i === 0 || at > ledger.basic[i - 1]!)))
-          throw malformed(TREE.changes, 'basic is not a list of positions in events, ascending');
-      }
+      const problem = ledger && feedProblems(ledger)[0];
+      if (problem) throw malformed(TREE.changes, problem);
       return ledger;
     },
     file: (path) => verified(path),
@@ -150,5 +150,3 @@ export const isUrl = (s: string) => /^https?:\/\//i.test(s);
 export async function openPrevious(source: string, token?: string): Promise<PreviousTree | null> {
   return isUrl(source) ? fetchTree(source, token) : folderTree(source);
 }
-
-const isRecord = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
