@@ -9,11 +9,12 @@ import { ENCODING_SUFFIX, ENCODINGS, type Encoding } from '../contract/encodings
 import { digest, type Digest } from './manifest.js';
 
 /**
- * Brotli 5 and gzip 6: higher brotli qualities save little more for many times the time, and a build runs three
- * times a day. A change of level changes every variant's bytes, and so the golden tree.
+ * Brotli 4 and gzip 5: each level above saves a few percent of bytes for much more CPU, paid by every build and by
+ * the shim on every composed body (bench/README.md). A change of level changes every variant's bytes, and so the
+ * golden tree.
  */
-const BROTLI_QUALITY = 5;
-const GZIP_LEVEL = 6;
+const BROTLI_QUALITY = 4;
+const GZIP_LEVEL = 5;
 
 const brotliOptions = (bytes: Uint8Array): BrotliOptions => ({
   params: { [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.byteLength },
