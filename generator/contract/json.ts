@@ -12,17 +12,20 @@ const isPlain = (v: unknown) => v === null || typeof v !== 'object';
 
 /** Whether every member of an object or array is a plain value: then it is written on one line. */
 function flat(v: object): boolean {
+  if (Array.isArray(v)) return v.every(isPlain);
   for (const k in v) if (!isPlain((v as Record<string, unknown>)[k])) return false;
   return true;
 }
 
 function write(v: unknown, indent: string): string {
-  if (isPlain(v)) return JSON.stringify(v);
-  if (flat(v as object)) return JSON.stringify(v);
+  if (isPlain(v) || flat(v as object)) return JSON.stringify(v);
   const inner = indent + '  ';
-  if (Array.isArray(v)) return `[\n${v.map((x) => inner + write(x, inner)).join(',\n')}\n${indent}]`;
+  let s = '';
+  if (Array.isArray(v)) {
+    for (const x of v) s += `${s ? ',\n' : ''}${inner}${write(x, inner)}`;
+    return `[\n${s}\n${indent}]`;
+  }
   const o = v as Record<string, unknown>;
-  const members: string[] = [];
-  for (const k in o) if (o[k] !== undefined) members.push(`${inner}${JSON.stringify(k)}: ${write(o[k], inner)}`);
-  return `{\n${members.join(',\n')}\n${indent}}`;
+  for (const k in o) if (o[k] !== undefined) s += `${s ? ',\n' : ''}${inner}${JSON.stringify(k)}: ${write(o[k], inner)}`;
+  return `{\n${s}\n${indent}}`;
 }

@@ -19,7 +19,7 @@ type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-exp
  * ajv's options for the contract. The contract is not checked against the meta-schema as it is added: its schemas
  * are the code's, not the input's, and test/generator/output/validate.test.ts checks them against JSON Schema 2020-12.
  */
-const AJV_OPTIONS = { strict: false, allErrors: false, validateFormats: true, validateSchema: false } as const;
+const AJV_OPTIONS = { strict: false, allErrors: false, validateFormats: true, validateSchema: false, code: { optimize: false } } as const;
 
 /** The validator of each schema of `openapi` (and of the tree's internal files), compiled on first use. */
 export function compileSchemas(openapi: object): (name: string) => ValidateFunction {
