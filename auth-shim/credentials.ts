@@ -1,27 +1,14 @@
-/** Credentials (spec Authentication, decisions 12 and 13): direct keys and the marketplace pair. Web Crypto only. */
+/** Credentials (spec Authentication, decisions 12 and 13): direct keys and the marketplace pair. */
 import { PLANS, type Plan } from '../generator/contract/plans.js';
 import type { HeaderSource } from './exchange.js';
+import { sha256 } from './sha256.js';
 
 export { keyStoreFromJson, type KeyStore } from '../generator/contract/keys.js';
 import type { KeyRecord } from '../generator/contract/keys.js';
 
-const encoder = new TextEncoder();
-/** The SHA-256 of a text (as UTF-8) or of bytes, in hex: Web Crypto, so the same code runs on Node and the edge. */
-export async function sha256Hex(data: string | Uint8Array<ArrayBuffer>): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', typeof data === 'string' ? encoder.encode(data) : data));
-  let hex = '';
-  for (const b of digest) hex += b.toString(16).padStart(2, '0');
-  return hex;
-}
-
 /** Compares two secrets in time independent of where they differ: both are hashed to 32 bytes first. */
 export async function constantTimeEqual(a: string, b: string): Promise<boolean> {
-  const [x, y] = await Promise.all([
-    crypto.subtle.digest('SHA-256', encoder.encode(a)),
-    crypto.subtle.digest('SHA-256', encoder.encode(b)),
-  ]);
-  const u = new Uint8Array(x);
-  const v = new Uint8Array(y);
+  const [u, v] = await Promise.all([sha256(a), sha256(b)]);
   let diff = 0;
   for (let i = 0; i < u.length; i++) diff |= u[i]! ^ v[i]!;
   return diff === 0;

@@ -6,7 +6,7 @@
 import css from 'swagger-ui-dist/swagger-ui.css' with { type: 'text' };
 import bundle from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'text' };
 import type { DocsFiles } from './docs.js';
-import { sha256Hex } from './credentials.js';
+import { sha256Hex } from './sha256.js';
 import type { OriginFile } from './origin.js';
 
 const encoder = new TextEncoder();

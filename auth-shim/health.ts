@@ -4,7 +4,7 @@
  * updating. The status code stays 200.
  */
 import { TREE, toJson } from '../generator/contract/index.js';
-import { sha256Hex } from './credentials.js';
+import { sha256Hex } from './sha256.js';
 import type { ShimRequest, ShimResponse } from './exchange.js';
 import { OriginError, type JsonCache, type Origin, type OriginFile } from './origin.js';
 import { fileResponse } from './representation.js';

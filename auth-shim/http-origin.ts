@@ -6,7 +6,7 @@
  */
 import { asManifest, ENCODING_SUFFIX, TREE, type Encoding } from '../generator/contract/index.js';
 import type { Manifest } from '../generator/contract/shapes.js';
-import { sha256Hex } from './credentials.js';
+import { sha256Hex } from './sha256.js';
 import { OriginError, type Origin, type OriginFile } from './origin.js';
 
 export class HttpOrigin implements Origin {

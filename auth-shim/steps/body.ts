@@ -17,7 +17,7 @@ import {
 } from '../../generator/contract/index.js';
 import type { PageQuery } from '../../generator/contract/history-page.js';
 import type { Catalog } from '../../generator/contract/shapes.js';
-import { sha256Hex } from '../credentials.js';
+import { sha256Hex } from '../sha256.js';
 import { JsonCache, OriginError, type Origin } from '../origin.js';
 import type { ShimRequest, ShimResponse } from '../exchange.js';
 import { composedResponse, fileResponse, type Compressor } from '../representation.js';

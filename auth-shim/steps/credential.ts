@@ -13,13 +13,13 @@ import {
   constantTimeEqual,
   identify,
   keyCaller,
-  sha256Hex,
   type Caller,
   type KeyStore,
   type MarketplaceConfig,
   type Verifier,
 } from '../credentials.js';
 import type { HeaderSource } from '../exchange.js';
+import { sha256Hex } from '../sha256.js';
 import { Refusal } from '../refusal.js';
 
 /** A key store that may change while the shim runs (a reloaded key file): read at every request. */

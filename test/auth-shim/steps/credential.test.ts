@@ -3,7 +3,7 @@
  * marketplace pair sent together, both valid, give the higher plan (decision 28).
  */
 import { describe, expect, it } from 'vitest';
-import { sha256Hex } from '../../../auth-shim/credentials.js';
+import { sha256Hex } from '../../../auth-shim/sha256.js';
 import { CredentialCheck } from '../../../auth-shim/steps/credential.js';
 import type { KeyStore } from '../../../generator/contract/keys.js';
 import { refusalOf } from './refusals.js';
