@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TREE } from '../contract/tree.js';
-import type { Manifest } from '../output/manifest.js';
+import { asManifest } from '../contract/manifest-check.js';
 import { liveTree } from '../output/live-tree.js';
 import type { Loader } from './compare.js';
 
@@ -26,12 +26,11 @@ export function diskLoader(dir: string): Loader {
   };
   return {
     manifest: async () => {
-      const m = await read<Manifest>(TREE.manifest);
+      const m = await read<unknown>(TREE.manifest);
       const file = join(dir, 'v1', TREE.manifest);
       if (!m) throw new TreeTrouble(`${file}: no manifest here; is ${dir} a built tree (a folder holding v1/)?`);
-      if (!m.files || typeof m.files !== 'object' || Array.isArray(m.files))
-        throw new TreeTrouble(`${file}: not a manifest (expected files by path)`);
-      return m;
+      // The problem names the manifest: `<dir>/v1/_manifest.json is not a manifest ...`.
+      return asManifest(m, (problem) => new TreeTrouble(`${join(dir, 'v1')}/${problem}`));
     },
     json: read,
   };

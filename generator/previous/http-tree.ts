@@ -9,7 +9,6 @@
  */
 import { isLedger, TREE } from '../contract/tree.js';
 import { EnvironmentError } from '../exit.js';
-import type { Manifest } from '../output/manifest.js';
 import { openTree, type PreviousTree, type ReadBytes } from './previous-tree.js';
 
 const CONCURRENCY = 8;
@@ -109,31 +108,22 @@ export async function fetchTree(url: string, token?: string, limits: FetchLimits
   const base = treeBase(url);
   const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
   const fetchOne = (path: string, limit: number) => fetchFile(new URL(path, base).toString(), headers, limit, limits);
-  const manifest = await fetchOne(TREE.manifest, limits.manifestBytes);
+  // Each file may be as long as its manifest entry says, the manifest itself up to its cap.
+  const read: ReadBytes = (path, size) => fetchOne(path, size ?? limits.manifestBytes);
+  const manifest = await read(TREE.manifest, undefined);
   if (!manifest) return null;
-  // The sizes the other files may have; a manifest that does not parse is refused by openTree, naming it.
-  const listed = parsedOrUndefined(manifest);
-  const read: ReadBytes = (path) => fetchOne(path, listed?.files?.[path]?.size ?? 0);
   // Every ledger is needed by the build: fetch them up front, a few at a time, and serve them from memory.
   const fetched = new Map<string, Uint8Array | undefined>([[TREE.manifest, manifest]]);
-  const tree = await openTree(base, async (path) => (fetched.has(path) ? fetched.get(path) : read(path)), null);
+  const tree = await openTree(base, async (path, size) => (fetched.has(path) ? fetched.get(path) : read(path, size)), null);
   const ledgers = Object.keys(tree.manifest.files).filter(isLedger);
   let next = 0;
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       while (next < ledgers.length) {
         const p = ledgers[next++]!;
-        fetched.set(p, await read(p));
+        fetched.set(p, await read(p, tree.manifest.files[p]!.size));
       }
     }),
   );
   return tree;
-}
-
-function parsedOrUndefined(bytes: Uint8Array): Manifest | undefined {
-  try {
-    return JSON.parse(Buffer.from(bytes).toString('utf8')) as Manifest;
-  } catch {
-    return undefined;
-  }
 }

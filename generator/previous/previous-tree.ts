@@ -46,11 +46,14 @@ export interface PreviousTree {
   file<T>(path: string): Promise<T | undefined>;
 }
 
-/** Reads one file of a tree as bytes; undefined when the tree has no such file. */
-export type ReadBytes = (path: string) => Promise<Uint8Array | undefined>;
+/**
+ * Reads one file of a tree as bytes; undefined when the tree has no such file. `size` is the file's size in the
+ * checked manifest (undefined for the manifest itself), so a reader over the network can refuse a longer body.
+ */
+export type ReadBytes = (path: string, size: number | undefined) => Promise<Uint8Array | undefined>;
 
 export async function openTree(source: string, read: ReadBytes, localTree: string | null): Promise<PreviousTree> {
-  const manifestBytes = await read(TREE.manifest);
+  const manifestBytes = await read(TREE.manifest, undefined);
   if (!manifestBytes) throw new PreviousTreeError(`${source}: the previous tree has no ${TREE.manifest}`);
   let json: unknown;
   try {
@@ -73,7 +76,7 @@ export async function openTree(source: string, read: ReadBytes, localTree: strin
   const verifiedBytes = async (path: string, absent = () => failed(path, `is listed in ${TREE.manifest} but absent`)) => {
     const entry = manifest.files[path];
     if (!entry) return undefined;
-    const bytes = await read(path);
+    const bytes = await read(path, entry.size);
     if (!bytes) throw absent();
     if (bytes.byteLength !== entry.size || sha256(bytes) !== entry.sha256)
       throw failed(path, `does not match ${TREE.manifest} (size or sha256)`);

@@ -229,7 +229,7 @@ describe('risk-readings diff (compiled)', () => {
     const listing = join(dir('G'), 'v1', '_manifest.json');
     const m = readJson(listing);
     writeFileSync(listing, JSON.stringify({ ...m, files: [] }));
-    expect(run(dir('A'), dir('G')).stderr).toMatch(/_manifest\.json: not a manifest \(expected files by path\)/);
+    expect(run(dir('A'), dir('G')).stderr).toMatch(/v1\/_manifest\.json is not a manifest \(expected built_at and files by path\)/);
     writeFileSync(listing, JSON.stringify(m));
     expect(odd.status).toBe(2);
     expect(odd.stderr).toMatch(/^risk-readings diff: assets\/ETH\/risk\.json: not the shape of the file this version builds/);
