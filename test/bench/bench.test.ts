@@ -26,6 +26,9 @@ describe('bench', () => {
       'ratio_day2_to_floor',
     ])
       expect(typeof res.build[k], k).toBe('number');
+    // One ratio per round (--repeats 1 here), each a build over the floor run just before it.
+    for (const k of ['round_ratios_full', 'round_ratios_day2']) expect(res.build[k], k).toEqual([expect.any(Number)]);
+    expect(r.stdout).toMatch(/each round's ratio +[\d.]+ \(median [\d.]+\)/);
     for (const k of [
       'shim_risk',
       'shim_risk_log_silent',
