@@ -220,7 +220,7 @@ export async function startServer(o: ServeOptions): Promise<{ server: Server; or
     );
   });
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
-    const id = requestId(typeof req.headers['x-request-id'] === 'string' ? req.headers['x-request-id'] : null);
+    const id = requestId(headerSource(req.headers).get('x-request-id'));
     const bytes = rawError(socket, 405, 'method_not_allowed', 'Only GET is allowed; this API is no proxy', id);
     refused('CONNECT', req.url ?? '', 405, 'method_not_allowed', bytes, id);
   });

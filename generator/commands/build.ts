@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { build, BuildError, type BuildReport } from '../build.js';
 import { EXIT } from '../exit.js';
+import { isUrl } from '../previous/previous-tree.js';
 import { progress } from './progress.js';
 
 export interface BuildFlags {
@@ -33,7 +34,7 @@ function catalogOf(o: BuildFlags): string | undefined {
 
 export async function run(o: BuildFlags): Promise<void> {
   const out = resolve(o.out);
-  const previous = o.previous && (/^https?:\/\//i.test(o.previous) ? o.previous : resolve(o.previous));
+  const previous = o.previous && (isUrl(o.previous) ? o.previous : resolve(o.previous));
   const reading = progress('reading pages');
   try {
     const report = await build({

@@ -15,7 +15,7 @@ export function manifestEntryProblem(path: string, entry: unknown): string | nul
 }
 
 /** Why `m` cannot be read as a manifest; null when it can. */
-export function manifestProblem(m: unknown): string | null {
+function manifestProblem(m: unknown): string | null {
   if (!isRecord(m) || !isRecord(m.files) || typeof m.built_at !== 'string')
     return `${TREE.manifest} is not a manifest (expected built_at and files by path)`;
   for (const [path, entry] of Object.entries(m.files)) {
