@@ -274,12 +274,13 @@ function generatorCode(): string {
 }
 
 /**
- * Everything a build reads besides the previous tree: page bytes, the catalogue and the document's information as
- * they were read, the public URL, the code that reads them.
+ * Everything a build reads besides the previous tree: the pages (each by its hash, or its size and mtime where it
+ * was not hashed), the catalogue and the document's information as they were read, the public URL, the code that
+ * reads them.
  */
 function inputFingerprint({ catalog, apiInfo }: OpenedInputs, { publicUrl = '/' }: BuildOptions, cache: ParseCache): string {
   const pages = Object.entries(cache.pages)
-    .map(([f, e]) => `${f}:${e.hash}`)
+    .map(([f, e]) => `${f}:${e.hash ?? `${e.size}:${e.mtimeMs}`}`)
     .sort()
     .join('\n');
   const info = apiInfo ? sha256(JSON.stringify(apiInfo)) : '';

@@ -1,6 +1,7 @@
 /**
  * Parses every discovered page, skipping pages whose bytes are unchanged since the previous build (the cache
- * holds each page's size, mtime, SHA-256 and reading). With more than two cores pages are parsed on worker threads.
+ * holds each page's size, mtime and reading, and its SHA-256 once a build has hashed it). With more than two cores
+ * pages are parsed on worker threads.
  */
 import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -25,7 +26,8 @@ const withoutArchive = ({ archive: _archive, ...rest }: PageResult): PageResult 
 export interface CacheEntry {
   size: number;
   mtimeMs: number;
-  hash: string;
+  /** The SHA-256 of the page's bytes, when the build that read them hashed them (see parsePage). */
+  hash?: string;
   result: PageResult;
 }
 export interface ParseCache {
@@ -163,7 +165,7 @@ export async function readSite(
         file: ref.file,
         kind: ref.kind,
         archive,
-        knownHash: hit?.result.kind === ref.kind && !archive ? hit.hash : undefined,
+        cached: hit?.result.kind === ref.kind && !archive ? { size: hit.size, hash: hit.hash } : undefined,
       });
       progress?.(++done, todo.length);
       if ('error' in outcome) {
@@ -173,7 +175,7 @@ export async function readSite(
       const result = 'unchanged' in outcome ? hit!.result : outcome.result;
       if ('unchanged' in outcome) reused++;
       else parsed++;
-      cache.pages[ref.file] = { size, mtimeMs, hash: outcome.hash, result: withoutArchive(result) };
+      cache.pages[ref.file] = { size, mtimeMs, ...(outcome.hash && { hash: outcome.hash }), result: withoutArchive(result) };
       settle(ref, result);
     });
   } finally {

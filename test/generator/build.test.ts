@@ -328,23 +328,30 @@ describe('rebuilds', () => {
     expect(report).toMatchObject({ pages_parsed: 0, pages_reused: report.pages_read, errors: [], carried: [] });
   });
 
-  it('pages touched but byte-identical are read and found unchanged: nothing parsed, all but the build time linked', async () => {
+  it('pages touched but byte-identical give the same tree, and once hashed are found unchanged: all but the build time linked', async () => {
     const t = join(root, 'idle-touched');
     const pages = join(root, 'touched-pages');
     cpSync(day(2), pages, { recursive: true });
     await buildSmall(pages, t, { now: '2026-10-15T00:30:00Z' });
     const before = treeHashes(t);
-    for (const f of readdirSync(pages)) utimesSync(join(pages, f), new Date(), new Date('2030-01-01T00:00:00Z'));
-    const report = await buildSmall(pages, t, { now: '2026-10-15T08:30:00Z' });
+    const touchAll = (day: string) => {
+      for (const f of readdirSync(pages)) utimesSync(join(pages, f), new Date(), new Date(day));
+    };
+    // The build that first read the pages kept no hash of them: touched, they are parsed again, and hashed.
+    touchAll('2030-01-01T00:00:00Z');
+    const hashed = await buildSmall(pages, t, { now: '2026-10-15T08:30:00Z' });
+    expect(hashed.pages_parsed).toBe(hashed.pages_read);
+    touchAll('2030-01-02T00:00:00Z');
+    const report = await buildSmall(pages, t, { now: '2026-10-15T09:30:00Z' });
     expect(report.timings.read).toBeGreaterThanOrEqual(0);
     expect(report.timings.relink).toBeUndefined();
     expect(report.pages_parsed).toBe(0);
-    const after = treeHashes(t);
     // The build time is in the manifest, health.json and the document's example of it (with its two variants).
     const stamped = ['_manifest.json', 'health.json', 'openapi.json', 'openapi.json.br', 'openapi.json.gz'];
-    expect(report.files_linked).toBe(report.files_written - stamped.length);
+    for (const r of [hashed, report]) expect(r.files_linked).toBe(r.files_written - stamped.length);
+    const after = treeHashes(t);
     for (const [p, h] of after) if (!stamped.includes(p)) expect(h, p).toBe(before.get(p));
-    expect(readJson(join(t, 'v1/health.json')).built_at).toBe('2026-10-15T08:30:00Z');
+    expect(readJson(join(t, 'v1/health.json')).built_at).toBe('2026-10-15T09:30:00Z');
   });
 
   it('a different catalogue is a different input: the tree is built again, not re-linked', async () => {

@@ -1,6 +1,6 @@
 /**
  * Reading the site: every page gives its reading once, in the order given; a page whose bytes the previous build
- * read is not parsed again, touched or not; a reading the build refuses counts as an unreadable page; and the
+ * read is not parsed again (untouched, or touched and found the same by its hash); a reading the build refuses counts as an unreadable page; and the
  * compiled build's worker threads read what the build reads in-process.
  */
 import { readFileSync, utimesSync, writeFileSync } from 'node:fs';
@@ -30,15 +30,28 @@ describe('readSite', () => {
     expect([first.parsed, first.reused]).toEqual([found.pages.length, 0]);
   });
 
-  it('parses again only a page whose bytes differ from the previous read, touched or not', async () => {
+  it('parses again only a page whose bytes may differ: one of another size at once, a touched one once hashed', async () => {
     const { cache, results } = await read();
     expect((await read(cache)).parsed).toBe(0);
-    const [touched, edited] = found.pages.filter((p) => p.symbol === 'BTC').map((p) => join(site, p.file));
-    utimesSync(touched!, new Date(), new Date('2030-01-01'));
-    writeFileSync(edited!, readFileSync(edited!, 'utf8').replace('</body>', '<!-- edited --></body>'));
-    const again = await read(cache);
-    expect([again.parsed, again.reused]).toEqual([1, found.pages.length - 1]);
-    expect(again.results).toEqual(results);
+    const [grown, touched, rewritten] = found.pages.filter((p) => p.symbol === 'BTC').map((p) => p.file);
+    const path = (file: string) => join(site, file);
+    const touch = (file: string, day: string) => utimesSync(path(file), new Date(), new Date(day));
+    // A page of a new size is parsed without being hashed: its bytes cannot be the cached ones.
+    writeFileSync(path(grown!), readFileSync(path(grown!), 'utf8').replace('</body>', '<!-- edited --></body>'));
+    // Touched pages of the same size are hashed; the first read kept no hash to compare, so each is parsed once.
+    touch(touched!, '2030-01-01');
+    touch(rewritten!, '2030-01-01');
+    const first = await read(cache);
+    expect([first.parsed, first.reused]).toEqual([3, found.pages.length - 3]);
+    expect(first.cache.pages[grown!]!.hash).toBeUndefined();
+    for (const f of [touched!, rewritten!]) expect(first.cache.pages[f]!.hash).toMatch(/^[0-9a-f]{64}$/);
+    // Touched again, the same bytes are found unchanged by their hash; other bytes of the same size are parsed.
+    touch(touched!, '2030-01-02');
+    writeFileSync(path(rewritten!), readFileSync(path(rewritten!), 'utf8').replace('</body>', '</BODY>'));
+    const second = await read(first.cache);
+    expect([second.parsed, second.reused]).toEqual([1, found.pages.length - 1]);
+    expect(second.cache.pages[rewritten!]!.hash).not.toBe(first.cache.pages[rewritten!]!.hash);
+    expect(second.results).toEqual(results);
   });
 
   it('counts a refused reading as an unreadable page', async () => {
