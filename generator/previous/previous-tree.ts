@@ -4,7 +4,7 @@
  * read from it is checked against its own manifest, so a damaged or half-copied tree is refused rather than
  * taken for a fresh start.
  */
-import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { feedProblems } from '../contract/changes-page.js';
 import { asManifest, isRecord } from '../contract/manifest-check.js';
@@ -136,9 +136,11 @@ export async function openTree(source: string, read: ReadBytes, localTree: strin
 export async function folderTree(dir: string): Promise<PreviousTree | null> {
   const root = liveTree(dir);
   if (!root) return null;
+  // One blocking read per file, as pages are read: a build waits on each file it reads from the previous tree, and
+  // fs/promises' readFile takes several trips through the thread pool for each.
   const read: ReadBytes = async (path) => {
     try {
-      return await readFile(join(root, path));
+      return readFileSync(join(root, path));
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw e;
