@@ -119,7 +119,7 @@ try {
   const rebuild = rebuilds.reduce((a, b) => (a.ms < b.ms ? a : b));
   if (rebuild.parsed !== 0) throw new Error('the rebuild parsed pages: the site changed between builds');
   // Beside the best of each side, each round's own ratio (a build over the floor run just before it): the machine's
-  // speed moves within a run, and a short fast spell lands on a 1.5 s floor more easily than on a 3 s build.
+  // speed moves within a run, and a short fast spell lands on a floor more easily than on a build twice as long.
   const roundRatios = (builds: Build[], floorsOf: Floor[]) => builds.map((b, i) => b.ms / floorsOf[i]!.ms);
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
   const mb = floor.bytes / 1e6;
