@@ -1,7 +1,7 @@
 /**
  * Reading the site: every page gives its reading once, in the order given; a page whose bytes the previous build
- * read is not parsed again (untouched, or touched and found the same by its hash); a reading the build refuses counts as an unreadable page; and the
- * compiled build's worker threads read what the build reads in-process.
+ * read is not parsed again (untouched, or touched and found the same by its hash); a reading the build refuses
+ * counts as an unreadable page; and the compiled build's worker threads read what the build reads in-process.
  */
 import { readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
