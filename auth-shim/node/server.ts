@@ -5,10 +5,9 @@
 import { readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import type { Logger } from 'pino';
 import { errorBody, TREE, type ErrorCode } from '../../generator/contract/index.js';
-import { compress } from '../../generator/output/compress.js';
+import { compress, compressSync } from '../../generator/output/compress.js';
 import { keyStoreFromJson, type KeyStore } from '../credentials.js';
 import { createShim, requestId, type HeaderSource, type KeySource, type ShimResponse } from '../handler.js';
 import { Refusal, refusalResponse } from '../refusal.js';
@@ -87,25 +86,15 @@ export function liveKeys(
 }
 
 /**
- * Brotli and gzip through zlib for composed bodies (history cuts, bulk). Small ones synchronously at brotli 4: for
- * a body of a few rows a trip through zlib's thread pool costs more than the compression itself. Large ones go to
- * the pool so a 1,000-row page does not hold up other requests.
+ * Brotli and gzip through zlib for composed bodies (history cuts, bulk), at the tree's own settings. Small ones
+ * synchronously: for a body of a few rows a trip through zlib's thread pool costs more than the compression itself.
+ * Large ones go to the pool so a 1,000-row page does not hold up other requests.
  */
 const SYNC_BELOW = 64 * 1024;
 const zlibCompressor: Compressor = {
   encodings: ['br', 'gzip'],
   compress: async (bytes, e) => {
-    if (bytes.byteLength >= SYNC_BELOW) return new Uint8Array(await compress(bytes, e));
-    const out =
-      e === 'br'
-        ? brotliCompressSync(bytes, {
-            params: {
-              [constants.BROTLI_PARAM_QUALITY]: 4,
-              [constants.BROTLI_PARAM_LGWIN]: 16,
-              [constants.BROTLI_PARAM_SIZE_HINT]: bytes.byteLength,
-            },
-          })
-        : gzipSync(bytes, { level: 6 });
+    const out = bytes.byteLength >= SYNC_BELOW ? await compress(bytes, e) : compressSync(bytes, e);
     return new Uint8Array(out.buffer, out.byteOffset, out.byteLength) as Uint8Array<ArrayBuffer>;
   },
 };

@@ -1,12 +1,11 @@
 /**
- * The compressed variants of a tree's files (decision 23), made once at build time on the build's staging thread
- * (see stage-files.ts) while the main thread reads pages, and the shim's compression of a body cut on the fly.
- * Both codings are deterministic for the same bytes and settings, so trees stay byte-identical.
+ * The compressed variants of a tree's files (decision 23), made once at build time on a thread of their own
+ * (compressor.ts) while the build's thread serialises and validates the rest, and the shim's compression of a body
+ * cut on the fly. Both codings are deterministic for the same bytes and settings, so trees stay byte-identical.
  */
 import { promisify } from 'node:util';
 import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync, type BrotliOptions, type ZlibOptions } from 'node:zlib';
-import { ENCODING_SUFFIX, ENCODINGS, type Encoding } from '../contract/encodings.js';
-import { digest, type Digest } from './manifest.js';
+import type { Encoding } from '../contract/encodings.js';
 
 /**
  * Brotli 4 and gzip 5: each level above saves a few percent of bytes for much more CPU, paid by every build and by
@@ -31,20 +30,4 @@ export function compress(bytes: Uint8Array, encoding: Encoding): Promise<Buffer>
 /** On the calling thread, the same bytes as `compress`. */
 export function compressSync(bytes: Uint8Array, encoding: Encoding): Buffer {
   return encoding === 'br' ? brotliCompressSync(bytes, brotliOptions(bytes)) : gzipSync(bytes, gzipOptions);
-}
-
-export interface Variant {
-  path: string;
-  bytes: Buffer;
-  digest: Digest;
-}
-
-/** Both variants of one file, named by ENCODING_SUFFIX. */
-export function variants(path: string, bytes: Uint8Array): Record<Encoding, Variant> {
-  return Object.fromEntries(
-    ENCODINGS.map((e) => {
-      const b = compressSync(bytes, e);
-      return [e, { path: path + ENCODING_SUFFIX[e], bytes: b, digest: digest(b) }];
-    }),
-  ) as Record<Encoding, Variant>;
 }
