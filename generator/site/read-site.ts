@@ -155,8 +155,8 @@ export async function readSite(
   let done = 0;
   const run = workers ? workers.run : parsePage;
   try {
-    // A few pages in flight at a time: enough to keep every worker busy (in-process, to hash one page while
-    // another is parsed), never the whole site in memory.
+    // A few pages in flight at a time: enough to keep every worker busy (in-process, so a page being hashed on the
+    // thread pool does not hold up the next), never the whole site in memory.
     await forEachLimited(todo, workers ? Math.min(jobs, 8) * 2 : 2, async ({ ref, size, mtimeMs }) => {
       const hit = old[ref.file];
       const archive = wantsArchive(ref);
