@@ -9,10 +9,10 @@ import { cpSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } f
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { loadCatalog } from '../generator/catalog/catalog.js';
 import { isLedger } from '../generator/contract/tree.js';
+import { sha256 } from '../generator/output/manifest.js';
 import { MARKETPLACE } from './marketplace.js';
 import { writeSite } from '../fixtures/synth/site.js';
 
@@ -193,7 +193,7 @@ try {
   const direct = Array.from({ length: 20_000 }, (_, i) => `rr_bench_${i.toString(36).padStart(6, '0')}`);
   // Basic keys past their 5 requests a minute: after each key's first five, every request is a 429 refusal.
   const limited = Array.from({ length: 100 }, (_, i) => `rr_bench_basic_${i}`);
-  const record = (k: string, plan: string) => ({ sha256: createHash('sha256').update(k).digest('hex'), plan, label: 'bench' });
+  const record = (k: string, plan: string) => ({ sha256: sha256(k), plan, label: 'bench' });
   writeFileSync(keyFile, JSON.stringify({ keys: [...direct.map((k) => record(k, 'ultra')), ...limited.map((k) => record(k, 'basic'))] }));
   const rotation = (name: string, header: string, values: string[]) => {
     const f = join(work, `${name}.json`);

@@ -4,12 +4,13 @@
  * running server that reloads it never reads half a file, and holds the file's lock from its read to its write, so
  * two commands at once never lose each other's change: every printed key is stored, a revoked key stays revoked.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import lockfile from 'proper-lockfile';
 import { keyStoreFromJson, type KeyRecord, type KeyStoreFile } from './contract/keys.js';
 import type { Plan } from './contract/plans.js';
+import { sha256 } from './output/manifest.js';
 
 /** The key file, checked; an absent file is an empty store. Errors name the file and the entry. */
 function readKeys(file: string): KeyStoreFile {
@@ -60,7 +61,7 @@ async function changeKeys<T>(file: string, change: (doc: KeyStoreFile) => { doc:
 export async function addKey(file: string, plan: Plan, label = '', now = new Date()): Promise<string> {
   const key = `rr_${randomBytes(24).toString('base64url')}`;
   const record = {
-    sha256: createHash('sha256').update(key).digest('hex'),
+    sha256: sha256(key),
     plan,
     label,
     created: now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
