@@ -121,7 +121,11 @@ try {
   // Beside the best of each side, each round's own ratio (a build over the floor run just before it): the machine's
   // speed moves within a run, and a short fast spell lands on a floor more easily than on a build twice as long.
   const roundRatios = (builds: Build[], floorsOf: Floor[]) => builds.map((b, i) => b.ms / floorsOf[i]!.ms);
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+  const median = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    const mid = s.length >> 1;
+    return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+  };
   const mb = floor.bytes / 1e6;
 
   // Shim: four servers, loaded one at a time from a separate autocannon process.
