@@ -20,6 +20,10 @@ export interface Caller {
   quotaKey: string | null;
   /** A short name for logs that is not the key: `key:` and the first 8 hex digits of its hash, as `keys list` shows. */
   id: string;
+  /** The key's label (null for a marketplace caller the proxy secret admitted). */
+  label: string | null;
+  /** The key's expiry, ISO 8601 (decision 37); null when it does not expire or the marketplace admitted the caller. */
+  expires: string | null;
 }
 
 /** The caller a stored key stands for. */
@@ -27,6 +31,8 @@ export const keyCaller = (rec: KeyRecord): Caller => ({
   plan: rec.plan,
   quotaKey: `key:${rec.sha256}`,
   id: `key:${rec.sha256.slice(0, 8)}`,
+  label: rec.label,
+  expires: rec.expires ?? null,
 });
 
 export interface MarketplaceConfig {
@@ -110,7 +116,7 @@ async function marketplacePair(
   const secret = credentialHeader(headers, `${prefix}proxy-secret`);
   if (marketplace.secret && secret && secret.length <= MAX_KEY_LENGTH && (await verify.secret(secret))) {
     const plan = SUBSCRIPTIONS.get(credentialHeader(headers, `${prefix}subscription`) ?? '');
-    if (plan) return { plan, quotaKey: null, id: `marketplace:${plan}` };
+    if (plan) return { plan, quotaKey: null, id: `marketplace:${plan}`, label: null, expires: null };
   }
   return null;
 }

@@ -1,5 +1,5 @@
 /**
- * The direct-key store (decisions 12 and 22): `{"keys": [{sha256, plan, label, created?}]}`. The `keys` commands
+ * The direct-key store (decisions 12 and 22): `{"keys": [{sha256, plan, label, created?, expires?}]}`. The `keys` commands
  * write it and the shim reads it: the format is this one zod shape. Runtime-neutral, and the one shape the shim
  * parses at run time, so it is written with zod/mini: the edge bundle carries only what this shape uses.
  */
@@ -17,6 +17,8 @@ export const KeyRecord = z.object({
   /** Free text for the operator; a store written by hand may omit it. */
   label: z.catch(z.string(), ''),
   created: z.optional(z.string({ error: isoTime }).check(z.refine((v) => Number.isFinite(Date.parse(v)), { error: isoTime }))),
+  /** From this instant on the key is refused (decision 37); absent, the key does not expire. */
+  expires: z.optional(z.string({ error: isoTime }).check(z.refine((v) => Number.isFinite(Date.parse(v)), { error: isoTime }))),
 });
 export const KeyStoreFile = z.object({ keys: z.array(KeyRecord) });
 
