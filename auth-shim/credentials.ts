@@ -1,10 +1,10 @@
-/** Credentials (spec Authentication, decisions 12 and 13): direct keys and the marketplace pair. */
+/** Credentials (spec Authentication, decisions 12, 13 and 37): direct keys, their expiry, and the marketplace pair. */
 import { PLANS, type Plan } from '../generator/contract/plans.js';
 import type { HeaderSource } from './exchange.js';
 import { sha256 } from './sha256.js';
 
 export { keyStoreFromJson, type KeyStore } from '../generator/contract/keys.js';
-import type { KeyRecord } from '../generator/contract/keys.js';
+import { hasExpired, keyExpiry, type KeyRecord } from '../generator/contract/keys.js';
 
 /** Compares two secrets in time independent of where they differ: both are hashed to 32 bytes first. */
 export async function constantTimeEqual(a: string, b: string): Promise<boolean> {
@@ -24,7 +24,12 @@ export interface Caller {
   label: string | null;
   /** The key's expiry, ISO 8601 (decision 37); null when it does not expire or the marketplace admitted the caller. */
   expires: string | null;
+  /** The same in milliseconds, read once when the key is first looked up: Infinity when it does not expire. */
+  expiry: number;
 }
+
+/** Whether the caller's key has expired at `now` (decision 37): a comparison, so a known key stays one map lookup. */
+export const expired = (caller: Caller, now: number): boolean => hasExpired(caller.expiry, now);
 
 /** The caller a stored key stands for. */
 export const keyCaller = (rec: KeyRecord): Caller => ({
@@ -33,6 +38,7 @@ export const keyCaller = (rec: KeyRecord): Caller => ({
   id: `key:${rec.sha256.slice(0, 8)}`,
   label: rec.label,
   expires: rec.expires ?? null,
+  expiry: keyExpiry(rec),
 });
 
 export interface MarketplaceConfig {
@@ -78,9 +84,15 @@ export interface Verifier {
  * The caller behind a request, or null (401). A direct `X-API-Key` alone suffices; a marketplace pair needs
  * both headers and the configured host, then a stored key or the proxy secret with a subscription header.
  * When both forms are sent and both are valid, the higher plan applies and is counted (decision 28); one valid
- * and one not, the valid one authorises.
+ * and one not, the valid one authorises. A key that has expired at `now` (decision 37) is not valid: it is returned
+ * only when no valid credential was sent, so that the 401 can say when it expired.
  */
-export async function identify(headers: HeaderSource, marketplace: MarketplaceConfig, verify: Verifier): Promise<Caller | null> {
+export async function identify(
+  headers: HeaderSource,
+  marketplace: MarketplaceConfig,
+  verify: Verifier,
+  now: number,
+): Promise<Caller | null> {
   const direct = credentialHeader(headers, 'x-api-key');
   const byKey = direct && direct.length <= MAX_KEY_LENGTH ? ((await verify.lookup(direct)) ?? null) : null;
   let byPair: Caller | null = null;
@@ -88,8 +100,9 @@ export async function identify(headers: HeaderSource, marketplace: MarketplaceCo
     byPair = await marketplacePair(headers, prefix, marketplace, verify);
     if (byPair) break;
   }
-  if (!byKey || !byPair) return byKey ?? byPair;
-  return PLANS.indexOf(byPair.plan) > PLANS.indexOf(byKey.plan) ? byPair : byKey;
+  const valid = [byKey, byPair].filter((c): c is Caller => c !== null && !expired(c, now));
+  if (valid.length === 2) return PLANS.indexOf(byPair!.plan) > PLANS.indexOf(byKey!.plan) ? byPair : byKey;
+  return valid[0] ?? byKey ?? byPair;
 }
 
 /** The credential header forms a request tries, by the names it used: `X-API-Key`, `x-rapidapi-key and x-rapidapi-host`. */
@@ -116,7 +129,7 @@ async function marketplacePair(
   const secret = credentialHeader(headers, `${prefix}proxy-secret`);
   if (marketplace.secret && secret && secret.length <= MAX_KEY_LENGTH && (await verify.secret(secret))) {
     const plan = SUBSCRIPTIONS.get(credentialHeader(headers, `${prefix}subscription`) ?? '');
-    if (plan) return { plan, quotaKey: null, id: `marketplace:${plan}`, label: null, expires: null };
+    if (plan) return { plan, quotaKey: null, id: `marketplace:${plan}`, label: null, expires: null, expiry: Infinity };
   }
   return null;
 }

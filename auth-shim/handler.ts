@@ -145,9 +145,11 @@ export function createShim(options: ShimOptions): (request: ShimRequest) => Answ
     boundedQuery(url);
     if (r.name === 'health') return health.response(request, now(), Object.assign({}, PUBLIC_CACHE, id));
     if (r.name === 'openapi') return bodies.file(request, TREE.openapi, Object.assign({}, PUBLIC_CACHE, id));
-    return next(credentials.caller(request.headers), (caller) => {
+    // One instant per request: the key's expiry (decision 37) and the quota windows are judged at the same time.
+    const at = now();
+    return next(credentials.caller(request.headers, at), (caller) => {
       seen.caller = caller;
-      return next(charged(quotas, caller, now()), (charge) => {
+      return next(charged(quotas, caller, at), (charge) => {
         const headers = Object.assign({}, charge, id);
         // A refusal after the charge still tells the caller where its quota stands.
         return recovering(

@@ -1,16 +1,18 @@
 /**
- * Step: credential. Who is calling (decisions 12 and 13): a direct key or a marketplace pair, or a refusal
- * (503 when the gateway has no credential source at all, 401 otherwise).
+ * Step: credential. Who is calling (decisions 12, 13 and 37): a direct key or a marketplace pair, or a refusal
+ * (503 when the gateway has no credential source at all, 401 otherwise, an expired key's saying when it expired).
  *
  * Verdicts are kept by exact header value, each computed once (a key's SHA-256, a secret's constant-time
  * compare) and bounded, so neither path hashes on every request; a key store that changes (a revoked key)
- * empties them. The caller object is built once per key, so a known key costs one map lookup.
+ * empties them. The caller object is built once per key, so a known key costs one map lookup and one comparison
+ * with the request's time: a kept verdict never outlives the key's expiry, with or without a key-file change.
  */
 import {
   pairKeyHeaders,
   credentialHeader,
   triedForms,
   constantTimeEqual,
+  expired,
   identify,
   keyCaller,
   type Caller,
@@ -47,14 +49,15 @@ export class CredentialCheck implements Verifier {
     this.pairKeys = pairKeyHeaders(marketplace);
   }
 
-  /** The caller behind the request's headers. Synchronous for a direct key seen before. */
-  caller(headers: HeaderSource): Caller | Promise<Caller> {
+  /** The caller behind the request's headers at `now` (ms). Synchronous for a valid direct key seen before. */
+  caller(headers: HeaderSource, now: number): Caller | Promise<Caller> {
     if (this.keysNow() === null && !this.marketplace.secret)
       throw new Refusal('gateway_not_configured', 'No credential source is configured on this gateway');
     const direct = credentialHeader(headers, 'x-api-key');
     // A known key alone is answered at once; with a marketplace pair beside it, the higher plan applies (decision 28).
     const hit = direct && !this.pairKeys.some((h) => headers.has(h)) ? this.known.get(direct) : undefined;
-    return hit ?? identify(headers, this.marketplace, this).then((caller) => admitted(caller, headers, this.marketplace));
+    if (hit && !expired(hit, now)) return hit;
+    return identify(headers, this.marketplace, this, now).then((caller) => admitted(caller, now, headers, this.marketplace));
   }
 
   lookup(key: string): Caller | undefined | Promise<Caller | undefined> {
@@ -94,14 +97,18 @@ export class CredentialCheck implements Verifier {
 /** The challenge of every 401 (decision 33): the direct key is the credential a client can always send. */
 const CHALLENGE = { 'WWW-Authenticate': 'ApiKey header="X-API-Key"' };
 
-/** 401 unless a caller was found; the message names the header forms the request tried (decision 33). */
-function admitted(caller: Caller | null, headers: HeaderSource, marketplace: MarketplaceConfig): Caller {
-  if (caller) return caller;
+/**
+ * 401 unless a valid caller was found; the message names the header forms the request tried (decision 33), and for
+ * an expired key when it expired, never the key nor its label (decision 37).
+ */
+function admitted(caller: Caller | null, now: number, headers: HeaderSource, marketplace: MarketplaceConfig): Caller {
+  if (caller && !expired(caller, now)) return caller;
   const tried = triedForms(headers, marketplace);
+  const when = caller && `: the key expired at ${new Date(caller.expiry).toISOString().replace('.000Z', 'Z')}`;
   throw new Refusal(
     'unauthorized',
     tried.length
-      ? `The credential sent in ${tried.join(', and in ')} is not valid`
+      ? `The credential sent in ${tried.join(', and in ')} is not valid${when ?? ''}`
       : 'A valid X-API-Key header, or the x-marketplace-key and x-marketplace-host pair, is required',
     CHALLENGE,
   );

@@ -13,3 +13,10 @@ export function newest(values: (string | null | undefined)[]): string | null {
   for (const v of values) if (v && (best === null || instant(v) > instant(best))) best = v;
   return best;
 }
+
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/;
+/**
+ * An ISO 8601 instant in milliseconds, or NaN: a date (its midnight UTC), or a date and time with its zone (`Z` or an
+ * offset). A time without a zone is local time to `Date.parse`, another instant on each machine, so it is refused.
+ */
+export const isoInstantMs = (v: string): number => (ISO_INSTANT.test(v) && isCalendarDate(v.slice(0, 10)) ? Date.parse(v) : NaN);

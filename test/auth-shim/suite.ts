@@ -348,6 +348,27 @@ export function shimSuite(name: string, setup: () => { call: Call; out: string }
       expect(await message({})).toMatch(/^A valid X-API-Key header/);
     });
 
+    it('an expired key is 401, saying when it expired and never which key; beside a valid pair, the pair alone authorises (decision 37)', async () => {
+      const { call } = setup();
+      const res = await call('/v1/assets/BTC/risk', { headers: { 'X-API-Key': KEY.expired } });
+      const message = await expectError(res, 401, 'unauthorized');
+      expect(message).toBe('The credential sent in X-API-Key is not valid: the key expired at 2026-02-01T00:00:00Z');
+      expect(res.headers.get('www-authenticate')).toBe('ApiKey header="X-API-Key"');
+      const pair = { 'x-marketplace-key': KEY.expired, 'x-marketplace-host': 'risk-readings.marketplace.example' };
+      expect((await (await call('/v1/assets/BTC/risk', { headers: pair })).json()).error.message).toBe(
+        'The credential sent in the x-marketplace-key and x-marketplace-host pair is not valid: the key expired at 2026-02-01T00:00:00Z',
+      );
+      // Decision 28: one valid credential beside one that is not authorises alone, here the proxy-secret pair.
+      const beside = await call('/v1/assets/BTC/risk', {
+        headers: { 'X-API-Key': KEY.expired, ...PROXY_PAIR, 'x-marketplace-subscription': 'BASIC' },
+      });
+      expect(beside.status).toBe(200);
+      expect(beside.headers.get('ratelimit-limit')).toBeNull();
+      // The expired key is refused on every data route alike, and the keyless ones still answer.
+      await expectError(await call('/v1/changes', { headers: { 'X-API-Key': KEY.expired } }), 401, 'unauthorized');
+      expect((await call('/v1/health', { headers: { 'X-API-Key': KEY.expired } })).status).toBe(200);
+    });
+
     it('accepts the marketplace pair with a stored key, and either form when both are sent', async () => {
       const { call } = setup();
       const pair = { 'x-marketplace-key': KEY.pro, 'x-marketplace-host': 'risk-readings.marketplace.example' };

@@ -9,6 +9,8 @@ export const KEY = {
   basic: 'rr_demo_basic_key_not_secret',
   pro: 'rr_demo_pro_key_not_secret',
   ultra: 'rr_demo_ultra_key_not_secret',
+  /** A pro key whose entry expired on 2026-02-01 (decision 37): before any clock the tests run on. */
+  expired: 'rr_demo_expired_key_not_secret',
 } as const;
 
 /** Builds the tree (the end-to-end project's global setup does it once, tree-setup.ts). */

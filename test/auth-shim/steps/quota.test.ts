@@ -4,7 +4,7 @@ import { MemoryQuotaStore } from '../../../auth-shim/quota.js';
 import { charged } from '../../../auth-shim/steps/quota.js';
 import { refusalOf } from './refusals.js';
 
-const caller = { plan: 'basic' as const, quotaKey: 'key:abc', id: 'key:abc', label: 'test', expires: null };
+const caller = { plan: 'basic' as const, quotaKey: 'key:abc', id: 'key:abc', label: 'test', expires: null, expiry: Infinity };
 const NOW = Date.UTC(2026, 9, 14, 12, 0, 0);
 
 describe('step: quota', () => {

@@ -1,6 +1,6 @@
-/** The key store format (decisions 12, 22), one shape for the `keys` commands and the shim. */
+/** The key store format (decisions 12, 22, 37), one shape for the `keys` commands and the shim. */
 import { describe, expect, it } from 'vitest';
-import { keyStoreFromJson } from '../../../generator/contract/keys.js';
+import { hasExpired, keyExpiry, keyStoreFromJson } from '../../../generator/contract/keys.js';
 
 const HASH = 'a'.repeat(64);
 
@@ -33,7 +33,32 @@ describe('keyStoreFromJson', () => {
     ],
     [{ keys: [{ sha256: HASH, plan: 'pro', created: 'yesterday' }] }, 'f: keys[0].created: expected an ISO 8601 time, found "yesterday"'],
     [{ keys: [{ sha256: HASH, plan: 'pro', created: 5 }] }, 'f: keys[0].created: expected an ISO 8601 time, found 5'],
+    // A time without its zone is another instant on each machine: the Node server and the edge must agree.
+    [
+      { keys: [{ sha256: HASH, plan: 'pro', expires: '2026-12-31T00:00:00' }] },
+      'f: keys[0].expires: expected an ISO 8601 instant with its zone, such as 2026-12-31T00:00:00Z, found "2026-12-31T00:00:00"',
+    ],
+    [{ keys: [{ sha256: HASH, plan: 'pro', expires: 'December 31, 2026' }] }, 'f: keys[0].expires: expected an ISO 8601 instant'],
+    [{ keys: [{ sha256: HASH, plan: 'pro', expires: '2026-02-30' }] }, 'f: keys[0].expires: expected an ISO 8601 instant'],
   ])('%j is refused: %s', (json, message) => {
     expect(() => keyStoreFromJson(json, 'f')).toThrow(message);
+  });
+});
+
+describe("a key's expiry (decision 37)", () => {
+  it('is the instant its expires names, whatever the zone it is written in; none is never', () => {
+    expect(keyExpiry({ expires: '2026-12-31T01:00:00+01:00' })).toBe(Date.UTC(2026, 11, 31));
+    expect(keyExpiry({ expires: '2026-12-31' })).toBe(Date.UTC(2026, 11, 31));
+    expect(keyExpiry({})).toBe(Infinity);
+  });
+
+  it('the key is refused from that instant on, not a millisecond before', () => {
+    const at = Date.UTC(2026, 11, 31);
+    expect([hasExpired(at, at - 1), hasExpired(at, at), hasExpired(at, at + 1), hasExpired(Infinity, Date.UTC(2999, 0))]).toEqual([
+      false,
+      true,
+      true,
+      false,
+    ]);
   });
 });
