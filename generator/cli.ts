@@ -2,10 +2,28 @@
  * The `risk-readings` command line: every command and its options, one line each; a command's work is in
  * commands/<name>.ts, loaded only when it runs. Exit status: 0 success, 1 the input (a page, a tree, a key file),
  * 2 usage; `build` adds 3 (the environment) and 4 (published carrying readings forward), decision 27 (exit.ts).
+ * Every path a command is given is checked as the line is parsed, before the command runs (`existingPath`): one
+ * that is not there, or not the kind the option takes, is usage, exit 2, naming the option and the path.
  */
 import { Command, CommanderError, Option } from 'commander';
 import { renderVersion } from './paths.js';
-import { calendarDate, duration, EXAMPLES, HELP, httpUrl, instant, logLevel, plan, port, positiveInt } from './commands/options.js';
+import {
+  calendarDate,
+  duration,
+  EXAMPLES,
+  existingPath,
+  existingPaths,
+  expiry,
+  HELP,
+  httpUrl,
+  instant,
+  logLevel,
+  overlap,
+  plan,
+  port,
+  positiveInt,
+  quotaStore,
+} from './commands/options.js';
 
 type Run = (...args: never[]) => Promise<void>;
 
@@ -22,9 +40,9 @@ export function program(): Command {
       .description(about)
       .addHelpText('after', EXAMPLES[name] ?? '')
       .action(async (...args: unknown[]) => ((await load()) as (...a: unknown[]) => Promise<void>)(...args.slice(0, -1)));
-  const catalog = ['--catalog <file>', 'the asset catalogue (default: the committed one)'] as const;
-  const tree = ['--public <dir>', 'the folder holding v1/'] as const;
-  const store = ['--keys <file>', 'the credential store'] as const;
+  const catalog = ['--catalog <file>', 'the asset catalogue (default: the committed one)', existingPath('--catalog', 'file')] as const;
+  const tree = ['--public <dir>', 'the folder holding v1/', existingPath('--public', 'folder')] as const;
+  const store = ['--keys <file>', 'the credential store', existingPath('--keys', 'file', 'keys add creates one')] as const;
 
   command(cli, 'build', HELP.build, () => import('./commands/build.js').then((m) => m.run))
     .requiredOption('--pages <dir>', 'the published pages')
@@ -40,29 +58,37 @@ export function program(): Command {
     .option('--jobs <n>', 'parser threads (default: one per core but one; 1 parses in-process)', positiveInt('--jobs'));
 
   command(cli, 'inspect', 'print what the parsers extract from page files', () => import('./commands/inspect.js').then((m) => m.run))
-    .argument('<file...>', 'page files')
+    .argument('<file...>', 'page files', existingPaths('FILE', 'file'))
     .option('--json', 'a JSON array, one object per file')
     .option(...catalog);
 
   command(cli, 'check', HELP.check, () => import('./commands/check.js').then((m) => m.run))
     .option(...tree)
-    .option('--out <dir>', 'deprecated spelling of --public');
+    .option('--out <dir>', 'deprecated spelling of --public', existingPath('--out', 'folder'));
 
   command(cli, 'diff', HELP.diff, () => import('./commands/diff.js').then((m) => m.run))
-    .argument('<old>', 'the older tree (a folder holding v1/)')
-    .argument('<new>', 'the newer tree')
+    .argument('<old>', 'the older tree (a folder holding v1/)', existingPath('OLD', 'folder'))
+    .argument('<new>', 'the newer tree', existingPath('NEW', 'folder'))
     .option('--json', 'the same report as data')
     .option('--asset <symbol>', "only this asset's readings, history and catalogue entries");
 
   command(cli, 'serve', 'run the auth shim over a built tree', () => import('./commands/serve.js').then((m) => m.run))
     .option(...tree)
-    .option('--keys <file>', 'the credential store (without it data endpoints answer 503); reloaded within 2 s of a change')
-    .option('--quotas <file|redis://host:port|memory>', HELP.quotas)
+    .option(
+      '--keys <file>',
+      'the credential store (without it data endpoints answer 503); reloaded within 2 s of a change',
+      existingPath('--keys', 'file'),
+    )
+    .option('--quotas <file|redis://host:port|memory>', HELP.quotas, quotaStore('--quotas'))
     .addOption(new Option('--quotas-wait <duration>', HELP.quotasWait).argParser(duration('--quotas-wait')).default(30_000, '30s'))
     .option('--port <p>', 'port', port('--port'), 8787)
     .option('--host <h>', 'address to listen on', '127.0.0.1')
     .option('--marketplace-host <h>', 'the listing host the x-marketplace-host header must carry')
-    .option('--marketplace-secret-file <file>', 'a file holding the marketplace proxy secret (or RISK_READINGS_MARKETPLACE_SECRET)')
+    .option(
+      '--marketplace-secret-file <file>',
+      'a file holding the marketplace proxy secret (or RISK_READINGS_MARKETPLACE_SECRET)',
+      existingPath('--marketplace-secret-file', 'file'),
+    )
     .option('--marketplace-secret <s>', 'the marketplace proxy secret; visible in the process list, prefer the file or the environment')
     .option('--marketplace-name <n>', HELP.marketplaceName, 'rapidapi')
     .addOption(new Option('--stale-after <duration>', HELP.staleAfter).argParser(duration('--stale-after')).default(36 * 3_600_000, '36h'))
@@ -73,9 +99,19 @@ export function program(): Command {
   const about = 'issue a direct key: prints it once, alone, on stdout; stores only its SHA-256';
   command(keys, 'add', about, () => import('./commands/keys.js').then((m) => m.add))
     .requiredOption('--plan <plan>', 'basic, pro or ultra', plan)
-    .requiredOption('--keys <file>', 'the credential store to add it to (created if absent)')
-    .option('--label <l>', 'free text to recognise the key by', '');
-  const listed = 'list the keys: label, plan, first 8 hex digits of the hash, created (never the key)';
+    .requiredOption('--keys <file>', 'the credential store to add it to (created if absent)', existingPath('--keys', 'new file'))
+    .option('--label <l>', 'free text to recognise the key by (several keys may share one)', '')
+    .option('--expires <when>', HELP.expires, expiry('--expires'));
+  command(keys, 'roll', HELP.roll, () => import('./commands/keys.js').then((m) => m.roll))
+    .requiredOption(...store)
+    .requiredOption('--label <l>', 'the label whose keys the new one replaces')
+    .addOption(new Option('--overlap <span>', HELP.overlap).argParser(overlap('--overlap')).default(86_400_000, '+24h'))
+    .option(
+      '--expires <when>',
+      'when the new key ends (default: when the keys it replaces would have, if they all end; else never)',
+      expiry('--expires'),
+    );
+  const listed = 'list the keys: hash prefix, plan, state (active, expiring, expired), created, expires, label (never the key)';
   command(keys, 'list', listed, () => import('./commands/keys.js').then((m) => m.list))
     .requiredOption(...store)
     .option('--json', 'a JSON array');

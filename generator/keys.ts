@@ -1,14 +1,15 @@
 /**
- * `risk-readings keys` (decisions 12 and 22): issue a direct key (its SHA-256 stored with the plan and the time),
- * list keys without ever showing one, revoke by label or hash prefix. Every change replaces the file whole, so a
- * running server that reloads it never reads half a file, and holds the file's lock from its read to its write, so
- * two commands at once never lose each other's change: every printed key is stored, a revoked key stays revoked.
+ * `risk-readings keys` (decisions 12, 22 and 37): issue a direct key (its SHA-256 stored with the plan, the time and
+ * an expiry if it has one), roll a label's keys over to a new one, list keys with their state without ever showing
+ * one, revoke by label or hash prefix. Every change replaces the file whole, so a running server that reloads it
+ * never reads half a file, and holds the file's lock from its read to its write, so two commands at once never lose
+ * each other's change: every printed key is stored, a revoked key stays revoked.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import lockfile from 'proper-lockfile';
-import { keyStoreFromJson, type KeyRecord, type KeyStoreFile } from './contract/keys.js';
+import { hasExpired, keyExpiry, keyStoreFromJson, type KeyRecord, type KeyStoreFile } from './contract/keys.js';
 import type { Plan } from './contract/plans.js';
 import { sha256 } from './output/manifest.js';
 
@@ -58,38 +59,100 @@ async function changeKeys<T>(file: string, change: (doc: KeyStoreFile) => { doc:
   }
 }
 
-export async function addKey(file: string, plan: Plan, label = '', now = new Date()): Promise<string> {
+/** An instant as the key file writes it: ISO 8601 UTC, to the second. */
+const stamp = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/** A new key and its record; the key is returned once and never stored. */
+function newKey(plan: Plan, label: string, now: Date, expires?: number): { key: string; record: KeyRecord } {
   const key = `rr_${randomBytes(24).toString('base64url')}`;
-  const record = {
-    sha256: sha256(key),
-    plan,
-    label,
-    created: now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
-  };
+  const record: KeyRecord = { sha256: sha256(key), plan, label, created: stamp(now.getTime()) };
+  if (expires !== undefined) record.expires = stamp(expires);
+  return { key, record };
+}
+
+/** Issues a key; `expires` (milliseconds) ends it, decision 37. */
+export async function addKey(file: string, plan: Plan, label = '', now = new Date(), expires?: number): Promise<string> {
+  const { key, record } = newKey(plan, label, now, expires);
   return changeKeys(file, (doc) => ({ doc: { ...doc, keys: [...doc.keys, record] }, result: key }));
 }
 
+export interface Rolled {
+  key: string;
+  added: KeyListing;
+  /** The label's keys that were valid, each now ending when the overlap does (or sooner, if it already did). */
+  ending: KeyListing[];
+}
+
+/**
+ * `keys roll --label L` (decision 37): a new key with the plan and label of L's keys, while the keys of L that are
+ * still valid keep working until `now + overlapMs` (one that ends sooner keeps its own end), so the customer always
+ * holds a working key. The new key ends when the keys it replaces would have, if they all had an end, unless
+ * `expires` says otherwise. When no key of L is valid any more (a lapsed trial), the new key renews it. L's keys must
+ * hold one plan: which one to issue would otherwise be a guess.
+ */
+export async function rollKeys(file: string, label: string, overlapMs: number, now = new Date(), expires?: number): Promise<Rolled> {
+  return changeKeys(file, (doc) => {
+    const mine = doc.keys.filter((k) => k.label === label);
+    if (!mine.length) throw new Error(`${file}: no key is labelled ${JSON.stringify(label)}`);
+    const valid = mine.filter((k) => !hasExpired(keyExpiry(k), now.getTime()));
+    const plans = [...new Set((valid.length ? valid : mine).map((k) => k.plan))];
+    if (plans.length > 1)
+      throw new Error(
+        `${file}: the keys labelled ${JSON.stringify(label)} hold plans ${plans.join(' and ')}; revoke the ones to drop (--sha256), then roll`,
+      );
+    const ends = valid.map(keyExpiry);
+    const inherited = valid.length && ends.every(Number.isFinite) ? Math.max(...ends) : undefined;
+    const { key, record } = newKey(plans[0]!, label, now, expires ?? inherited);
+    const until = now.getTime() + overlapMs;
+    const replaced = new Set(valid);
+    const keys = doc.keys.map((k) => (replaced.has(k) && keyExpiry(k) > until ? { ...k, expires: stamp(until) } : k));
+    const ending = keys.filter((_, i) => replaced.has(doc.keys[i]!)).map((k) => listing(k, now));
+    return { doc: { ...doc, keys: [...keys, record] }, result: { key, added: listing(record, now), ending } };
+  });
+}
+
+/** A key as `keys list` shows it: never the key, its hash's first 8 hex digits. */
 export interface KeyListing {
   label: string;
   plan: Plan;
   sha256_prefix: string;
   created: string | null;
+  expires: string | null;
+  state: KeyState;
 }
 
-export function listKeys(file: string): KeyListing[] {
-  return readKeys(file).keys.map((k) => ({
-    label: k.label,
-    plan: k.plan,
-    sha256_prefix: k.sha256.slice(0, 8),
-    created: k.created ?? null,
-  }));
+/**
+ * Where a key stands (decision 37): `expired` from its `expires` on; `expiring` when that is at most
+ * EXPIRING_WITHIN_MS away (a rolled key's overlap, a trial's last week), so an operator sees in time which customers
+ * need a new key; `active` otherwise, a key without `expires` included.
+ */
+export type KeyState = 'active' | 'expiring' | 'expired';
+export const EXPIRING_WITHIN_MS = 7 * 86_400_000;
+
+export function keyState(rec: Pick<KeyRecord, 'expires'>, now: number): KeyState {
+  const expiry = keyExpiry(rec);
+  if (hasExpired(expiry, now)) return 'expired';
+  return expiry - now <= EXPIRING_WITHIN_MS ? 'expiring' : 'active';
+}
+
+const listing = (k: KeyRecord, now: Date): KeyListing => ({
+  label: k.label,
+  plan: k.plan,
+  sha256_prefix: k.sha256.slice(0, 8),
+  created: k.created ?? null,
+  expires: k.expires ?? null,
+  state: keyState(k, now.getTime()),
+});
+
+export function listKeys(file: string, now = new Date()): KeyListing[] {
+  return readKeys(file).keys.map((k) => listing(k, now));
 }
 
 /**
  * Removes the keys with exactly this label, or the one key whose hash starts with `sha256` (8 hex digits or
  * more; a prefix that matches several keys is refused). Returns what it removed; throws when nothing matches.
  */
-export async function revokeKeys(file: string, by: { label?: string; sha256?: string }): Promise<KeyListing[]> {
+export async function revokeKeys(file: string, by: { label?: string; sha256?: string }, now = new Date()): Promise<KeyListing[]> {
   if (by.sha256 !== undefined && !/^[0-9a-f]{8,64}$/.test(by.sha256.toLowerCase()))
     throw new Error(`--sha256: expected 8 to 64 hex digits of a key's hash, found ${JSON.stringify(by.sha256)}`);
   if (by.sha256 === undefined && by.label === undefined) throw new Error('keys revoke: give --label or --sha256');
@@ -106,7 +169,7 @@ export async function revokeKeys(file: string, by: { label?: string; sha256?: st
       throw new Error(
         `${file}: no key ${by.sha256 !== undefined ? `has a hash starting ${by.sha256}` : `is labelled ${JSON.stringify(by.label)}`}`,
       );
-    const result = gone.map((k) => ({ label: k.label, plan: k.plan, sha256_prefix: k.sha256.slice(0, 8), created: k.created ?? null }));
+    const result = gone.map((k) => listing(k, now));
     return { doc: { ...doc, keys: doc.keys.filter((k) => !match(k)) }, result };
   });
 }

@@ -1,7 +1,8 @@
-/** `risk-readings keys add|list|revoke`: the direct-key store; a store it cannot read is named, exit 1. */
-import { existsSync } from 'node:fs';
+/** `risk-readings keys add|roll|list|revoke`: the direct-key store; a store it cannot read is named, exit 1. */
 import { resolve } from 'node:path';
-import { addKey, listKeys, revokeKeys } from '../keys.js';
+import { addKey, listKeys, revokeKeys, rollKeys, type KeyListing } from '../keys.js';
+import type { Plan } from '../contract/plans.js';
+import type { Expiry } from './options.js';
 
 /** A key-store command: its error (naming the file and entry) on stderr and exit 1, never a stack. */
 async function keysCommand<T>(fn: () => Promise<T>): Promise<T | undefined> {
@@ -14,25 +15,48 @@ async function keysCommand<T>(fn: () => Promise<T>): Promise<T | undefined> {
   }
 }
 
-export async function add(o: { keys: string; plan: string; label: string }): Promise<void> {
-  const key = await keysCommand(() => addKey(resolve(o.keys), o.plan as Parameters<typeof addKey>[1], o.label));
+/** The instant an `--expires` names, from when the command runs. */
+const expiresAt = (e: Expiry | undefined, now: Date) => (e === undefined ? undefined : 'at' in e ? e.at : now.getTime() + e.after);
+
+export async function add(o: { keys: string; plan: Plan; label: string; expires?: Expiry }): Promise<void> {
+  const now = new Date();
+  const key = await keysCommand(() => addKey(resolve(o.keys), o.plan, o.label, now, expiresAt(o.expires, now)));
   if (key) process.stdout.write(key + '\n');
 }
 
-/** A key store that `list` or `revoke` is pointed at must exist (only `add` creates one): a typo is usage, exit 2. */
-function mustExist(file: string): boolean {
-  if (existsSync(file)) return true;
-  process.stderr.write(`risk-readings keys: ${file}: no such key file (keys add creates one)\n`);
-  process.exitCode = 2;
-  return false;
+/** The new key alone on stdout (as `add`), what happened to the old ones on stderr. */
+export async function roll(o: { keys: string; label: string; overlap: number; expires?: Expiry }): Promise<void> {
+  const now = new Date();
+  const rolled = await keysCommand(() => rollKeys(resolve(o.keys), o.label, o.overlap, now, expiresAt(o.expires, now)));
+  if (!rolled) return;
+  process.stdout.write(rolled.key + '\n');
+  const { added } = rolled;
+  const says = (k: KeyListing) => `${k.sha256_prefix} (${k.plan}, ${JSON.stringify(k.label)})`;
+  process.stderr.write(`new key ${says(added)}${added.expires ? `, works until ${added.expires}` : ''}\n`);
+  for (const k of rolled.ending) process.stderr.write(`old key ${says(k)} works until ${k.expires}\n`);
+  if (!rolled.ending.length) process.stderr.write(`no key labelled ${JSON.stringify(o.label)} was still valid: the new key renews it\n`);
+}
+
+const COLUMNS = ['sha256', 'plan', 'state', 'created', 'expires', 'label'] as const;
+
+/** One row a key, under a header line; never a key. */
+function table(rows: KeyListing[]): string {
+  const cells = rows.map((r) => [r.sha256_prefix, r.plan, r.state, r.created ?? '-', r.expires ?? '-', r.label]);
+  const widths = COLUMNS.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i]!.length)));
+  const line = (row: readonly string[]) =>
+    row
+      .map((cell, i) => (i < row.length - 1 ? cell.padEnd(widths[i]!) : cell))
+      .join('  ')
+      .trimEnd();
+  return [COLUMNS, ...cells].map(line).join('\n') + '\n';
 }
 
 export async function list(o: { keys: string; json?: boolean }): Promise<void> {
-  if (!mustExist(resolve(o.keys))) return;
   const rows = await keysCommand(async () => listKeys(resolve(o.keys)));
   if (!rows) return;
-  const line = (r: (typeof rows)[number]) => `${r.sha256_prefix}  ${r.plan.padEnd(5)}  ${r.created ?? '-'.padEnd(20)}  ${r.label}`;
-  process.stdout.write(o.json ? JSON.stringify(rows, null, 2) + '\n' : rows.map(line).join('\n') + (rows.length ? '\n' : ''));
+  if (o.json) process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
+  else if (rows.length) process.stdout.write(table(rows));
+  else process.stderr.write(`no keys in ${resolve(o.keys)}\n`);
 }
 
 export async function revoke(o: { keys: string; label?: string; sha256?: string }): Promise<void> {
@@ -41,7 +65,6 @@ export async function revoke(o: { keys: string; label?: string; sha256?: string 
     process.exitCode = 2;
     return;
   }
-  if (!mustExist(resolve(o.keys))) return;
   const gone = await keysCommand(() => revokeKeys(resolve(o.keys), { label: o.label, sha256: o.sha256 }));
   for (const g of gone ?? []) process.stdout.write(`revoked ${g.sha256_prefix} ${g.plan} ${g.label}\n`);
 }

@@ -1,6 +1,8 @@
 /** Option values as the commands take them: each parser names the option and what it expects (exit 2 otherwise). */
+import { statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
-import { isCalendarDate } from '../contract/time.js';
+import { isCalendarDate, isoInstantMs } from '../contract/time.js';
 import { PLANS } from '../contract/plans.js';
 
 export const positiveInt = (name: string) => (v: string) => {
@@ -22,20 +24,45 @@ export const calendarDate = (name: string) => (v: string) => {
   return v;
 };
 
-/** An ISO 8601 instant. */
-export const instant = (name: string) => (v: string) => {
-  if (!/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/.test(v) || !Number.isFinite(Date.parse(v))) {
-    throw new InvalidArgumentError(`${name} takes an ISO 8601 time such as 2026-10-14T00:30:00Z, not "${v}"`);
-  }
-  return v;
-};
-
 /** A duration: a number with a unit s, m, h or d (hours when bare), in milliseconds. */
 export const duration = (name: string) => (v: string) => {
   const m = /^(\d+(?:\.\d+)?)([smhd]?)$/.exec(v.trim());
   const ms = m ? Number(m[1]) * { s: 1e3, m: 6e4, h: 3.6e6, d: 8.64e7, '': 3.6e6 }[m[2] as 's' | 'm' | 'h' | 'd' | ''] : NaN;
   if (!(ms > 0)) throw new InvalidArgumentError(`${name} takes a duration such as 36h, 90m or 2d, not "${v}"`);
   return ms;
+};
+
+/** An ISO 8601 instant. */
+export const instant = (name: string) => (v: string) => {
+  if (!Number.isFinite(isoInstantMs(v))) {
+    throw new InvalidArgumentError(`${name} takes an ISO 8601 time such as 2026-10-14T00:30:00Z, not "${v}"`);
+  }
+  return v;
+};
+
+/** When a key stops working (decision 37): an instant, or a span from when the command runs. */
+export type Expiry = { at: number } | { after: number };
+const SPAN = /^\+(\d+)([hd])$/;
+const spanMs = (m: RegExpExecArray) => Number(m[1]) * (m[2] === 'h' ? 3_600_000 : 86_400_000);
+
+/** `--expires`: an ISO 8601 instant still to come, or `+N` hours or days (`+12h`, `+30d`) from now. */
+export const expiry = (name: string) => (v: string) => {
+  const span = SPAN.exec(v);
+  if (span && Number(span[1]) >= 1) return { after: spanMs(span) } satisfies Expiry;
+  const at = isoInstantMs(v);
+  if (!Number.isFinite(at))
+    throw new InvalidArgumentError(
+      `${name} takes an ISO 8601 instant such as 2026-12-31T00:00:00Z, or +N hours or days such as +12h or +30d, not "${v}"`,
+    );
+  if (at <= Date.now()) throw new InvalidArgumentError(`${name} ${v} has already passed; give an instant still to come`);
+  return { at } satisfies Expiry;
+};
+
+/** `keys roll --overlap`: `+N` hours or days (`+0h` ends the old key at once). */
+export const overlap = (name: string) => (v: string) => {
+  const span = SPAN.exec(v);
+  if (!span) throw new InvalidArgumentError(`${name} takes +N hours or days such as +24h or +7d (+0h: at once), not "${v}"`);
+  return spanMs(span);
 };
 
 export const httpUrl = (name: string) => (v: string) => {
@@ -60,6 +87,58 @@ export const plan = (v: string) => {
   return v;
 };
 export const logLevel = oneOf('--log-level', LOG_LEVELS);
+
+/**
+ * A path the command was given that is not there, or not the kind it takes: bad usage (exit 2, as for any other
+ * option value), printed as `risk-readings: <option> <path>: <why>` with no commander preamble. Thrown while the
+ * command line is parsed, so nothing of the command has run.
+ */
+export class PathUsageError extends Error {}
+
+/**
+ * What a path option takes: an existing `folder` or `file`, or a `new file` that the command writes (it may exist;
+ * the folder it goes in must).
+ */
+export type PathKind = 'folder' | 'file' | 'new file';
+
+/** Whether `path` is a folder, a file, or nothing (a missing component or one that is a file counts as nothing). */
+function pathIs(path: string): 'folder' | 'file' | null {
+  try {
+    return statSync(path).isDirectory() ? 'folder' : 'file';
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The one path rule every command applies to the paths it is given, before anything runs (decision 27's exit 2;
+ * `build` states the same rule in its own words): `<option> <path>: no such folder` / `not a folder`, `no such file` /
+ * `not a file`, and for a new file the folder it goes in. Returns the path as given; `hint` ends the message (what
+ * to do instead) when the path is not there at all.
+ */
+export function checkPath(option: string, path: string, kind: PathKind, hint?: string): string {
+  const is = pathIs(path);
+  let why: string | null = null;
+  if (kind === 'folder' && is !== 'folder') why = is ? 'not a folder' : 'no such folder';
+  else if (kind === 'file' && is !== 'file') why = is ? 'not a file' : 'no such file';
+  else if (kind === 'new file' && is === 'folder') why = 'not a file';
+  else if (kind === 'new file' && !is && pathIs(dirname(resolve(path))) !== 'folder')
+    why = `no such folder ${dirname(resolve(path))} to write it in`;
+  if (why) throw new PathUsageError(`${option} ${path}: ${why}${hint && !is ? ` (${hint})` : ''}`);
+  return path;
+}
+
+/** The path rule as an option's or argument's parser: `.option('--keys <file>', about, existingPath('--keys', 'file'))`. */
+export const existingPath = (option: string, kind: PathKind, hint?: string) => (v: string) => checkPath(option, v, kind, hint);
+
+/** The same for a variadic argument (`<file...>`): commander hands it one value at a time, with those before. */
+export const existingPaths =
+  (name: string, kind: PathKind) =>
+  (v: string, previous: string[] = []): string[] => [...previous, checkPath(name, v, kind)];
+
+/** `serve --quotas`: Redis and `memory` as given; any other value is the file the counts are kept in. */
+export const quotaStore = (option: string) => (v: string) =>
+  /^rediss?:\/\//.test(v) || v === 'memory' ? v : checkPath(option, v, 'new file');
 
 /** The tree folder option shared by check, serve and preview; `--out` is the older spelling on check. */
 export function treeFolder(command: string, o: { public?: string; out?: string }, resolve: (p: string) => string): string {
@@ -87,6 +166,9 @@ export const HELP = {
   check: 'validate an existing tree against the contract, the invariants and its manifest (compressed variants included)',
   diff: 'what changed between two built trees: 0 none, 1 changes, 2 trouble, 3 a published history row changed or vanished',
   revoke: 'revoke keys by label, or the one key whose hash starts with a prefix; a running server drops them within 2 s',
+  expires: 'when the key stops working: an ISO 8601 instant (2026-12-31T00:00:00Z) or +N hours or days from now (+12h, +30d)',
+  roll: "replace a label's keys: prints a new key with their plan and label once, alone, on stdout; the old ones keep working until the overlap ends",
+  overlap: 'how long the replaced keys keep working: +N hours or days (+0h: they stop at once)',
 };
 
 /** What `--help` shows after a command's options: the invocations an operator or a pipeline starts from. */
@@ -107,6 +189,8 @@ Examples:
   keys: `
 Examples:
   $ risk-readings keys add --keys keys.json --plan pro --label "Acme Corp"   # prints the key once
+  $ risk-readings keys add --keys keys.json --plan basic --label "Trial: Beta Ltd" --expires +14d
+  $ risk-readings keys roll --keys keys.json --label "Acme Corp" --overlap +48h   # the old key works 48 h more
   $ risk-readings keys list --keys keys.json
   $ risk-readings keys revoke --keys keys.json --label "Acme Corp"`,
   check: `

@@ -5,7 +5,7 @@ import { startServer } from '../../auth-shim/node/server.js';
 import { openQuotaStore, QuotaFileHeld } from '../../auth-shim/node/quota-stores.js';
 import type { QuotaStore } from '../../auth-shim/quota.js';
 import { createLogger } from '../../auth-shim/node/observe.js';
-import { treeFolder } from './options.js';
+import { quotaStore, treeFolder } from './options.js';
 
 export interface ServeFlags {
   public?: string;
@@ -47,7 +47,9 @@ export async function run(o: ServeFlags): Promise<void> {
   const secret = o.marketplaceSecretFile
     ? readSecretFile('--marketplace-secret-file', resolve(o.marketplaceSecretFile))
     : (o.marketplaceSecret ?? process.env.RISK_READINGS_MARKETPLACE_SECRET);
-  const quotaSpec = o.quotas ?? process.env.RISK_READINGS_QUOTAS ?? join(publicDir, '.risk-readings-quotas.json');
+  const fromEnv = process.env.RISK_READINGS_QUOTAS;
+  // The environment's store is held to the path rule --quotas is (exit 2 naming it), before anything starts.
+  const quotaSpec = o.quotas ?? (fromEnv ? quotaStore('RISK_READINGS_QUOTAS')(fromEnv) : join(publicDir, '.risk-readings-quotas.json'));
   let quotas: QuotaStore;
   try {
     quotas = await openQuotaStore(quotaSpec, (m) => logger.warn(m), o.quotasWait);

@@ -1,6 +1,6 @@
 /** The command line as scripts and operators use it: compiled, through bin/, with its exit statuses. */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -120,7 +120,7 @@ describe('risk-readings (compiled)', () => {
     expect(run('build', '--pages', join(cases, 'card-not-printed')).status).toBe(2);
     expect(run('build', '--pages', join(cases, 'card-not-printed'), '--out', out, '--jobs', 'many').status).toBe(2);
     expect(run('frobnicate').status).toBe(2);
-    expect(run('check', '--out', join(root, 'nothing-here')).status).toBe(1);
+    expect(run('check', '--out', join(root, 'nothing-here')).status).toBe(2);
   });
 
   it('keys add prints a new key alone and stores only its SHA-256 with the plan', async () => {
@@ -228,10 +228,60 @@ describe('risk-readings (compiled)', () => {
     }
   });
 
-  it('inspect of a file that does not exist says so', () => {
-    const r = run('inspect', '--json', join(root, 'no-such-page.html'));
-    expect(r.status).toBe(1);
-    expect(JSON.parse(r.stdout)[0]).toMatchObject({ file: join(root, 'no-such-page.html'), error: 'cannot read: no such file' });
+  it('one path rule in every command: a path that is not there, or not the kind it takes, is exit 2 naming both, before anything runs', () => {
+    const dir = join(root, 'path-rule');
+    mkdirSync(dir, { recursive: true });
+    const [file, folder, none] = [join(dir, 'a-file'), join(dir, 'a-folder'), join(dir, 'absent')];
+    writeFileSync(file, '{}');
+    mkdirSync(folder, { recursive: true });
+    const nested = join(none, 'keys.json');
+    const rules: [string[], string][] = [
+      [['check', '--public', none], `--public ${none}: no such folder`],
+      [['check', '--public', file], `--public ${file}: not a folder`],
+      [['check', '--out', none], `--out ${none}: no such folder`],
+      [['serve', '--public', none], `--public ${none}: no such folder`],
+      [['serve', '--public', file], `--public ${file}: not a folder`],
+      [['serve', '--public', folder, '--keys', none], `--keys ${none}: no such file`],
+      [['serve', '--public', folder, '--keys', folder], `--keys ${folder}: not a file`],
+      [
+        ['serve', '--public', folder, '--quotas', join(none, 'q.json')],
+        `--quotas ${join(none, 'q.json')}: no such folder ${none} to write it in`,
+      ],
+      [['serve', '--public', folder, '--quotas', folder], `--quotas ${folder}: not a file`],
+      [['serve', '--public', folder, '--marketplace-secret-file', folder], `--marketplace-secret-file ${folder}: not a file`],
+      [['preview', '--public', none], `--public ${none}: no such folder`],
+      [['preview', '--public', file], `--public ${file}: not a folder`],
+      [['diff', none, folder], `OLD ${none}: no such folder`],
+      [['diff', folder, file], `NEW ${file}: not a folder`],
+      [['inspect', file, none], `FILE ${none}: no such file`],
+      [['inspect', folder], `FILE ${folder}: not a file`],
+      [['inspect', '--catalog', none, file], `--catalog ${none}: no such file`],
+      [['keys', 'list', '--keys', none], `--keys ${none}: no such file (keys add creates one)`],
+      [['keys', 'list', '--keys', folder], `--keys ${folder}: not a file`],
+      [['keys', 'revoke', '--keys', none, '--label', 'x'], `--keys ${none}: no such file (keys add creates one)`],
+      [['keys', 'roll', '--keys', none, '--label', 'x'], `--keys ${none}: no such file (keys add creates one)`],
+      [['keys', 'add', '--plan', 'pro', '--keys', nested], `--keys ${nested}: no such folder ${none} to write it in`],
+      [['keys', 'add', '--plan', 'pro', '--keys', folder], `--keys ${folder}: not a file`],
+      [['fixtures', '--out', join(dir, 'site'), '--catalog', none], `--catalog ${none}: no such file`],
+    ];
+    for (const [args, message] of rules) {
+      const r = run(...args);
+      expect([r.status, r.stdout, r.stderr], args.join(' ')).toEqual([2, '', `risk-readings: ${message}\n`]);
+    }
+    // The environment's quota store is held to the same rule as --quotas.
+    const env = spawnSync(process.execPath, [BIN, 'serve', '--public', folder], {
+      encoding: 'utf8',
+      env: { ...process.env, RISK_READINGS_QUOTAS: join(none, 'q.json') },
+    });
+    expect([env.status, env.stderr]).toEqual([
+      2,
+      `risk-readings: RISK_READINGS_QUOTAS ${join(none, 'q.json')}: no such folder ${none} to write it in\n`,
+    ]);
+    // Nothing ran: no quota lock, no key file, no site, nothing made anywhere.
+    expect(readdirSync(dir).sort()).toEqual(['a-file', 'a-folder']);
+    expect(readdirSync(folder)).toEqual([]);
+    // keys add creates a key file that is not there yet, in a folder that is.
+    expect(run('keys', 'add', '--plan', 'pro', '--keys', join(folder, 'new.json')).status).toBe(0);
   });
 
   it('one exit rule: 2 for a path or value the command got wrong, 3 for the machine (a busy port), each named', async () => {
@@ -252,8 +302,12 @@ describe('risk-readings (compiled)', () => {
         1,
         `build failed: ${file}: cannot read the catalogue (`,
       ],
-      [['keys', 'list', '--keys', join(root, 'absent-keys.json')], 2, `${join(root, 'absent-keys.json')}: no such key file`],
-      [['keys', 'revoke', '--keys', join(root, 'absent-keys.json'), '--label', 'x'], 2, 'no such key file'],
+      [
+        ['keys', 'list', '--keys', join(root, 'absent-keys.json')],
+        2,
+        `--keys ${join(root, 'absent-keys.json')}: no such file (keys add creates one)`,
+      ],
+      [['keys', 'revoke', '--keys', join(root, 'absent-keys.json'), '--label', 'x'], 2, 'no such file (keys add creates one)'],
       [['serve', '--public', root, '--port', '99999'], 2, '--port takes a port from 1 to 65535, not "99999"'],
     ];
     for (const [args, status, message] of expectations) {
@@ -290,6 +344,7 @@ describe('risk-readings (compiled)', () => {
 
   it('check takes --public like serve and preview; --out still works, with a deprecation note', () => {
     const empty = join(root, 'empty-tree');
+    mkdirSync(empty, { recursive: true });
     for (const [flag, note] of [
       ['--public', false],
       ['--out', true],
@@ -302,6 +357,7 @@ describe('risk-readings (compiled)', () => {
 
   it('a secret on the command line is warned about; from a file or the environment it is not', () => {
     const empty = join(root, 'no-tree');
+    mkdirSync(empty, { recursive: true });
     const onLine = run('serve', '--public', empty, '--marketplace-secret', 'shh-not-here');
     expect(onLine.stderr).toContain(
       'warning: --marketplace-secret on the command line is visible to other users in the process list; set RISK_READINGS_MARKETPLACE_SECRET or pass --marketplace-secret-file instead',
@@ -311,7 +367,7 @@ describe('risk-readings (compiled)', () => {
     expect(run('serve', '--public', empty, '--marketplace-secret-file', secretFile).stderr).not.toContain('warning');
     const missing = run('serve', '--public', empty, '--marketplace-secret-file', join(root, 'absent'));
     expect(missing.status).toBe(2);
-    expect(missing.stderr).toContain(`--marketplace-secret-file ${join(root, 'absent')}: cannot read it (ENOENT)`);
+    expect(missing.stderr).toBe(`risk-readings: --marketplace-secret-file ${join(root, 'absent')}: no such file\n`);
     expect(run('serve', '--public', empty, '--quotas', 'redis://:pw@127.0.0.1:1').stderr).toContain(
       'warning: a password in --quotas on the command line',
     );

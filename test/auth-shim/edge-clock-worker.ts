@@ -1,0 +1,18 @@
+/**
+ * The edge entry's handler under workerd on a clock the test sets: each request carries the instant it is made at in
+ * `x-test-clock` (milliseconds), which the handler ignores as it ignores any header it does not read. So a test can
+ * step the edge's clock across a key's expiry with the key store unchanged, as it does the Node server's.
+ */
+import { edgeHandler, type EdgeEnv } from '../../auth-shim/edge.js';
+
+export { QuotaCounter } from '../../auth-shim/edge.js';
+
+let clock = 0;
+let handle: ((r: Request) => Promise<Response>) | undefined;
+
+export default {
+  fetch: (request: Request, env: EdgeEnv): Promise<Response> => {
+    clock = Number(request.headers.get('x-test-clock'));
+    return (handle ??= edgeHandler(env, () => clock))(request);
+  },
+};
