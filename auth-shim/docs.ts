@@ -1,8 +1,8 @@
 /**
  * `GET /docs` (decision 24): Swagger UI, from the `swagger-ui-dist` package, rendering this origin's
- * `/v1/openapi.json`, with "Try it out" sending requests to the same origin. The page, its script and its
- * styles are all served here; the Content-Security-Policy lets the page reach no other host. Runtime-neutral:
- * each runtime hands in the package's files (`DocsFiles`).
+ * `/v1/openapi.json`, with "Try it out" sending requests to the same origin, whatever origin that is. The page, its
+ * script and its styles are all served here; the Content-Security-Policy lets the page reach no other host.
+ * Runtime-neutral: each runtime hands in the package's files (`DocsFiles`).
  */
 import type { ShimRequest, ShimResponse } from './exchange.js';
 import type { OriginFile } from './origin.js';
@@ -36,15 +36,38 @@ const PAGE = `<!doctype html>
 </html>
 `;
 
-// validatorUrl null: Swagger UI would otherwise send the document to validator.swagger.io.
-const INIT = `window.ui = SwaggerUIBundle({
-  url: '/v1/openapi.json',
-  dom_id: '#docs',
-  deepLinking: true,
-  validatorUrl: null,
-  tryItOutEnabled: true,
-  displayRequestDuration: true,
-});
+/**
+ * The page's script. "Try it out" calls the document's first server, and a tree built with `--public-url` names the
+ * public host there, which this page's Content-Security-Policy does not let it reach from another origin (staging,
+ * a laptop). So the page renders the document with this origin as its first server and the document's own servers
+ * after it (the served document itself is unchanged: the public URL stays its first server). validatorUrl null:
+ * Swagger UI would otherwise send the document to validator.swagger.io.
+ */
+const INIT = `const here = window.location.origin;
+const elsewhere = (server) => new URL(server.url, here).href.replace(/\\/$/, '') !== here;
+fetch('/v1/openapi.json')
+  .then((res) => {
+    if (!res.ok) throw new Error('/v1/openapi.json answered ' + res.status);
+    return res.json();
+  })
+  .then((spec) => {
+    const own = (spec.servers || []).filter(elsewhere).map((server) => ({
+      ...server,
+      description: server.description || (new URL(server.url, here).origin === here ? 'on this origin' : 'the published address; this page calls its own origin only'),
+    }));
+    spec.servers = [{ url: here, description: 'this origin: "Try it out" sends its requests here' }, ...own];
+    window.ui = SwaggerUIBundle({
+      spec,
+      dom_id: '#docs',
+      deepLinking: true,
+      validatorUrl: null,
+      tryItOutEnabled: true,
+      displayRequestDuration: true,
+    });
+  })
+  .catch((e) => {
+    document.getElementById('docs').textContent = 'The API description could not be loaded: ' + e.message;
+  });
 `;
 
 const CSP =
