@@ -6,7 +6,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { MODEL_KEYS, TRACKED_ASSET_FIELDS, TRACKED_UNIVERSE_FIELDS, UNIVERSES, type ModelKey } from '../contract/constants.js';
-import type { AssetRisk, ChangeEvent, ChangeLedger, MarketContext } from '../contract/shapes.js';
+import { ChangeEvent, type AssetRisk, type ChangeLedger, type MarketContext } from '../contract/shapes.js';
 
 export type { ChangeEvent, ChangeLedger } from '../contract/shapes.js';
 
@@ -87,6 +87,12 @@ function contextState(c: MarketContext): Record<string, Tracked> {
   return tracked;
 }
 
+/**
+ * An event as assembled here, checked into its kind (decision 34: the shape its field gives its from and to): a
+ * value of another type than its field takes is a mistake here, stopped before it reaches a ledger no build rewrites.
+ */
+const checked = (event: Record<keyof ChangeEvent, unknown>): ChangeEvent => ChangeEvent.parse(event);
+
 /** A refresh's events, in a fixed order (assets by symbol, then universes), each with whether a basic plan sees it. */
 export function changeEvents(before: TreeState, after: TreeState, publishedAt: string): { event: ChangeEvent; basic: boolean }[] {
   const out: { event: ChangeEvent; basic: boolean }[] = [];
@@ -97,7 +103,7 @@ export function changeEvents(before: TreeState, after: TreeState, publishedAt: s
     const membership = !!(a?.free_tier || b?.free_tier);
     const add = (field: string, from: Value, to: Value, source: Source, basic = !!b?.free_tier) =>
       out.push({
-        event: { published_at: publishedAt, symbol, universe: null, field, from, to, ...source },
+        event: checked({ published_at: publishedAt, symbol, universe: null, field, from, to, ...source }),
         basic,
       });
     const stamp = (s: AssetState): Source => ({ model: null, as_of: s.as_of });
@@ -124,7 +130,15 @@ export function changeEvents(before: TreeState, after: TreeState, publishedAt: s
       if ((x?.value ?? null) === (y?.value ?? null)) continue;
       const source = reading(x, y);
       out.push({
-        event: { published_at: publishedAt, symbol: null, universe, field, from: x?.value ?? null, to: y?.value ?? null, ...source },
+        event: checked({
+          published_at: publishedAt,
+          symbol: null,
+          universe,
+          field,
+          from: x?.value ?? null,
+          to: y?.value ?? null,
+          ...source,
+        }),
         basic: universe === 'crypto',
       });
     }

@@ -9,12 +9,15 @@ export function dcaSignal(r: AssetRisk) {
   const d = r.dca;
   if (!d) return null;
   const level = Math.min(10, Math.floor(Number(d.band.split('-')[0]) * 10 + 1e-9) + 1);
+  // The signal is dated (the spec: as_of, a date string); the contract lets a reading's own as_of be null.
+  const day = d.as_of?.slice(0, 10) ?? d.reading_date;
+  if (!day) throw new Error(`${r.symbol}: its DCA reading carries no date, so no signal can be published for it`);
   return envelope(
     {
       symbol: r.symbol,
       free_tier: r.free_tier,
-      as_of: d.as_of.slice(0, 10),
-      reading_date: d.reading_date ?? d.as_of.slice(0, 10),
+      as_of: day,
+      reading_date: d.reading_date ?? day,
       state: {
         band: d.band,
         risk: d.risk,

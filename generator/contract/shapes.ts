@@ -8,7 +8,15 @@
  * The key store, which the shim does parse at run time, has its own small shape (keys.ts, zod/mini).
  */
 import { z } from 'zod';
-import { API_VERSION, CHANGE_FIELDS, DISCLAIMER, MODEL_KEYS, SYMBOL_PATTERN, UNIVERSES } from './constants.js';
+import {
+  API_VERSION,
+  DISCLAIMER,
+  MODEL_KEYS,
+  SYMBOL_PATTERN,
+  TRACKED_ASSET_FIELDS,
+  TRACKED_UNIVERSE_FIELDS,
+  UNIVERSES,
+} from './constants.js';
 import { ERROR_STATUS, type ErrorCode } from './errors.js';
 import { FREE_TIER_RULE, HISTORY_MAX_LIMIT, PLAN_LIMITS, PLANS } from './plans.js';
 import { ENCODINGS } from './encodings.js';
@@ -61,9 +69,13 @@ const dcaLevels = {
 
 /** Where a model reading comes from: the page, when it was published, and the model that made it. */
 const stamped = {
-  as_of: asOf().describe(
-    'When the page this reading was read from was published: its printed stamp (UTC, to the minute) or, for trace_end, the date of its last data point.',
-  ),
+  // The spec: "as_of (string or null, when that reading was published)"; the build refuses a page it cannot date,
+  // but a client must take a null as the spec allows one.
+  as_of: asOf()
+    .nullable()
+    .describe(
+      'When the page this reading was read from was published: its printed stamp (UTC, to the minute) or, for trace_end, the date of its last data point.',
+    ),
   as_of_basis: AsOfBasis,
   model: modelName(),
   source_page: z.string().describe('File name of the published page the reading was read from.'),
@@ -253,10 +265,7 @@ export const DcaSignal = api(
       band_label: z.string(),
       ...dcaLevels,
     }),
-    multiplier: z
-      .number()
-      .nullable()
-      .describe('Null: the site publishes no multiplier (multiplier_note says why); a number if it ever does.'),
+    multiplier: z.null().describe('Always null: the model publishes a band, not a sizing rule (multiplier_note says so).'),
     multiplier_note: z.string(),
     model: z.literal('dca_regression@1'),
     source_page: z.string(),
@@ -276,25 +285,77 @@ export const Health = api(
     newest_reading: asOf().nullable().describe('The newest as_of in the served tree.'),
   }),
 );
-const eventValue = () => z.union([z.string(), z.number(), z.boolean()]).nullable();
-export const ChangeEvent = api(
-  'ChangeEvent',
+/**
+ * A change-feed event (decision 34), one shape per type of value its `field` moves, discriminated by `field`: a
+ * generated client narrows an event by its field to the type of its from/to without a cast. The fields of each
+ * shape come from the contract's constants (what the feed tracks). The fields every event shares keep one type in
+ * every shape (`symbol`, `universe` and `model` nullable), so code over any event reads them without narrowing:
+ * a property typed only `null` is dropped from response types by some clients (openapi-fetch 0.17's `Readable`).
+ * Keys are in the order every event is written.
+ */
+const event = <V extends z.ZodType>(fields: [string, ...string[]], value: V, about: string) =>
   z
     .object({
       published_at: z.iso.datetime().describe('When the refresh that raised the event was published.'),
       symbol: z.string().nullable().describe("The asset; null for a universe's event."),
       universe: Universe.nullable().describe("The universe; null for an asset's event."),
-      field: z
-        .enum(CHANGE_FIELDS as [string, ...string[]])
-        .describe(
-          'What moved: a reading (gravity.risk_level, twap.risk_level, sma_composite.band, phase.label, dca.band; fear_greed.label, peak_valley.zone, macro_risk.status for a universe), free_tier or catalogue membership (true/false), or stale_models.<key> (whether that reading is stale).',
-        ),
-      from: eventValue().describe('The value before the refresh; null where there was no reading.'),
-      to: eventValue().describe('The value after it; null where the reading is gone.'),
+      field: z.enum(fields),
+      from: value.describe('The value before the refresh.'),
+      to: value.describe('The value after it.'),
       model: modelName().nullable().describe('The model of the reading; null for free_tier and catalogue.'),
       as_of: asOf().nullable().describe("The reading's own as_of (for free_tier and catalogue, the asset's)."),
     })
-    .describe('One tracked change a refresh made; scores moving within a band or level are not events.'),
+    .describe(about);
+/** `<key>.<field>` for each tracked reading whose field is `f` (all of them without `f`). */
+const trackedFields = (tracked: Record<string, string>, f?: string) =>
+  Object.entries(tracked)
+    .filter(([, x]) => f === undefined || x === f)
+    .map(([k, x]) => `${k}.${x}`) as [string, ...string[]];
+export const ChangeEventVariants = {
+  ChangeEventLevel: event(
+    trackedFields(TRACKED_ASSET_FIELDS, 'risk_level'),
+    level().nullable(),
+    "An asset's risk level moved: an integer 1-10, null where there was or is no reading.",
+  ),
+  ChangeEventBand: event(
+    trackedFields(TRACKED_ASSET_FIELDS, 'band'),
+    Band.nullable(),
+    'An asset\'s tenth band moved ("0.4-0.5"), null where there was or is no reading.',
+  ),
+  ChangeEventPhase: event(
+    trackedFields(TRACKED_ASSET_FIELDS, 'label'),
+    z.string().nullable(),
+    "An asset's cycle phase turned: its label, null where there was or is no reading.",
+  ),
+  ChangeEventUniverse: event(
+    trackedFields(TRACKED_UNIVERSE_FIELDS),
+    z.string().nullable(),
+    "A universe's fear & greed label, peak/valley zone or macro risk status moved: the text, null where there was or is none.",
+  ),
+  ChangeEventMembership: event(
+    ['free_tier', 'catalogue'],
+    z.boolean(),
+    'An asset entered (true) or left (false) the free tier or the catalogue.',
+  ),
+  ChangeEventStale: event(
+    MODEL_KEYS.map((k) => `stale_models.${k}`) as [string, ...string[]],
+    z.boolean(),
+    'A reading of an asset became stale (true) or fresh again (false).',
+  ),
+};
+for (const [id, schema] of Object.entries(ChangeEventVariants)) api(id, schema);
+type ChangeEventVariant = (typeof ChangeEventVariants)[keyof typeof ChangeEventVariants];
+export const ChangeEvent = api(
+  'ChangeEvent',
+  z.discriminatedUnion('field', Object.values(ChangeEventVariants) as [ChangeEventVariant, ...ChangeEventVariant[]]).meta({
+    description: 'One tracked change a refresh made; scores moving within a band or level are not events. Discriminated by field.',
+    discriminator: {
+      propertyName: 'field',
+      mapping: Object.fromEntries(
+        Object.entries(ChangeEventVariants).flatMap(([id, v]) => v.shape.field.options.map((f) => [f, `#/components/schemas/${id}`])),
+      ),
+    },
+  }),
 );
 export const Changes = api(
   'Changes',

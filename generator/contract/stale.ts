@@ -7,10 +7,10 @@ const DAY_MS = 86_400_000;
 export const STALE_AFTER_DAYS = 3;
 
 /** What the rule reads of an AssetRisk: each model's as_of, and the class that decides which readings are daily. */
-export type StaleInput = { asset_class: 'CRYPTO' | 'EQUITY' } & Record<ModelKey, { as_of: string } | null | undefined>;
+export type StaleInput = { asset_class: 'CRYPTO' | 'EQUITY' } & Record<ModelKey, { as_of: string | null } | null | undefined>;
 
-/** Daily readings set the asset's as_of; weekly ones (phase, the equity composite) do not. */
-export function dailyReadings(r: StaleInput): (string | undefined)[] {
+/** Daily readings set the asset's as_of; weekly ones (phase, the equity composite) do not. A reading without one counts for neither. */
+export function dailyReadings(r: StaleInput): (string | null | undefined)[] {
   return [r.gravity?.as_of, r.twap?.as_of, r.asset_class === 'CRYPTO' ? r.sma_composite?.as_of : undefined, r.dca?.as_of];
 }
 

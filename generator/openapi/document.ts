@@ -70,8 +70,22 @@ const okHeaders = {
     description: "Bodies over 1 KB as the request's Accept-Encoding allows, br preferred.",
   },
 };
+/**
+ * Revalidation (decisions 18 and 23): a client sends back the ETag it holds and is answered 304 with no body when it
+ * still matches. Declared on every operation that answers 304, so a generated client can send it as it sends a
+ * query parameter.
+ */
+const ifNoneMatch = {
+  name: 'If-None-Match',
+  in: 'header',
+  required: false,
+  schema: { type: 'string' },
+  description:
+    'The ETag of an earlier response (of any content coding), or several, comma-separated, or *: when one matches, the answer is 304 Not Modified with no body.',
+};
+const notModified = { '304': { description: 'Not modified: If-None-Match matched the ETag.', headers: requestIdHeader } };
 const common = {
-  '304': { description: 'Not modified: If-None-Match matched the ETag.' },
+  ...notModified,
   '401': error('No valid credential; the message names the header forms the request tried', ['unauthorized'], {
     'WWW-Authenticate': {
       schema: { type: 'string', const: 'ApiKey header="X-API-Key"' },
@@ -232,10 +246,11 @@ export function openApiDocument(o: DocumentOptions = {}) {
     security: [{ ApiKey: [] }, { MarketplaceKey: [], MarketplaceHost: [] }],
     paths: {
       '/v1/assets': get('listAssets', "Assets the caller's plan may read", 'assets', {
+        parameters: [ifNoneMatch],
         responses: { ...ok('AssetListResponse', "The asset list for the caller's plan"), ...common },
       }),
       '/v1/assets/{symbol}/risk': get('getAssetRisk', "One asset's readings", 'assets', {
-        parameters: [symbolParam],
+        parameters: [symbolParam, ifNoneMatch],
         responses: {
           ...ok('AssetRiskResponse', 'AssetRisk'),
           '400': error('Symbol not a valid shape', ['bad_symbol']),
@@ -255,6 +270,7 @@ export function openApiDocument(o: DocumentOptions = {}) {
           },
           { name: 'from', in: 'query', schema: date, description: 'Inclusive.' },
           { name: 'to', in: 'query', schema: date, description: 'Inclusive; from after to is 400 bad_parameter.' },
+          ifNoneMatch,
         ],
         responses: {
           ...ok('HistoryResponse', 'A page of history'),
@@ -274,6 +290,7 @@ export function openApiDocument(o: DocumentOptions = {}) {
           },
           { name: 'from', in: 'query', schema: date, description: 'Inclusive: events published on or after this date (UTC).' },
           { name: 'to', in: 'query', schema: date, description: 'Inclusive; from after to is 400 bad_parameter.' },
+          ifNoneMatch,
         ],
         responses: {
           ...ok('ChangesResponse', 'A page of events'),
@@ -290,6 +307,7 @@ export function openApiDocument(o: DocumentOptions = {}) {
             schema: { type: 'string', pattern: BULK_PATTERN },
             description: `Comma-separated, 1 to ${BULK_MAX_SYMBOLS}; spaces around a symbol and empty entries are ignored.`,
           },
+          ifNoneMatch,
         ],
         responses: {
           ...ok('BulkResponse', 'Covered symbols in assets, the others in missing'),
@@ -306,6 +324,7 @@ export function openApiDocument(o: DocumentOptions = {}) {
             schema: { type: 'string', enum: [...UNIVERSES] },
             description: `One of ${UNIVERSES.join(', ')}. Basic: crypto only.`,
           },
+          ifNoneMatch,
         ],
         responses: {
           ...ok('SummaryResponse', 'Universe summary'),
@@ -315,7 +334,7 @@ export function openApiDocument(o: DocumentOptions = {}) {
         },
       }),
       '/v1/signals/dca/{symbol}': get('getDcaSignal', 'The DCA regression state: a band, never a position size', 'signals', {
-        parameters: [symbolParam],
+        parameters: [symbolParam, ifNoneMatch],
         responses: {
           ...ok('DcaSignalResponse', 'DCA signal'),
           '400': error('Symbol not a valid shape', ['bad_symbol']),
@@ -325,12 +344,19 @@ export function openApiDocument(o: DocumentOptions = {}) {
       }),
       '/v1/health': get('getHealth', 'Service health (keyless, not wrapped)', 'service', {
         security: [],
-        responses: { '200': { description: 'Health', content: { 'application/json': { schema: ref('Health') } } }, '405': common['405'] },
+        parameters: [ifNoneMatch],
+        responses: {
+          '200': { description: 'Health', content: { 'application/json': { schema: ref('Health') } } },
+          ...notModified,
+          '405': common['405'],
+        },
       }),
       '/v1/openapi.json': get('getOpenApi', 'This document (keyless)', 'service', {
         security: [],
+        parameters: [ifNoneMatch],
         responses: {
           '200': { description: 'The OpenAPI 3.1 description', content: { 'application/json': { schema: { type: 'object' } } } },
+          ...notModified,
           '405': common['405'],
         },
       }),

@@ -1,7 +1,10 @@
 /**
  * A client nobody here wrote: openapi-typescript generates types from the document the gateway serves, a script
  * calls all nine endpoints through openapi-fetch, TypeScript compiles it strictly, and it runs against a served
- * tree. A field the document types wrongly, or leaves out, breaks the compile or the run.
+ * tree. A field the document types wrongly, or leaves out, breaks the compile or the run. The script uses the
+ * document as a customer would, without a cast: it revalidates with If-None-Match (a declared header parameter),
+ * narrows each change event by its `field` to the type of its from/to, and reads a reading's as_of and the DCA
+ * multiplier as the spec types them (string or null; always null).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -39,6 +42,12 @@ const risk = await client.GET('/v1/assets/{symbol}/risk', { params: { path: { sy
 status.getAssetRisk = risk.response.status;
 const score: number | undefined = risk.data?.data.gravity?.score;
 const stale: string[] | undefined = risk.data?.data.stale_models;
+const gravityAsOf: string | null | undefined = risk.data?.data.gravity?.as_of;
+
+// Revalidation: the ETag sent back as the declared If-None-Match header.
+const etag = risk.response.headers.get('etag') ?? '';
+const again = await client.GET('/v1/assets/{symbol}/risk', { params: { path: { symbol }, header: { 'If-None-Match': etag } } });
+const revalidated = [again.response.status, again.data === undefined];
 
 const history = await client.GET('/v1/assets/{symbol}/history', { params: { path: { symbol }, query: { limit: 3 } } });
 status.getAssetHistory = history.response.status;
@@ -49,17 +58,47 @@ const bulk = await client.GET('/v1/bulk/risk', { params: { query: { symbols: 'BT
 status.getBulkRisk = bulk.response.status;
 const missing: string[] | undefined = bulk.data?.data.missing;
 
-const changes = await client.GET('/v1/changes', { params: { query: { limit: 5 } } });
+const changes = await client.GET('/v1/changes', { params: { query: { limit: 1000 } } });
 status.getChanges = changes.response.status;
 const moved: string | undefined = changes.data?.data.events[0]?.field;
 const feedCursor: string | null | undefined = changes.data?.data.next_cursor;
+// Each event narrowed by its field; each value's type as the narrowed type says, checked as it runs.
+const kinds: Record<string, number> = {};
+const wrong: unknown[] = [];
+const count = (kind: string, ok: boolean, e: unknown) => ((kinds[kind] = (kinds[kind] ?? 0) + 1), ok || wrong.push(e));
+for (const e of changes.data?.data.events ?? []) {
+  // What every event carries reads the same whatever its field.
+  const who: string | null = e.symbol ?? e.universe;
+  if (e.field === 'gravity.risk_level' || e.field === 'twap.risk_level') {
+    const to: number | null = e.to;
+    count('level', (to === null || Number.isInteger(to)) && typeof who === 'string', e);
+  } else if (e.field === 'sma_composite.band' || e.field === 'dca.band') {
+    const to: string | null = e.to;
+    count('band', to === null || /^\\d\\.\\d-\\d\\.\\d$/.test(to), e);
+  } else if (e.field === 'phase.label') {
+    const to: string | null = e.to;
+    count('phase', to === null || typeof to === 'string', e);
+  } else if (e.field === 'fear_greed.label' || e.field === 'peak_valley.zone' || e.field === 'macro_risk.status') {
+    const to: string | null = e.to;
+    count('universe', (to === null || typeof to === 'string') && e.symbol === null, e);
+  } else if (e.field === 'free_tier' || e.field === 'catalogue') {
+    const to: boolean = e.to;
+    count('membership', typeof to === 'boolean' && e.model === null, e);
+  } else if (e.field.startsWith('stale_models.')) {
+    count('stale', typeof e.to === 'boolean', e);
+  } else {
+    wrong.push(e);
+  }
+}
 
 const summary = await client.GET('/v1/market/{universe}/summary', { params: { path: { universe: 'crypto' } } });
 status.getUniverseSummary = summary.response.status;
 
 const signal = await client.GET('/v1/signals/dca/{symbol}', { params: { path: { symbol: 'BTC' } } });
 status.getDcaSignal = signal.response.status;
-const multiplier: number | null | undefined = signal.data?.data.multiplier;
+// multiplier is typed null alone; openapi-fetch 0.17's response types drop such a property (its Readable), so it is
+// read from the generated types themselves (types.ts), and checked here as it arrives.
+const multiplier: unknown = signal.data && 'multiplier' in signal.data.data ? signal.data.data.multiplier : 'absent';
 
 const health = await client.GET('/v1/health');
 status.getHealth = health.response.status;
@@ -69,7 +108,34 @@ status.getOpenApi = openapi.response.status;
 const refused = await createClient<paths>({ baseUrl }).GET('/v1/assets');
 const code: string | undefined = refused.error?.error.code;
 
-console.log(JSON.stringify({ status, seen: { symbol, score, stale, cursor, firstDate, missing, multiplier, code, moved, feedCursor } }));
+console.log(
+  JSON.stringify({
+    status,
+    seen: { symbol, score, stale, gravityAsOf, revalidated, cursor, firstDate, missing, multiplier, code, moved, feedCursor, kinds, wrong },
+  }),
+);
+`;
+
+/** The generated types themselves, as a client of another library reads them: each line fails to compile if they are wrong. */
+const TYPES = `import type { components } from './schema.js';
+
+type Schemas = components['schemas'];
+export const multiplier: Schemas['DcaSignal']['multiplier'] = null;
+// @ts-expect-error the multiplier is always null: a number is no value of it
+export const notANumber: Schemas['DcaSignal']['multiplier'] = 1.5;
+export const asOf: Schemas['Gravity']['as_of'][] = ['2026-10-14T00:30:00Z', null];
+type Event = Schemas['ChangeEvent'];
+/** The event shape a field selects (a shape may hold several fields). */
+type Shape<E, F> = E extends { field: infer G } ? (F extends G ? E : never) : never;
+type Of<F extends Event['field']> = Shape<Event, F>;
+export const level: Of<'gravity.risk_level'>['to'][] = [1, 10, null];
+// @ts-expect-error a level moves between integers, never a label
+export const notALabel: Of<'twap.risk_level'>['to'] = 'High';
+export const membership: Of<'free_tier'>['to'] = true;
+// @ts-expect-error membership is true or false, never null
+export const notNull: Of<'catalogue'>['to'] = null;
+export const band: Of<'dca.band'>['from'] = '0.4-0.5';
+export const stale: Of<'stale_models.twap'>['from'] = false;
 `;
 
 describe('a client generated from the served document', () => {
@@ -80,6 +146,7 @@ describe('a client generated from the served document', () => {
     symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
     writeFileSync(join(dir, 'schema.ts'), astToString(await openapiTS(doc)));
     writeFileSync(join(dir, 'client.ts'), CLIENT);
+    writeFileSync(join(dir, 'types.ts'), TYPES);
     writeFileSync(join(dir, 'package.json'), '{"type": "module"}');
     const options = {
       strict: true,
@@ -91,7 +158,7 @@ describe('a client generated from the served document', () => {
     };
     writeFileSync(
       join(dir, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { ...options, outDir: 'out' }, files: ['client.ts', 'schema.ts'] }),
+      JSON.stringify({ compilerOptions: { ...options, outDir: 'out' }, files: ['client.ts', 'types.ts', 'schema.ts'] }),
     );
     const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', dir], { encoding: 'utf8' });
     expect(tsc.stdout + tsc.stderr, 'tsc').toBe('');
@@ -110,11 +177,17 @@ describe('a client generated from the served document', () => {
     expect(seen).toMatchObject({
       symbol: expect.any(String),
       score: expect.any(Number),
+      gravityAsOf: expect.any(String),
+      revalidated: [304, true],
       missing: [],
       multiplier: null,
       code: 'unauthorized',
       moved: expect.any(String),
-      feedCursor: expect.any(String),
+      feedCursor: null,
+      wrong: [],
     });
+    // The served tree's refreshes moved levels, bands and phases at least: each narrowed branch ran.
+    const kinds = seen.kinds as Record<string, number>;
+    for (const kind of ['level', 'band', 'phase']) expect(kinds[kind], kind).toBeGreaterThan(0);
   });
 });

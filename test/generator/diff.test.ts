@@ -1,6 +1,6 @@
 /** `diff` on trees built from the fixture site: the changes reported are the ones the synthesizer made. */
 import { spawnSync } from 'node:child_process';
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG, ROOT, SMALL, buildSmall, readJson, smallSite, tempDir } from '../helpers.js';
@@ -219,17 +219,21 @@ describe('risk-readings diff (compiled)', () => {
   });
 
   it('exit 2 when a tree cannot be read, 3 on a lost row', () => {
-    const bad = run(dir('A'), join(root, 'nothing'));
+    const absent = run(dir('A'), join(root, 'nothing'));
+    expect([absent.status, absent.stderr]).toEqual([2, `risk-readings: NEW ${join(root, 'nothing')}: no such folder\n`]);
+    mkdirSync(join(root, 'not-a-tree'), { recursive: true });
+    const bad = run(dir('A'), join(root, 'not-a-tree'));
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/no manifest here/);
     // A file of another shape (a hand edit the manifest was made to agree with): named, never a TypeError.
-    cpSync(dir('B'), dir('G'), { recursive: true, verbatimSymlinks: true });
-    rewrite('G', 'assets/ETH/risk.json', (doc) => delete doc.data.market_context);
-    const odd = run(dir('A'), dir('G'));
-    const listing = join(dir('G'), 'v1', '_manifest.json');
+    // A folder of its own: the contract test's G is there already, and from Node 22 on cpSync will not copy onto it.
+    cpSync(dir('B'), dir('I'), { recursive: true, verbatimSymlinks: true });
+    rewrite('I', 'assets/ETH/risk.json', (doc) => delete doc.data.market_context);
+    const odd = run(dir('A'), dir('I'));
+    const listing = join(dir('I'), 'v1', '_manifest.json');
     const m = readJson(listing);
     writeFileSync(listing, JSON.stringify({ ...m, files: [] }));
-    expect(run(dir('A'), dir('G')).stderr).toMatch(/v1\/_manifest\.json is not a manifest \(expected built_at and files by path\)/);
+    expect(run(dir('A'), dir('I')).stderr).toMatch(/v1\/_manifest\.json is not a manifest \(expected built_at and files by path\)/);
     writeFileSync(listing, JSON.stringify(m));
     expect(odd.status).toBe(2);
     expect(odd.stderr).toMatch(/^risk-readings diff: assets\/ETH\/risk\.json: not the shape of the file this version builds/);

@@ -195,7 +195,8 @@ describe('the ledger', () => {
     const kept = grown([free()], [free((r) => (r.gravity.risk_level = 7))], nextLedger(undefined, [], day(0)), day(1));
     const loss = (next: ChangeLedger) => () => checkFeedKept(kept, next);
     expect(loss({ ...kept, events: [] })).toThrow(FeedLossError);
-    expect(loss({ ...kept, events: [{ ...kept.events[0]!, to: 8 }] })).toThrow(/event 1 \(.* BTC gravity.risk_level\) would be rewritten/);
+    const rewritten = { ...kept.events[0]!, to: 8 } as ChangeLedger['events'][number];
+    expect(loss({ ...kept, events: [rewritten] })).toThrow(/event 1 \(.* BTC gravity.risk_level\) would be rewritten/);
     expect(loss({ ...kept, started_at: day(1) })).toThrow(/started_at/);
     expect(kept.basic).toEqual([0]);
     expect(loss({ ...kept, basic: [] })).toThrow(/basic plan/);

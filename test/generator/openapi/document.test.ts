@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { compileSchemas } from '../../../generator/output/validate.js';
 import { openApiDocument } from '../../../generator/openapi/document.js';
 import { ERROR_STATUS } from '../../../generator/contract/errors.js';
-import { UNIVERSES } from '../../../generator/contract/constants.js';
+import { CHANGE_FIELDS, UNIVERSES } from '../../../generator/contract/constants.js';
 import { buildSmall, readJson, smallSite, tempDir } from '../../helpers.js';
 
 const root = tempDir('rr-openapi-');
@@ -124,6 +124,39 @@ describe('the served OpenAPI document', () => {
       true,
     ]);
     expect([list(26), '', ',', 'BTC;ETH', 'X'.repeat(21)].map((v) => bulk.test(v))).toEqual([false, false, false, false, false]);
+  });
+
+  it('declares If-None-Match on every operation, each answering 304: a typed client sends it as a parameter', () => {
+    for (const [path, item] of Object.entries(served.paths as Doc)) {
+      const header = ((item as Doc).get.parameters as Doc[]).filter((p) => p.in === 'header');
+      expect(
+        header.map((p) => [p.name, p.required, p.schema.type]),
+        path,
+      ).toEqual([['If-None-Match', false, 'string']]);
+      expect(Object.keys((item as Doc).get.responses), path).toContain('304');
+    }
+  });
+
+  it('types a change event by its field: every tracked field in exactly one shape, named in the discriminator', () => {
+    const { schemas } = served.components as Doc;
+    const { oneOf, discriminator } = schemas.ChangeEvent as Doc;
+    const shapes = (oneOf as Doc[]).map((o) => o.$ref.split('/').pop() as string);
+    const fields = shapes.flatMap((name) => (schemas[name].properties.field.enum as string[]).map((f) => [f, name]));
+    expect(fields.map(([f]) => f).sort()).toEqual([...CHANGE_FIELDS].sort());
+    expect(discriminator.propertyName).toBe('field');
+    expect(Object.entries(discriminator.mapping).map(([f, ref]) => [f, (ref as string).split('/').pop()])).toEqual(
+      expect.arrayContaining(fields),
+    );
+    expect(Object.keys(discriminator.mapping)).toHaveLength(CHANGE_FIELDS.length);
+    // What each moves: a level, a band, a label or a flag.
+    const to = (name: string) => schemas[name].properties.to;
+    expect(to('ChangeEventLevel')).toMatchObject({ type: ['integer', 'null'], minimum: 1, maximum: 10 });
+    expect(to('ChangeEventMembership')).toMatchObject({ type: 'boolean' });
+    expect(to('ChangeEventStale')).toMatchObject({ type: 'boolean' });
+    // As the spec says: a reading's as_of may be null, and the DCA multiplier is always null.
+    for (const model of ['Gravity', 'Twap', 'SmaComposite', 'Phase', 'Dca'])
+      expect(schemas[model].properties.as_of.type).toEqual(['string', 'null']);
+    expect(schemas.DcaSignal.properties.multiplier.type).toBe('null');
   });
 
   it('tells a customer how to call it: a guide in its description, and every operation under a described tag', () => {
