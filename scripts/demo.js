@@ -1,14 +1,42 @@
 #!/usr/bin/env node
 // `npm run demo`: synthesize the fixture site on two publication days, build them into public/ one after the other
 // (the second refresh continues the first's history and raises the change feed's events), check the tree, and
-// serve it through the shim.
+// serve it through the shim on PORT (default 8787).
 import { spawnSync, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const cli = join(root, 'bin', 'risk-readings.js');
+const HOST = '127.0.0.1';
+const say = (line) => process.stderr.write(`demo: ${line}\n`);
+
+// The port first, before anything is built or deleted: a taken port is found in a second, not after the builds.
+const port = process.env.PORT ?? '8787';
+if (!/^\d+$/.test(port) || Number(port) < 1 || Number(port) > 65_535) {
+  say(`PORT=${port} is no port: give one from 1 to 65535, such as PORT=8788 npm run demo`);
+  process.exit(2);
+}
+/** Why the port cannot be listened on (the error's code), or null when it can. */
+const unavailable = (p) =>
+  new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', (e) => resolve(e.code ?? e.message));
+    probe.listen(Number(p), HOST, () => probe.close(() => resolve(null)));
+  });
+/** What to tell the user when the port cannot be had; exit 3, as `serve` does for a taken port. */
+function portTaken(code) {
+  const why = code === 'EADDRINUSE' ? 'is already in use (an earlier demo still running?)' : `cannot be listened on (${code})`;
+  say(
+    `port ${port} on ${HOST} ${why}. Stop what holds it, or run the demo on another port: PORT=${Number(port) === 8788 ? 8789 : 8788} npm run demo`,
+  );
+  process.exit(3);
+}
+const busy = await unavailable(port);
+if (busy) portTaken(busy);
+
 const step = (args) => {
   process.stdout.write(`\n$ risk-readings ${args.join(' ')}\n`);
   const r = spawnSync(process.execPath, [cli, ...args], { stdio: 'inherit', cwd: root });
@@ -24,10 +52,26 @@ for (const day of [1, 2]) {
   step(['build', '--pages', `.demo/site${day}`, '--out', 'public', ...init, '--now', `2026-10-${13 + day}T00:30:00Z`]);
 }
 step(['check', '--public', 'public']);
-const port = process.env.PORT ?? '8787';
 const args = ['serve', '--public', 'public', '--keys', 'fixtures/keys/example-keys.json', '--port', port];
 process.stdout.write(`\n$ risk-readings ${args.join(' ')}\n`);
-process.stdout.write(
-  `\nTry it (demo keys: fixtures/keys/README.md):\n  curl -s -H 'X-API-Key: rr_demo_pro_key_not_secret' http://127.0.0.1:${port}/v1/assets/BTC/risk\n  curl -s -H 'X-API-Key: rr_demo_basic_key_not_secret' 'http://127.0.0.1:${port}/v1/assets/BTC/history?from=2026-01-01'\n  curl -s -H 'X-API-Key: rr_demo_pro_key_not_secret' 'http://127.0.0.1:${port}/v1/changes?from=2026-10-15&limit=5'\n\n`,
-);
-spawn(process.execPath, [cli, ...args], { stdio: 'inherit', cwd: root });
+// The requests to try are shown once the server listens; its own lines go on to stderr as they come.
+const server = spawn(process.execPath, [cli, ...args], { stdio: ['inherit', 'inherit', 'pipe'], cwd: root });
+let listening = false;
+server.stderr.on('data', (chunk) => {
+  process.stderr.write(chunk);
+  if (listening || !String(chunk).includes('serving ')) return;
+  listening = true;
+  const base = `http://${HOST}:${port}`;
+  process.stdout.write(
+    `\nTry it (demo keys: fixtures/keys/README.md):\n  curl -s -H 'X-API-Key: rr_demo_pro_key_not_secret' ${base}/v1/assets/BTC/risk\n  curl -s -H 'X-API-Key: rr_demo_basic_key_not_secret' '${base}/v1/assets/BTC/history?from=2026-01-01'\n  curl -s -H 'X-API-Key: rr_demo_pro_key_not_secret' '${base}/v1/changes?from=2026-10-15&limit=5'\n  curl -s -H 'X-API-Key: rr_demo_expired_key_not_secret' ${base}/v1/assets/BTC/risk   # 401: says when the key expired\nDocs: ${base}/docs (Ctrl-C stops the server)\n\n`,
+  );
+});
+server.on('exit', async (code, signal) => {
+  // Exit 3 before listening is the machine's state: if the port was taken while the builds ran, say so as at the start.
+  const busyNow = code === 3 && !listening ? await unavailable(port) : null;
+  if (busyNow) portTaken(busyNow);
+  process.exit(code ?? (signal ? 0 : 1));
+});
+// Ctrl-C reaches the server too (one process group): the demo ends once it has saved its counts and stopped.
+process.on('SIGINT', () => {});
+process.on('SIGTERM', () => server.kill('SIGTERM'));
