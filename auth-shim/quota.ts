@@ -1,16 +1,31 @@
 /**
- * Quotas per credential (decisions 6 and 21): at most the plan's per-minute limit in any rolling 60 seconds (a
- * sliding window, so no double burst across a minute boundary) and the per-month limit in the calendar month
- * (UTC). A refused request counts toward neither window. Stores decide where the counts live; the rule is here.
+ * Quotas per credential (decisions 6, 21, 35, 36 and 38): at most the plan's per-minute limit in any rolling 60
+ * seconds (a sliding window, so no double burst across a minute boundary) and the per-month limit in the calendar
+ * month (UTC). A refused request counts toward no window that refused it. Each credential's monthly totals are kept
+ * for the current month and the MONTHS_KEPT before it, so a month can be invoiced once it has ended. Stores decide
+ * where the counts live; the rule is here.
  */
 import { PLAN_LIMITS, type Plan } from '../generator/contract/plans.js';
 
 export const MINUTE_MS = 60_000;
+/** Months of totals kept before the current one: last month to invoice, and a year before it to compare. */
+export const MONTHS_KEPT = 13;
 
 export interface Limits {
   perMinute: number;
   perMonth: number;
 }
+
+/**
+ * How a request uses the month:
+ * - `request`: counted in the minute and the month, refused when either is spent;
+ * - `minute`: counted in the minute only, whatever the month says (`GET /v1/usage`, decision 36);
+ * - `revalidation`: a conditional request, which may be answered 304 (decision 35). While the month has room it is
+ *   charged to it like any request, and the charge is returned (`refund`) when the answer is 304: the month may be
+ *   briefly one too high, never too low. Once the month is spent it is admitted by the minute alone, and answered
+ *   304 if the caller's copy is current, or refused `quota_exceeded` if the answer would carry data.
+ */
+export type MonthUse = 'request' | 'minute' | 'revalidation';
 
 /** One charge's verdict. Times are milliseconds from `now`. */
 export interface Admission {
@@ -24,21 +39,33 @@ export interface Admission {
   retryMs: number;
   /** Requests the calendar month still admits after this one. */
   monthRemaining: number;
+  /** Requests counted in the rolling minute, this one included when it was admitted. */
+  minuteUsed: number;
+  /** Requests counted in the month, this one included when it was charged to it. */
+  monthUsed: number;
+  /** Whether this request was charged to the month (a 304 returns the charge). */
+  monthCharged: boolean;
 }
 
 /** Where counts live. `take` admits one request and counts it, atomically, or refuses it and counts nothing. */
 export interface QuotaStore {
-  take(credential: string, limits: Limits, now: number, month: MonthWindow): Admission | Promise<Admission>;
-  /** Counts requests that were admitted elsewhere meanwhile (while this shared store could not be reached), refusing none. */
+  take(credential: string, limits: Limits, now: number, month: MonthWindow, use?: MonthUse): Admission | Promise<Admission>;
+  /** Returns the month's charge of an admitted request whose answer carried no data (a 304, decision 35). */
+  refund(credential: string, month: MonthWindow, admission: Admission): void | Promise<void>;
+  /** Counts what was admitted elsewhere meanwhile (while this shared store could not be reached), refusing none. */
   record?(charges: Charge[]): Promise<void>;
   close?(): Promise<void>;
 }
 
-/** One admitted request, as the fallback keeps it until the shared store is back. */
+/**
+ * What an instance counted while the shared store could not be reached, kept until it is back: a request (its
+ * minute and its month), a request counted in the minute alone (usage, revalidation), or a month's charge returned.
+ */
 export interface Charge {
   credential: string;
   now: number;
   month: MonthWindow;
+  kind: 'request' | 'minute' | 'refund';
 }
 
 export interface MonthWindow {
@@ -56,20 +83,79 @@ export function monthOf(now: number): MonthWindow {
   return monthCache;
 }
 
-/** One credential's state: admitted times in the rolling minute (oldest first) and its month's count. */
+/** The first instant of the month `n` months after the month starting at `start` (UTC; `n` may be negative). */
+export function monthsAfter(start: number, n: number): number {
+  const d = new Date(start);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + n, 1);
+}
+
+/** `YYYY-MM` of the month starting at `start` (UTC). */
+export const monthName = (start: number): string => new Date(start).toISOString().slice(0, 7);
+
+/**
+ * One credential's state: admitted times in the rolling minute (oldest first), its current month's count, and the
+ * totals of the months before it.
+ */
 export interface Counts {
   minute: number[];
   monthStart: number;
   month: number;
+  /** `[month start, requests]` of earlier months, oldest first: at least the MONTHS_KEPT before `monthStart`. */
+  past: [number, number][];
+}
+
+export const newCounts = (month: MonthWindow): Counts => ({ minute: [], monthStart: month.start, month: 0, past: [] });
+
+/** Moves the current month on to the one starting at `start` when that is later, keeping the earlier total. */
+function turn(c: Counts, start: number): void {
+  if (start <= c.monthStart) return;
+  if (c.month > 0) c.past.push([c.monthStart, c.month]);
+  [c.monthStart, c.month] = [start, 0];
+  const oldest = monthsAfter(start, -MONTHS_KEPT);
+  let drop = 0;
+  while (drop < c.past.length && c.past[drop]![0] < oldest) drop++;
+  if (drop) c.past.splice(0, drop);
+}
+
+/** The requests counted in the month starting at `start`. */
+export function monthTotal(c: Counts, start: number): number {
+  if (start === c.monthStart) return c.month;
+  return c.past.find(([s]) => s === start)?.[1] ?? 0;
+}
+
+/**
+ * Sets the total of the month starting at `start`: the current one, a later one (the month turned), or an earlier
+ * one (a charge that arrives after its month, from an outage or a 304 answered across midnight).
+ */
+function setMonth(c: Counts, start: number, total: number): void {
+  turn(c, start);
+  if (start === c.monthStart) {
+    c.month = total;
+    return;
+  }
+  const i = c.past.findIndex(([s]) => s >= start);
+  if (c.past[i]?.[0] === start) c.past[i]![1] = total;
+  else if (start >= monthsAfter(c.monthStart, -MONTHS_KEPT)) c.past.splice(i < 0 ? c.past.length : i, 0, [start, total]);
+}
+
+const addToMonth = (c: Counts, start: number, n: number) => setMonth(c, start, Math.max(0, monthTotal(c, start) + n));
+
+/** Puts `now` into the rolling minute in time order (isolates' clocks may differ a little). */
+function insertTime(minute: number[], now: number): void {
+  let at = minute.length;
+  while (at > 0 && minute[at - 1]! > now) at--;
+  if (at === minute.length) minute.push(now);
+  else minute.splice(at, 0, now);
 }
 
 /** The rule, applied to one credential's counts in place (the in-process stores and the Durable Object share it). */
-export function admit(c: Counts, limits: Limits, now: number, month: MonthWindow): Admission {
+export function admit(c: Counts, limits: Limits, now: number, month: MonthWindow, use: MonthUse = 'request'): Admission {
   const recent = c.minute;
   let drop = 0;
   while (drop < recent.length && recent[drop]! <= now - MINUTE_MS) drop++;
   if (drop) recent.splice(0, drop);
-  if (c.monthStart !== month.start) [c.monthStart, c.month] = [month.start, 0];
+  turn(c, month.start);
+  const used = month.start === c.monthStart ? c.month : monthTotal(c, month.start);
   if (recent.length >= limits.perMinute) {
     const wait = recent[0]! + MINUTE_MS - now;
     return {
@@ -78,10 +164,14 @@ export function admit(c: Counts, limits: Limits, now: number, month: MonthWindow
       remaining: 0,
       resetMs: wait,
       retryMs: wait,
-      monthRemaining: Math.max(0, limits.perMonth - c.month),
+      monthRemaining: Math.max(0, limits.perMonth - used),
+      minuteUsed: recent.length,
+      monthUsed: used,
+      monthCharged: false,
     };
   }
-  if (c.month >= limits.perMonth) {
+  const spent = used >= limits.perMonth;
+  if (spent && use === 'request') {
     return {
       ok: false,
       code: 'quota_exceeded',
@@ -89,100 +179,236 @@ export function admit(c: Counts, limits: Limits, now: number, month: MonthWindow
       resetMs: recent.length ? recent[0]! + MINUTE_MS - now : 0,
       retryMs: month.end - now,
       monthRemaining: 0,
+      minuteUsed: recent.length,
+      monthUsed: used,
+      monthCharged: false,
     };
   }
-  recent.push(now);
-  c.month++;
+  insertTime(recent, now);
+  const charged = use === 'request' || (use === 'revalidation' && !spent);
+  if (charged) {
+    if (month.start === c.monthStart) c.month++;
+    else addToMonth(c, month.start, 1);
+  }
+  const monthUsed = charged ? used + 1 : used;
   return {
     ok: true,
     remaining: limits.perMinute - recent.length,
     resetMs: recent[0]! + MINUTE_MS - now,
     retryMs: 0,
-    monthRemaining: limits.perMonth - c.month,
+    monthRemaining: Math.max(0, limits.perMonth - monthUsed),
+    minuteUsed: recent.length,
+    monthUsed,
+    monthCharged: charged,
   };
 }
 
-/**
- * A request admitted elsewhere (by a fallback while this store could not be reached), counted in place: in its
- * minute, in order, and in its month, refusing nothing.
- */
-export function recordAdmitted(c: Counts, now: number, month: MonthWindow): void {
-  if (c.monthStart < month.start) [c.monthStart, c.month] = [month.start, 0];
-  if (c.monthStart === month.start) c.month++;
-  let at = c.minute.length;
-  while (at > 0 && c.minute[at - 1]! > now) at--;
-  c.minute.splice(at, 0, now);
-}
+/** A month's charge returned (a 304): the month is never taken below zero. */
+export const refundMonth = (c: Counts, month: MonthWindow): void => addToMonth(c, month.start, -1);
 
 /**
- * One process's counts, for tests, benchmarks and the edge isolate's fallback. Memory is bounded by the
- * credentials that made requests (at most a plan's per-minute limit of times each).
+ * What was counted elsewhere (by a fallback while this store could not be reached), or what a journal says was
+ * counted, counted in place: into its minute, in time order (dropping what had left the minute by then), and into
+ * its month, refusing nothing.
+ */
+export function recordCharge(c: Counts, charge: Pick<Charge, 'now' | 'month' | 'kind'>): void {
+  if (charge.kind === 'refund') return refundMonth(c, charge.month);
+  let drop = 0;
+  while (drop < c.minute.length && c.minute[drop]! <= charge.now - MINUTE_MS) drop++;
+  if (drop) c.minute.splice(0, drop);
+  insertTime(c.minute, charge.now);
+  if (charge.kind === 'request') addToMonth(c, charge.month.start, 1);
+}
+
+/** A copy of one credential's counts, as they stand (a snapshot being written keeps it while the counts go on). */
+export const copyCounts = (c: Counts): Counts => ({
+  minute: c.minute.slice(),
+  monthStart: c.monthStart,
+  month: c.month,
+  past: c.past.map(([start, n]) => [start, n]),
+});
+
+/**
+ * One process's counts, for tests, benchmarks and the fallback of a shared store. Memory is bounded by the
+ * credentials that made requests (at most a plan's per-minute limit of times each, and fourteen months' totals).
  */
 export class MemoryQuotaStore implements QuotaStore {
   protected counts = new Map<string, Counts>();
-  take(credential: string, limits: Limits, now: number, month: MonthWindow): Admission {
+
+  protected countsOf(credential: string, month: MonthWindow): Counts {
     let c = this.counts.get(credential);
-    if (!c) this.counts.set(credential, (c = { minute: [], monthStart: month.start, month: 0 }));
-    return admit(c, limits, now, month);
+    if (!c) this.counts.set(credential, (c = newCounts(month)));
+    return c;
+  }
+
+  take(credential: string, limits: Limits, now: number, month: MonthWindow, use: MonthUse = 'request'): Admission {
+    return admit(this.countsOf(credential, month), limits, now, month, use);
+  }
+
+  refund(credential: string, month: MonthWindow): void {
+    const c = this.counts.get(credential);
+    if (c) refundMonth(c, month);
+  }
+
+  /** Counts a charge made elsewhere, as a shared store records what a fallback admitted. */
+  recordOne(charge: Charge): void {
+    recordCharge(this.countsOf(charge.credential, charge.month), charge);
+  }
+
+  /**
+   * Takes in what a shared store answered, so that this process's counts go on from there if it goes away: the
+   * request in the minute, and the month's total as the shared store has it.
+   */
+  mirror(credential: string, a: Admission, now: number, month: MonthWindow): void {
+    const c = this.countsOf(credential, month);
+    if (a.ok) insertTime(c.minute, now);
+    setMonth(c, month.start, a.monthUsed);
+  }
+
+  /** Every credential's requests in the month starting at `start`, as billing reads them (decision 38). */
+  totals(start: number): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const [credential, c] of this.counts) {
+      const n = monthTotal(c, start);
+      if (n > 0) out.set(credential, n);
+    }
+    return out;
   }
 }
 
-/**
- * A shared store that cannot be reached must not take the API down (decision 21): answer from an in-process
- * store meanwhile, and say so in the log at most once a minute.
- */
-/** The most admissions the fallback keeps for the shared store (about 100 bytes each); past it the oldest are dropped. */
+/** The most charges the fallback keeps for the shared store (about 100 bytes each); past it new ones are dropped, and logged. */
 const MAX_OWED = 200_000;
+/** How often the fallback tries the shared store again while it owes it charges. */
+const RETRY_MS = 1_000;
+/** Charges sent to the shared store in one call. */
+const BATCH = 500;
+
+interface Owed extends Charge {
+  /** Sent to the shared store (in flight or recorded): changing it now would change nothing there. */
+  sent?: boolean;
+}
 
 /**
- * A shared store (Redis) with an in-process fallback: when the shared store cannot be reached, requests are
- * counted here (logged at most once a minute, never a 5xx), and each one admitted meanwhile is kept and charged
- * to the shared store as soon as it answers again, so its counts miss nothing that was served.
+ * A shared store (Redis, the Durable Objects) with an in-process fallback, so that a shared store that cannot be
+ * reached never takes the API down (decision 21): the requests are counted here meanwhile (logged at most once a
+ * minute, never a 5xx), and each charge made meanwhile is kept and recorded in the shared store once it answers.
+ *
+ * No rolling minute ever admits more than the limit across the outage, in this process: this process's counts
+ * mirror what the shared store answered, so they go on from there when it goes away; and while any charge is owed
+ * every request is counted here, so no request reaches the shared store before it has every charge of this process.
  */
 export class FallbackQuotaStore implements QuotaStore {
   private lastLog = -Infinity;
-  private local = new MemoryQuotaStore();
-  private owed: Charge[] = [];
+  private lastTry = -Infinity;
+  private readonly local = new MemoryQuotaStore();
+  private owed: Owed[] = [];
+  private dropped = 0;
+  /** The charge each admission made here is owed as, so a 304's refund can change it before it is sent. */
+  private readonly madeHere = new WeakMap<Admission, Owed>();
   private settling: Promise<void> | null = null;
+  private readonly retryMs: number;
+
   constructor(
     private shared: QuotaStore,
     private log: (m: string) => void,
-  ) {}
+    options: { retryMs?: number } = {},
+  ) {
+    this.retryMs = options.retryMs ?? RETRY_MS;
+  }
 
-  async take(credential: string, limits: Limits, now: number, month: MonthWindow): Promise<Admission> {
-    let admission: Admission;
+  take(credential: string, limits: Limits, now: number, month: MonthWindow, use: MonthUse = 'request'): Admission | Promise<Admission> {
+    if (this.owed.length) {
+      this.trySettling();
+      return this.takeHere(credential, limits, now, month, use);
+    }
+    return this.takeShared(credential, limits, now, month, use);
+  }
+
+  private async takeShared(credential: string, limits: Limits, now: number, month: MonthWindow, use: MonthUse): Promise<Admission> {
+    let a: Admission;
     try {
-      admission = await this.shared.take(credential, limits, now, month);
+      a = await this.shared.take(credential, limits, now, month, use);
     } catch (e) {
-      if (Date.now() - this.lastLog >= MINUTE_MS) {
-        this.lastLog = Date.now();
-        this.log(`quotas: the shared store cannot be reached (${(e as Error).message}); counting in this process until it is back`);
-      }
-      const a = this.local.take(credential, limits, now, month);
-      if (a.ok && this.shared.record) {
-        if (this.owed.length >= MAX_OWED) this.owed.shift();
-        this.owed.push({ credential, now, month });
-      }
-      return a;
+      this.unreachable(e);
+      this.lastTry = Date.now();
+      return this.takeHere(credential, limits, now, month, use);
     }
-    if (this.owed.length && !this.settling) this.settling = this.settle().finally(() => (this.settling = null));
-    return admission;
+    this.local.mirror(credential, a, now, month);
+    return a;
   }
 
-  /** Charges what was admitted during the outage to the shared store; kept for the next try if it fails again. */
+  private takeHere(credential: string, limits: Limits, now: number, month: MonthWindow, use: MonthUse): Admission {
+    const a = this.local.take(credential, limits, now, month, use);
+    if (a.ok && this.shared.record) {
+      const charge: Owed = { credential, now, month, kind: a.monthCharged ? 'request' : 'minute' };
+      if (this.owe(charge)) this.madeHere.set(a, charge);
+    }
+    return a;
+  }
+
+  refund(credential: string, month: MonthWindow, admission: Admission): void | Promise<void> {
+    this.local.refund(credential, month);
+    const here = this.madeHere.get(admission);
+    if (here && !here.sent) {
+      here.kind = 'minute';
+      return;
+    }
+    if (here || this.owed.length) return void this.owe({ credential, now: 0, month, kind: 'refund' });
+    return Promise.resolve(this.shared.refund(credential, month, admission)).catch((e: unknown) => {
+      this.unreachable(e);
+      this.owe({ credential, now: 0, month, kind: 'refund' });
+    });
+  }
+
+  private owe(charge: Owed): boolean {
+    if (this.owed.length >= MAX_OWED) {
+      // Dropping the newest keeps the order of what is sent; the shared store then misses these, so say how many.
+      if (this.dropped++ === 0)
+        this.log(`quotas: more than ${MAX_OWED} charges owed to the shared store; dropping new ones until it is back`);
+      return false;
+    }
+    this.owed.push(charge);
+    return true;
+  }
+
+  private unreachable(e: unknown): void {
+    if (Date.now() - this.lastLog < MINUTE_MS) return;
+    this.lastLog = Date.now();
+    this.log(`quotas: the shared store cannot be reached (${(e as Error)?.message ?? e}); counting in this process until it is back`);
+  }
+
+  private trySettling(): void {
+    if (this.settling || Date.now() - this.lastTry < this.retryMs) return;
+    this.lastTry = Date.now();
+    this.settling = this.settle().finally(() => (this.settling = null));
+  }
+
+  /** Records what is owed in the shared store, oldest first; what it cannot take stays owed for the next try. */
   private async settle(): Promise<void> {
-    const batch = this.owed;
-    this.owed = [];
+    let sent = 0;
     try {
-      await this.shared.record!(batch);
-      this.local = new MemoryQuotaStore();
-      this.log(`quotas: the shared store is back; ${batch.length} request(s) counted in this process meanwhile are charged to it`);
-    } catch {
-      this.owed = [...batch, ...this.owed].slice(-MAX_OWED);
+      while (this.owed.length) {
+        const batch = this.owed.slice(0, BATCH);
+        for (const c of batch) c.sent = true;
+        try {
+          await this.shared.record!(batch);
+        } catch (e) {
+          for (const c of batch) c.sent = false;
+          throw e;
+        }
+        this.owed.splice(0, batch.length);
+        sent += batch.length;
+      }
+    } catch (e) {
+      this.unreachable(e);
+      return;
     }
+    const dropped = this.dropped ? `; ${this.dropped} more could not be kept` : '';
+    this.dropped = 0;
+    this.log(`quotas: the shared store is back; ${sent} charge(s) counted in this process meanwhile are recorded in it${dropped}`);
   }
 
-  /** Waits for a charge in progress (tests, and close). */
+  /** Waits for a recording in progress (tests, and close). */
   async settled(): Promise<void> {
     await this.settling;
   }
@@ -194,27 +420,42 @@ export class FallbackQuotaStore implements QuotaStore {
 }
 
 export type QuotaOutcome =
-  | { ok: true; headers: Record<string, string> }
-  | { ok: false; code: 'rate_limited' | 'quota_exceeded'; retryAfter: number; headers: Record<string, string> };
+  | { ok: true; headers: Record<string, string>; admission: Admission; month: MonthWindow }
+  | {
+      ok: false;
+      code: 'rate_limited' | 'quota_exceeded';
+      retryAfter: number;
+      headers: Record<string, string>;
+      admission: Admission;
+      month: MonthWindow;
+    };
 
-const seconds = (ms: number) => String(Math.max(0, Math.ceil(ms / 1000)));
+export const seconds = (ms: number) => String(Math.max(0, Math.ceil(ms / 1000)));
 
 /** The minute's headers (decision 6) and the month's, as RapidAPI shows its own quotas (decision 32). */
-function outcome(plan: Plan, a: Admission, monthResetMs: number): QuotaOutcome {
+function outcome(plan: Plan, a: Admission, month: MonthWindow, now: number): QuotaOutcome {
   const headers = {
     'RateLimit-Limit': String(PLAN_LIMITS[plan].perMinute),
     'RateLimit-Remaining': String(a.remaining),
     'RateLimit-Reset': seconds(a.resetMs),
     'X-RateLimit-Requests-Limit': String(PLAN_LIMITS[plan].perMonth),
     'X-RateLimit-Requests-Remaining': String(a.monthRemaining),
-    'X-RateLimit-Requests-Reset': seconds(monthResetMs),
+    'X-RateLimit-Requests-Reset': seconds(month.end - now),
   };
-  return a.ok ? { ok: true, headers } : { ok: false, code: a.code!, retryAfter: Math.max(1, Math.ceil(a.retryMs / 1000)), headers };
+  return a.ok
+    ? { ok: true, headers, admission: a, month }
+    : { ok: false, code: a.code!, retryAfter: Math.max(1, Math.ceil(a.retryMs / 1000)), headers, admission: a, month };
 }
 
 /** Charges one request; synchronous when the store is (the in-memory ones), so the hot path does not wait. */
-export function charge(store: QuotaStore, key: string, plan: Plan, now: number): QuotaOutcome | Promise<QuotaOutcome> {
+export function charge(
+  store: QuotaStore,
+  key: string,
+  plan: Plan,
+  now: number,
+  use: MonthUse = 'request',
+): QuotaOutcome | Promise<QuotaOutcome> {
   const month = monthOf(now);
-  const a = store.take(key, PLAN_LIMITS[plan], now, month);
-  return a instanceof Promise ? a.then((x) => outcome(plan, x, month.end - now)) : outcome(plan, a, month.end - now);
+  const a = store.take(key, PLAN_LIMITS[plan], now, month, use);
+  return a instanceof Promise ? a.then((x) => outcome(plan, x, month, now)) : outcome(plan, a, month, now);
 }

@@ -81,6 +81,7 @@ export function program(): Command {
     )
     .option('--quotas <file|redis://host:port|memory>', HELP.quotas, quotaStore('--quotas'))
     .addOption(new Option('--quotas-wait <duration>', HELP.quotasWait).argParser(duration('--quotas-wait')).default(30_000, '30s'))
+    .option('--discard-damaged-quotas', HELP.discardDamaged)
     .option('--port <p>', 'port', port('--port'), 8787)
     .option('--host <h>', 'address to listen on', '127.0.0.1')
     .option('--marketplace-host <h>', 'the listing host the x-marketplace-host header must carry')

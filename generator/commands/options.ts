@@ -159,6 +159,7 @@ export const HELP = {
   quotas:
     'where quota counts live: a file (default <public>/.risk-readings-quotas.json, kept across restarts), Redis shared by a fleet, ' +
     'or this process only; also RISK_READINGS_QUOTAS (a Redis URL with a password belongs there)',
+  discardDamaged: 'when the quota file cannot be read, count on from what still can (moving the damaged files aside) instead of exiting 3',
   quotasWait: 'how long to wait for another process to let go of the quota file, as in a rolling restart (30s, 2m), then exit 3',
   staleAfter: 'health reads "stale" once the newest reading is older than this (36h, 90m, 2d; bare numbers are hours)',
   marketplaceName: "the marketplace's name in its header names, x-<name>-key (besides the neutral x-marketplace-*)",

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startServer } from '../../auth-shim/node/server.js';
-import { openQuotaStore, QuotaFileHeld } from '../../auth-shim/node/quota-stores.js';
+import { openQuotaStore, QuotaFileDamaged, QuotaFileHeld } from '../../auth-shim/node/quota-stores.js';
 import type { QuotaStore } from '../../auth-shim/quota.js';
 import { createLogger } from '../../auth-shim/node/observe.js';
 import { quotaStore, treeFolder } from './options.js';
@@ -19,6 +19,7 @@ export interface ServeFlags {
   marketplaceName: string;
   staleAfter: number;
   quotasWait: number;
+  discardDamagedQuotas?: boolean;
   metricsPort?: number;
   logLevel: string;
 }
@@ -52,10 +53,10 @@ export async function run(o: ServeFlags): Promise<void> {
   const quotaSpec = o.quotas ?? (fromEnv ? quotaStore('RISK_READINGS_QUOTAS')(fromEnv) : join(publicDir, '.risk-readings-quotas.json'));
   let quotas: QuotaStore;
   try {
-    quotas = await openQuotaStore(quotaSpec, (m) => logger.warn(m), o.quotasWait);
+    quotas = await openQuotaStore(quotaSpec, (m) => logger.warn(m), o.quotasWait, { discardDamaged: o.discardDamagedQuotas });
   } catch (e) {
-    if (!(e instanceof QuotaFileHeld)) throw e;
-    // The environment, not the usage: another process holds the file (decision 27's exit 3).
+    if (!(e instanceof QuotaFileHeld || e instanceof QuotaFileDamaged)) throw e;
+    // The environment, not the usage: another process holds the file, or it is damaged (decision 27's exit 3).
     process.stderr.write(`risk-readings serve: ${e.message}\n`);
     logger.flush();
     process.exit(3); // the logger's flush timer would keep a server that never started alive

@@ -1,0 +1,62 @@
+/**
+ * Monthly totals as billing reads them (decision 38, `risk-readings usage`): every credential's requests in one
+ * month, from a quota file or from Redis. Read-only: a running `serve` keeps writing the file, and its lock is
+ * never taken; Redis is only read.
+ */
+import { Redis } from 'ioredis';
+import { monthTotal, type MonthWindow } from '../quota.js';
+import { readQuotaFile } from './quota-file.js';
+import { DEFAULT_REDIS_PREFIX, redisKeys } from './quota-stores.js';
+
+/** A store that cannot be read (a damaged file, Redis away): the usage command's exit 1. */
+export class TotalsUnreadable extends Error {}
+
+/** Each credential's requests in `month` (credentials with none are left out); `prefix` as the Redis store's. */
+export async function monthTotals(spec: string, month: MonthWindow, prefix = DEFAULT_REDIS_PREFIX): Promise<Map<string, number>> {
+  return /^rediss?:\/\//.test(spec) ? redisTotals(spec, month, prefix) : fileTotals(spec, month);
+}
+
+function fileTotals(file: string, month: MonthWindow): Map<string, number> {
+  let state;
+  try {
+    state = readQuotaFile(file);
+  } catch (e) {
+    throw new TotalsUnreadable((e as Error).message, { cause: e });
+  }
+  const out = new Map<string, number>();
+  for (const [credential, c] of state?.counts ?? []) {
+    const n = monthTotal(c, month.start);
+    if (n > 0) out.set(credential, n);
+  }
+  return out;
+}
+
+/** A Redis URL as it may be shown: without its password. */
+export const shownUrl = (url: string): string => url.replace(/\/\/[^@/]*@/, '//***@');
+
+async function redisTotals(url: string, month: MonthWindow, prefix: string): Promise<Map<string, number>> {
+  const redis = new Redis(url, { lazyConnect: true, connectTimeout: 5_000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  redis.on('error', () => {}); // reported by the failing command below
+  try {
+    await redis.connect();
+    // The months' counters are found by their names: `<prefix><credential>:month:<month start>`.
+    const suffix = redisKeys('', '', month)[1];
+    const keys: string[] = [];
+    for await (const batch of redis.scanStream({ match: `${prefix}*${suffix}`, count: 1_000 }) as AsyncIterable<string[]>)
+      keys.push(...batch);
+    const out = new Map<string, number>();
+    for (let i = 0; i < keys.length; i += 1_000) {
+      const slice = keys.slice(i, i + 1_000);
+      const values = await redis.mget(...slice);
+      slice.forEach((key, j) => {
+        const n = Number(values[j] ?? 0);
+        if (n > 0) out.set(key.slice(prefix.length, key.length - suffix.length), n);
+      });
+    }
+    return out;
+  } catch (e) {
+    throw new TotalsUnreadable(`${shownUrl(url)}: cannot read the quota counts (${(e as Error).message})`, { cause: e });
+  } finally {
+    redis.disconnect();
+  }
+}
