@@ -19,8 +19,9 @@ import { bulkAllowed, coveredAsset, coveredUniverse, signalAsset } from './steps
 import { Bodies } from './steps/body.js';
 import { CredentialCheck, type KeySource } from './steps/credential.js';
 import { bulkSymbols, changesQuery, historyQuery } from './steps/parameters.js';
-import { charged } from './steps/quota.js';
+import { answered, charged, monthUse } from './steps/quota.js';
 import { boundedQuery, getOnly, routeOf, type Route } from './steps/route.js';
+import { usageResponse } from './steps/usage.js';
 
 export type { KeySource } from './steps/credential.js';
 export type { HeaderSource, ShimRequest, ShimResponse } from './exchange.js';
@@ -149,16 +150,20 @@ export function createShim(options: ShimOptions): (request: ShimRequest) => Answ
     const at = now();
     return next(credentials.caller(request.headers, at), (caller) => {
       seen.caller = caller;
-      return next(charged(quotas, caller, at), (charge) => {
-        const headers = Object.assign({}, charge, id);
+      // The caller's own standing counts toward the minute, never the month (decision 36).
+      const use = r.name === 'usage' ? 'minute' : monthUse(request);
+      return next(charged(quotas, caller, at, use), (charge) => {
+        const headers = Object.assign({}, charge?.headers, id);
+        if (r.name === 'usage') return usageResponse(caller, charge, headers);
         // A refusal after the charge still tells the caller where its quota stands.
-        return recovering(
-          () => serve(request, url, r, caller.plan, headers),
-          (e) => {
-            if (e instanceof Refusal) return refusalResponse(e, headers);
-            throw e;
-          },
-        );
+        const refused = (e: unknown) => {
+          if (e instanceof Refusal) return refusalResponse(e, headers);
+          throw e;
+        };
+        const res = recovering(() => serve(request, url, r, caller.plan, headers), refused);
+        if (use !== 'revalidation' || !charge) return res;
+        // A 304 spares the month (decision 35): settled once the answer is known.
+        return recovering(() => next(res, (done) => answered(quotas, caller, charge, done, at)), refused);
       });
     });
   }
@@ -197,7 +202,7 @@ export function createShim(options: ShimOptions): (request: ShimRequest) => Answ
   };
 }
 
-type DataRoute = Exclude<Route, { name: 'health' | 'openapi' }>;
+type DataRoute = Exclude<Route, { name: 'health' | 'openapi' | 'usage' }>;
 
 /** What the pipeline learnt about a request on its way, for the access event. */
 interface Seen {

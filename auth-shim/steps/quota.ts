@@ -2,32 +2,69 @@
  * Step: quota. Charges the request to the caller's per-minute window and calendar month (decision 6) and gives
  * the RateLimit headers every response to it carries; an exceeded quota is refused with 429 and Retry-After.
  * A caller the marketplace counts for (no quota key) is not charged here.
+ *
+ * A 304 counts toward the minute but not the month (decision 35): a conditional request is charged as a
+ * revalidation, and once its answer is known a 304 returns the month's charge and a data answer past a spent month
+ * is refused (`answered`).
  */
 import { PLAN_LIMITS } from '../../generator/contract/index.js';
 import type { Caller } from '../credentials.js';
-import { charge, type QuotaOutcome, type QuotaStore } from '../quota.js';
+import type { ShimRequest, ShimResponse } from '../exchange.js';
+import { charge, type MonthUse, type QuotaOutcome, type QuotaStore } from '../quota.js';
 import { Refusal } from '../refusal.js';
 
-export type RateHeaders = Record<string, string>;
-const NONE: RateHeaders = {};
+/** A request admitted and counted, with the headers that say where its caller stands; null when the marketplace counts. */
+export type Charged = Extract<QuotaOutcome, { ok: true }> | null;
+
+/** How a request to a data route uses the month: a conditional one may be answered 304, which carries no data. */
+export const monthUse = (request: ShimRequest): MonthUse => (request.headers.has('if-none-match') ? 'revalidation' : 'request');
 
 /** Synchronous when the store is (the in-memory ones), so the hot path does not wait. */
-export function charged(quotas: QuotaStore, caller: Caller, now: number): RateHeaders | Promise<RateHeaders> {
-  if (!caller.quotaKey) return NONE;
-  const pending = charge(quotas, caller.quotaKey, caller.plan, now);
+export function charged(quotas: QuotaStore, caller: Caller, now: number, use: MonthUse = 'request'): Charged | Promise<Charged> {
+  if (!caller.quotaKey) return null;
+  const pending = charge(quotas, caller.quotaKey, caller.plan, now, use);
   return pending instanceof Promise ? pending.then((q) => admitted(caller, q)) : admitted(caller, pending);
 }
 
-function admitted(caller: Caller, q: QuotaOutcome): RateHeaders {
-  if (q.ok) return q.headers;
+function admitted(caller: Caller, q: QuotaOutcome): Charged {
+  if (q.ok) return q;
+  throw refusal(caller, q.code, q.retryAfter, q.headers);
+}
+
+function refusal(caller: Caller, code: 'rate_limited' | 'quota_exceeded', retryAfter: number, headers: Record<string, string>): Refusal {
   const limits = PLAN_LIMITS[caller.plan];
   const what =
-    q.code === 'rate_limited'
+    code === 'rate_limited'
       ? `the ${caller.plan} plan's ${limits.perMinute} requests per minute`
       : `the ${caller.plan} plan's ${limits.perMonth} requests this month (UTC)`;
-  throw new Refusal(
-    q.code,
-    `Quota exceeded: ${what}; retry in ${q.retryAfter} s`,
-    Object.assign({ 'Retry-After': String(q.retryAfter) }, q.headers),
+  return new Refusal(
+    code,
+    `Quota exceeded: ${what}; retry in ${retryAfter} s`,
+    Object.assign({ 'Retry-After': String(retryAfter) }, headers),
   );
+}
+
+/**
+ * The answer to a revalidation, once known (decision 35). A 304 gives the month its charge back, and its month
+ * headers show the month as it then stands. Past a spent month the request was admitted by the minute alone: a 304
+ * goes out as it is, and anything else (data, or an error that would be counted) is refused `quota_exceeded`, as
+ * the same request without If-None-Match would have been.
+ */
+export function answered(
+  quotas: QuotaStore,
+  caller: Caller,
+  c: Charged,
+  res: ShimResponse,
+  now: number,
+): ShimResponse | Promise<ShimResponse> {
+  if (!c) return res;
+  const a = c.admission;
+  if (res.status !== 304) {
+    if (a.monthCharged) return res;
+    throw refusal(caller, 'quota_exceeded', Math.max(1, Math.ceil((c.month.end - now) / 1000)), c.headers);
+  }
+  if (!a.monthCharged) return res;
+  res.headers['X-RateLimit-Requests-Remaining'] = String(Math.max(0, PLAN_LIMITS[caller.plan].perMonth - (a.monthUsed - 1)));
+  const returned = quotas.refund(caller.quotaKey!, c.month, a);
+  return returned instanceof Promise ? returned.then(() => res) : res;
 }

@@ -1,5 +1,5 @@
 /**
- * Step: route. Maps a GET request onto the API's nine routes; anything else is refused (405 with Allow: GET, 404,
+ * Step: route. Maps a GET request onto the API's ten routes; anything else is refused (405 with Allow: GET, 404,
  * or 400 for an overlong query). Segments are decoded once and never reach a file path.
  */
 import { Refusal } from '../refusal.js';
@@ -11,6 +11,7 @@ export type Route =
   | { name: 'risk'; symbol: string }
   | { name: 'history'; symbol: string }
   | { name: 'changes' }
+  | { name: 'usage' }
   | { name: 'bulk' }
   | { name: 'summary'; universe: string }
   | { name: 'dca'; symbol: string };
@@ -60,6 +61,7 @@ export function route(pathname: string): Route | null {
       if (a === 'openapi.json') return { name: 'openapi' };
       if (a === 'assets') return { name: 'assets' };
       if (a === 'changes') return { name: 'changes' };
+      if (a === 'usage') return { name: 'usage' };
       return null;
     case 2:
       return a === 'bulk' && b === 'risk' ? { name: 'bulk' } : null;

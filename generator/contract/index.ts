@@ -11,4 +11,5 @@ export * from './json.js';
 export * from './time.js';
 export * from './encodings.js';
 export * from './bulk.js';
+export * from './usage.js';
 export * from './keys.js';

@@ -402,6 +402,43 @@ export const BulkResponse = api('BulkResponse', envelope(Bulk));
 export const SummaryResponse = api('SummaryResponse', envelope(Summary));
 export const DcaSignalResponse = api('DcaSignalResponse', envelope(DcaSignal));
 export const ChangesResponse = api('ChangesResponse', envelope(Changes));
+/** A caller's own standing (decision 36): its plan, its limits, and where its counts stand. */
+export const Usage = api(
+  'Usage',
+  z
+    .object({
+      plan: z.enum(PLANS),
+      credential: z
+        .string()
+        .regex(/^(key:[0-9a-f]{8}|marketplace)$/)
+        .describe("key: and the first 8 hex digits of the key's SHA-256 (as the operator's key list shows it), or marketplace."),
+      label: z.string().nullable().describe("The key's label; null for a caller the marketplace admitted."),
+      expires_at: z.iso.datetime().nullable().describe('When the key stops being accepted (UTC); null when it does not expire.'),
+      limits: z.object({ per_minute: count(), per_month: count() }),
+      minute: z
+        .object({
+          used: count().describe('Requests counted in the last 60 seconds, this one included.'),
+          remaining: count(),
+          reset_seconds: count().describe('Seconds until the oldest of them leaves the window.'),
+        })
+        .nullable()
+        .describe('The rolling minute; null when the marketplace counts the requests.'),
+      month: z
+        .object({
+          period: z
+            .string()
+            .regex(/^\d{4}-(0[1-9]|1[0-2])$/)
+            .describe('The calendar month, YYYY-MM (UTC).'),
+          used: count().describe('Requests counted this month; this call is not one of them.'),
+          remaining: count(),
+          resets_at: z.iso.datetime().describe("The next month's first instant (UTC)."),
+        })
+        .nullable()
+        .describe('The calendar month; null when the marketplace counts the requests.'),
+    })
+    .describe("The caller's plan, its limits and where its counts stand; asking counts toward the rolling minute, not the month."),
+);
+export const UsageResponse = api('UsageResponse', envelope(Usage));
 
 // The tree's own files: read by the next build (the ledger), by the shim (catalogue, manifest) and by `keys`.
 const internal = <T extends z.ZodType>(id: string, schema: T): T => (INTERNAL_IDS.add(id), SHAPES.add(schema, { id }), schema);
@@ -508,3 +545,5 @@ export type HistoryResponse = z.infer<typeof HistoryResponse>;
 export type BulkResponse = z.infer<typeof BulkResponse>;
 export type SummaryResponse = z.infer<typeof SummaryResponse>;
 export type DcaSignalResponse = z.infer<typeof DcaSignalResponse>;
+export type Usage = z.infer<typeof Usage>;
+export type UsageResponse = z.infer<typeof UsageResponse>;

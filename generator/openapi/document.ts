@@ -149,6 +149,8 @@ const DESCRIPTIONS: Record<string, string> = {
   getChanges:
     "What moved at each refresh, oldest first: an asset's Gravity or TWAP risk level, SMA composite band, cycle phase or DCA band; a universe's fear & greed label, peak/valley zone or macro risk status; an asset entering or leaving the free tier, the catalogue or stale_models. A basic plan sees its free-tier assets and the crypto universe. Page with limit and cursor; narrow with from and to.",
   getOpenApi: 'This document, with one example response per operation taken from the data being served. No key needed.',
+  getUsage:
+    'Your plan, its limits, and where your counts stand: requests in the rolling minute and in the calendar month (UTC), what each still admits and when it resets. Open to every plan; counts toward the minute, not the month, so calling it never uses up your month. Through a marketplace that counts for you, minute and month are null.',
 };
 
 /** The operations' groups, in the order a reader meets them. */
@@ -159,6 +161,7 @@ const TAGS = [
   { name: 'market', description: "A universe's readings at a glance, and several assets in one call." },
   { name: 'signals', description: "The DCA regression model's band for an asset." },
   { name: 'service', description: "The gateway's health and this document; no key needed." },
+  { name: 'account', description: 'Your plan, its limits and where your counts stand.' },
 ] as const;
 type Tag = (typeof TAGS)[number]['name'];
 
@@ -184,6 +187,8 @@ Call with your key in the \`X-API-Key\` header. Keys are issued by the operator 
 ${planRows}
 
 The basic plan reads the free tier: the ten crypto assets with the smallest market-cap rank on the site's daily ranking, recomputed at each refresh. Counted responses carry \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\` (the minute: at most the plan's limit in any rolling 60 seconds) and \`X-RateLimit-Requests-Limit\`, \`-Remaining\` and \`-Reset\` (the calendar month, UTC). Past a limit the answer is \`429\` with \`Retry-After\`: \`rate_limited\` for the minute, \`quota_exceeded\` for the calendar month (UTC). A refused request is not counted.
+
+Revalidating is free for the month: a request with \`If-None-Match\` answered \`304 Not Modified\` counts toward the minute but not the month, and once the month is used up such a request is still answered \`304\` while your copy is current (anything else is \`quota_exceeded\`). \`GET /v1/usage\` answers your plan, limits and counts in one call, and counts toward the minute only.
 
 ## Pagination
 History is oldest first. \`from\` and \`to\` (YYYY-MM-DD) are inclusive; \`limit\` is the page size (at most your plan's rows a page; above it is clamped, not refused); \`next_cursor\` is the date to pass as \`cursor\` for the next page, and \`null\` on the last one. \`total_row_count\` counts the rows in the \`from\`/\`to\` window across all pages.
@@ -340,6 +345,22 @@ export function openApiDocument(o: DocumentOptions = {}) {
           '400': error('Symbol not a valid shape', ['bad_symbol']),
           '404': error('No asset by that symbol, or no regression model', ['unknown_asset', 'no_signal']),
           ...common,
+        },
+      }),
+      '/v1/usage': get('getUsage', "The caller's plan, limits and counts", 'account', {
+        responses: {
+          '200': {
+            description: "The caller's standing; never cached",
+            headers: { ...requestIdHeader, ...rateHeaders, 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
+            content: { 'application/json': { schema: ref('UsageResponse') } },
+          },
+          '401': common['401'],
+          '405': common['405'],
+          '429': error('Per-minute window exceeded, per credential', ['rate_limited'], {
+            'Retry-After': { schema: { type: 'integer' } },
+            ...rateHeaders,
+          }),
+          '503': common['503'],
         },
       }),
       '/v1/health': get('getHealth', 'Service health (keyless, not wrapped)', 'service', {

@@ -1,9 +1,20 @@
 /**
  * One example response per operation (decision 25), taken from the tree being built, so the document shows
  * what the API answers today: the free tier's first asset, a short history page, a bulk call naming a symbol
- * that is not served, the first events of the latest refresh that raised any.
+ * that is not served, the first events of the latest refresh that raised any, a basic key's standing in the month
+ * the tree was built.
  */
-import { bulkBody, changesPage, historyPage, PLAN_LIMITS, TREE, type ChangeLedger, type Ledger, type RiskDoc } from '../contract/index.js';
+import {
+  bulkBody,
+  changesPage,
+  historyPage,
+  PLAN_LIMITS,
+  TREE,
+  usageBody,
+  type ChangeLedger,
+  type Ledger,
+  type RiskDoc,
+} from '../contract/index.js';
 import type { Examples } from './document.js';
 
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -39,7 +50,18 @@ export function operationExamples(files: Map<string, unknown>, info: object): Ex
     getUniverseSummary: { summary: 'GET /v1/market/crypto/summary', value: get(TREE.summary('crypto')) },
     getHealth: { summary: 'GET /v1/health', value: get(TREE.health) },
     getOpenApi: { summary: 'GET /v1/openapi.json (its opening members only)', value: { openapi: '3.1.0', info } },
+    getUsage: { summary: 'GET /v1/usage with a basic key', value: usageExample(get(TREE.health)!.built_at as string) },
   };
   if (dcaSymbol) out.getDcaSignal = { summary: `GET /v1/signals/dca/${dcaSymbol}`, value: get(TREE.dcaSignal(dcaSymbol)) };
   return out;
+}
+
+/** A basic key's standing in the month the tree was built: one call in the minute, part of the month used. */
+function usageExample(builtAt: string) {
+  const at = new Date(builtAt);
+  const [start, end] = [0, 1].map((n) => Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + n, 1)) as [number, number];
+  return usageBody(
+    { plan: 'basic', credential: 'key:1a2b3c4d', label: 'Acme Corp', expires: null },
+    { minuteUsed: 1, resetMs: 60_000, monthUsed: 42, monthStart: start, monthEnd: end },
+  );
 }

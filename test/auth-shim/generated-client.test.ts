@@ -1,6 +1,6 @@
 /**
  * A client nobody here wrote: openapi-typescript generates types from the document the gateway serves, a script
- * calls all nine endpoints through openapi-fetch, TypeScript compiles it strictly, and it runs against a served
+ * calls all ten endpoints through openapi-fetch, TypeScript compiles it strictly, and it runs against a served
  * tree. A field the document types wrongly, or leaves out, breaks the compile or the run. The script uses the
  * document as a customer would, without a cast: it revalidates with If-None-Match (a declared header parameter),
  * narrows each change event by its `field` to the type of its from/to, and reads a reading's as_of and the DCA
@@ -105,13 +105,19 @@ status.getHealth = health.response.status;
 const openapi = await client.GET('/v1/openapi.json');
 status.getOpenApi = openapi.response.status;
 
+const usage = await client.GET('/v1/usage');
+status.getUsage = usage.response.status;
+const plan: 'basic' | 'pro' | 'ultra' | undefined = usage.data?.data.plan;
+const monthLeft: number | undefined = usage.data?.data.month?.remaining;
+const perMinute: number | undefined = usage.data?.data.limits.per_minute;
+
 const refused = await createClient<paths>({ baseUrl }).GET('/v1/assets');
 const code: string | undefined = refused.error?.error.code;
 
 console.log(
   JSON.stringify({
     status,
-    seen: { symbol, score, stale, gravityAsOf, revalidated, cursor, firstDate, missing, multiplier, code, moved, feedCursor, kinds, wrong },
+    seen: { symbol, score, stale, gravityAsOf, revalidated, cursor, firstDate, missing, multiplier, code, moved, feedCursor, kinds, wrong, plan, monthLeft, perMinute },
   }),
 );
 `;
@@ -139,7 +145,7 @@ export const stale: Of<'stale_models.twap'>['from'] = false;
 `;
 
 describe('a client generated from the served document', () => {
-  it('compiles strictly and calls all nine endpoints against the gateway', async () => {
+  it('compiles strictly and calls all ten endpoints against the gateway', async () => {
     const doc = await (await fetch(`${base}/v1/openapi.json`)).json();
     const dir = join(root, 'client');
     mkdirSync(dir, { recursive: true });
@@ -172,7 +178,7 @@ describe('a client generated from the served document', () => {
     });
     expect(run.stderr).toBe('');
     const { status, seen } = JSON.parse(run.stdout) as { status: Record<string, number>; seen: Record<string, unknown> };
-    expect(Object.keys(status)).toHaveLength(9);
+    expect(Object.keys(status)).toHaveLength(10);
     for (const [op, s] of Object.entries(status)) expect(s, op).toBe(200);
     expect(seen).toMatchObject({
       symbol: expect.any(String),
@@ -185,6 +191,9 @@ describe('a client generated from the served document', () => {
       moved: expect.any(String),
       feedCursor: null,
       wrong: [],
+      plan: 'ultra',
+      monthLeft: expect.any(Number),
+      perMinute: 60,
     });
     // The served tree's refreshes moved levels, bands and phases at least: each narrowed branch ran.
     const kinds = seen.kinds as Record<string, number>;

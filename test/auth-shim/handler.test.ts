@@ -79,6 +79,36 @@ describe('fetch handler: quotas (decision 6)', () => {
     expect((await c('/v1/assets/ETH/risk', { headers: basic })).status).toBe(200);
   });
 
+  it('past a spent month a revalidation of a current copy is still 304, counted in the minute; any other answer is quota_exceeded (decision 35)', async () => {
+    let t = Date.UTC(2026, 9, 31, 0, 0, 0);
+    const c = client({ quotas: new MemoryQuotaStore(), now: () => t });
+    let etag = '';
+    for (let i = 0; i < 1000; i++) {
+      if (i % 5 === 0) t += 60_000;
+      const res = await c('/v1/assets/ETH/risk', { headers: basic });
+      expect(res.status).toBe(200);
+      etag = res.headers.get('etag')!;
+    }
+    t += 60_000;
+    await expectError(await c('/v1/assets/ETH/risk', { headers: basic }), 429, 'quota_exceeded');
+    const current = { ...basic, 'If-None-Match': etag };
+    for (const left of ['4', '3']) {
+      const res = await c('/v1/assets/ETH/risk', { headers: current });
+      expect(res.status).toBe(304);
+      expect([res.headers.get('ratelimit-remaining'), res.headers.get('x-ratelimit-requests-remaining')]).toEqual([left, '0']);
+    }
+    const changed = await c('/v1/assets/ETH/risk', { headers: { ...basic, 'If-None-Match': '"not-current"' } });
+    expect(await expectError(changed, 429, 'quota_exceeded')).toMatch(/the basic plan's 1000 requests this month \(UTC\)/);
+    expect(Number(changed.headers.get('retry-after'))).toBe(Math.ceil((Date.UTC(2026, 10, 1) - t) / 1000));
+    await expectError(await c('/v1/assets/NOPE/risk', { headers: current }), 429, 'quota_exceeded');
+    // Where the caller stands, asked in the same minute: the month spent, the minute spent by the four above and this.
+    const standing = (await (await c('/v1/usage', { headers: basic })).json()).data;
+    expect([standing.month.used, standing.month.remaining, standing.minute.used]).toEqual([1000, 0, 5]);
+    await expectError(await c('/v1/assets/ETH/risk', { headers: current }), 429, 'rate_limited');
+    t = Date.UTC(2026, 10, 1, 0, 0, 1);
+    expect((await c('/v1/assets/ETH/risk', { headers: basic })).status).toBe(200);
+  });
+
   it('counts each credential on its own', async () => {
     const t = Date.UTC(2026, 9, 14, 12, 0, 0);
     const c = client({ quotas: new MemoryQuotaStore(), now: () => t });

@@ -85,6 +85,7 @@ describe('Prism between a client and the gateway', () => {
         ['/v1/changes?limit=4', h],
         ['/v1/changes?cursor=2&limit=3', h],
         ['/v1/bulk/risk?symbols=BTC,ETH,NOPE', h],
+        ['/v1/usage', h],
       );
       for (const s of symbols)
         requests.push([`/v1/assets/${s}/risk`, h], [`/v1/assets/${s}/history?limit=4`, h], [`/v1/signals/dca/${s}`, h]);
@@ -93,7 +94,16 @@ describe('Prism between a client and the gateway', () => {
       requests.push(['/v1/assets/NOPE/risk', h], ['/v1/signals/dca/NOPE', h]);
     }
     // No credential at all is Prism's to refuse (the document requires one); a wrong one reaches the gateway.
-    requests.push(['/v1/assets/BTC/risk', { 'X-API-Key': 'not-a-key' }]);
+    requests.push(['/v1/assets/BTC/risk', { 'X-API-Key': 'not-a-key' }], ['/v1/usage', { 'X-API-Key': 'not-a-key' }]);
+    requests.push([
+      '/v1/usage',
+      {
+        'x-marketplace-key': 'subscriber',
+        'x-marketplace-host': 'risk-readings.marketplace.example',
+        'x-marketplace-proxy-secret': 'proxy-secret-for-tests',
+        'x-marketplace-subscription': 'BASIC',
+      },
+    ]);
     requests.push([
       '/v1/assets/SPY/risk',
       {

@@ -8,12 +8,13 @@ export function minuteClock(): () => number {
  * The shim's behaviour, stated once and run against every way it is deployed (the fetch handler itself, the
  * Node server over real HTTP). `call` sends a GET (or `method`) for a path with headers.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { DISCLAIMER } from '../../generator/contract/index.js';
-import { KEY, treeJson } from './tree.js';
+import { KEY, KEYS_FILE, treeJson } from './tree.js';
 
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -490,6 +491,93 @@ export function shimSuite(name: string, setup: () => { call: Call; out: string }
       const { call } = setup();
       expect((await call('/v1/market/crypto/summary', { headers: basic })).status).toBe(200);
       await expectError(await call('/v1/market/quantum/summary', { headers: basic }), 403, 'plan_required');
+    });
+  });
+
+  describe(`${name}: revalidation and the caller's own standing (decisions 35, 36)`, () => {
+    /** What `keys list` shows of a demo key, and its label. */
+    const stored = (key: string) => {
+      const sha = createHash('sha256').update(key).digest('hex');
+      const rec = (JSON.parse(readFileSync(KEYS_FILE, 'utf8')) as { keys: { sha256: string; label: string }[] }).keys.find(
+        (k) => k.sha256 === sha,
+      )!;
+      return { credential: `key:${sha.slice(0, 8)}`, label: rec.label };
+    };
+    const monthLeft = (res: Response) => Number(res.headers.get('x-ratelimit-requests-remaining'));
+    const usage = async (headers: Record<string, string>) => (await (await setup().call('/v1/usage', { headers })).json()).data;
+
+    it('a 304 counts toward the minute and not the month: revalidating spends none of it', async () => {
+      const { call } = setup();
+      const first = await call('/v1/assets/BTC/risk', { headers: basic });
+      const etag = first.headers.get('etag')!;
+      const left = monthLeft(first);
+      for (let i = 0; i < 3; i++) {
+        const res = await call('/v1/assets/BTC/risk', { headers: { ...basic, 'If-None-Match': etag } });
+        expect(res.status).toBe(304);
+        // The month as it stands, and the minute that counted it.
+        expect(monthLeft(res)).toBe(left);
+        expect(res.headers.get('ratelimit-limit')).toBe('5');
+      }
+      expect((await usage(basic)).month.remaining).toBe(left);
+      // A tag that is no longer current gets the data, which the month counts.
+      const changed = await call('/v1/assets/BTC/risk', { headers: { ...basic, 'If-None-Match': '"not-current"' } });
+      expect(changed.status).toBe(200);
+      expect(monthLeft(changed)).toBe(left - 1);
+      expect((await usage(basic)).month.remaining).toBe(left - 1);
+    });
+
+    it('GET /v1/usage: plan, limits and counts in one call, counted in the minute and not the month, never cached', async () => {
+      const { call } = setup();
+      const res = await call('/v1/usage', { headers: pro });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('cache-control')).toBe('no-store');
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      const body = await res.json();
+      const used: number = body.data.month.used;
+      const period: string = body.data.month.period;
+      const [y, m] = period.split('-').map(Number) as [number, number];
+      expect(body).toEqual({
+        as_of: null,
+        model_version: null,
+        disclaimer: DISCLAIMER,
+        data: {
+          plan: 'pro',
+          ...stored(KEY.pro),
+          expires_at: null,
+          limits: { per_minute: 20, per_month: 50_000 },
+          minute: { used: 1, remaining: 19, reset_seconds: 60 },
+          month: { period, used, remaining: 50_000 - used, resets_at: new Date(Date.UTC(y, m, 1)).toISOString().replace('.000Z', 'Z') },
+        },
+      });
+      expect(period).toMatch(/^\d{4}-\d{2}$/);
+      // The headers say the same of the month, and of the minute that counted this call.
+      expect(monthLeft(res)).toBe(50_000 - used);
+      expect(res.headers.get('ratelimit-remaining')).toBe('19');
+      expect((await usage(pro)).month.used).toBe(used);
+      expect((await call('/v1/assets/BTC/risk', { headers: pro })).status).toBe(200);
+      expect((await usage(pro)).month.used).toBe(used + 1);
+    });
+
+    it('GET /v1/usage needs a credential; a marketplace caller the proxy secret admits gets its plan, minute and month null', async () => {
+      const { call } = setup();
+      const refused = await call('/v1/usage');
+      await expectError(refused, 401, 'unauthorized');
+      expect(refused.headers.get('www-authenticate')).toBe('ApiKey header="X-API-Key"');
+      const res = await call('/v1/usage', { headers: { ...PROXY_PAIR, 'x-marketplace-subscription': 'ULTRA' } });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('ratelimit-limit')).toBeNull();
+      expect((await res.json()).data).toEqual({
+        plan: 'ultra',
+        credential: 'marketplace',
+        label: null,
+        expires_at: null,
+        limits: { per_minute: 60, per_month: 500_000 },
+        minute: null,
+        month: null,
+      });
+      // A marketplace pair whose key is stored is that key, counted here.
+      const pair = { 'x-marketplace-key': KEY.basic, 'x-marketplace-host': 'risk-readings.marketplace.example' };
+      expect(await usage(pair)).toMatchObject({ plan: 'basic', ...stored(KEY.basic), minute: { used: 1 } });
     });
   });
 

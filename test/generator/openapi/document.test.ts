@@ -66,7 +66,7 @@ describe('the served OpenAPI document', () => {
   it('every operation carries an example response from the build, valid against the closed schema', () => {
     const closed = compileSchemas(openApiDocument());
     const operations = Object.entries(served.paths as Record<string, { get: Doc }>);
-    expect(operations).toHaveLength(9);
+    expect(operations).toHaveLength(10);
     for (const [path, { get }] of operations) {
       const media = get.responses['200'].content['application/json'];
       const examples = Object.values(media.examples ?? {}) as { value: unknown }[];
@@ -78,6 +78,11 @@ describe('the served OpenAPI document', () => {
     expect(risk).toEqual(readJson(join(root, 'public', 'v1', 'assets', risk.data.symbol, 'risk.json')));
     const bulk = served.paths['/v1/bulk/risk'].get.responses['200'].content['application/json'].examples.getBulkRisk.value;
     expect(bulk.data.missing).toEqual(['NOTSERVED']);
+    // A caller's standing in the month the tree was built (decision 36).
+    const usage = served.paths['/v1/usage'].get.responses['200'].content['application/json'].examples.getUsage.value;
+    const built = readJson(join(root, 'public', 'v1', 'health.json')).built_at as string;
+    expect(usage.data.month.period).toBe(built.slice(0, 7));
+    expect([usage.as_of, usage.model_version]).toEqual([null, null]);
   });
 
   it('servers is / by default, and build --public-url otherwise', async () => {
@@ -127,7 +132,11 @@ describe('the served OpenAPI document', () => {
   });
 
   it('declares If-None-Match on every operation, each answering 304: a typed client sends it as a parameter', () => {
+    // A caller's own standing is never cached (no-store, no ETag): nothing to revalidate.
+    const usage = (served.paths as Doc)['/v1/usage'].get as Doc;
+    expect([usage.parameters, Object.keys(usage.responses)]).toEqual([undefined, ['200', '401', '405', '429', '503']]);
     for (const [path, item] of Object.entries(served.paths as Doc)) {
+      if (path === '/v1/usage') continue;
       const header = ((item as Doc).get.parameters as Doc[]).filter((p) => p.in === 'header');
       expect(
         header.map((p) => [p.name, p.required, p.schema.type]),
