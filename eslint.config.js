@@ -92,12 +92,25 @@ export default tseslint.config(
   // Only the `serve` command starts the shim; the rest of the generator never reaches it.
   {
     files: ['generator/**/*.ts'],
-    ignores: ['generator/commands/serve.ts'],
+    ignores: ['generator/commands/serve.ts', 'generator/commands/usage.ts'],
     rules: {
       'no-restricted-syntax': [
         'error',
         { selector: 'ImportDeclaration[source.value=/auth-shim/]', message: 'only generator/commands/serve.ts may import the shim' },
         { selector: 'ImportExpression[source.value=/auth-shim/]', message: 'only generator/commands/serve.ts may import the shim' },
+      ],
+    },
+  },
+  // `usage` reads the quota stores' counts (their format is the shim's): the quota rule and its stores, nothing else.
+  {
+    files: ['generator/commands/usage.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'ImportDeclaration[source.value=/auth-shim/]:not([source.value=/auth-shim\\/(quota|node\\/quota-[a-z]+)\\.js$/])',
+          message: 'generator/commands/usage.ts reads the quota stores only',
+        },
       ],
     },
   },

@@ -23,6 +23,8 @@ import {
   port,
   positiveInt,
   quotaStore,
+  quotaCounts,
+  yearMonth,
 } from './commands/options.js';
 
 type Run = (...args: never[]) => Promise<void>;
@@ -120,6 +122,13 @@ export function program(): Command {
     .requiredOption(...store)
     .option('--label <l>', 'revoke every key with exactly this label')
     .option('--sha256 <prefix>', 'revoke the key whose SHA-256 starts with these (8 or more) hex digits');
+
+  command(cli, 'usage', HELP.usage, () => import('./commands/usage.js').then((m) => m.run))
+    .requiredOption('--quotas <file|redis://host:port>', 'the quota store serve counts in: its file, or its Redis', quotaCounts('--quotas'))
+    .requiredOption('--keys <file>', "the credential store, for each key's label and plan", existingPath('--keys', 'file'))
+    .option('--month <YYYY-MM>', 'the calendar month (UTC) to report (default: the current one)', yearMonth('--month'))
+    .addOption(new Option('--json', 'an array of {credential, label, plan, month, requests}').conflicts('csv'))
+    .option('--csv', 'the same columns as CSV, with a header line');
 
   command(cli, 'preview', 'browse a built tree as plain files, no auth', () => import('./commands/preview.js').then((m) => m.run))
     .option(...tree)

@@ -28,6 +28,8 @@ describe('import boundaries', () => {
     ['generator/api/x.ts', '../build.js', 'do not depend'],
     ['generator/output/x.ts', '../../auth-shim/handler.js', 'only generator/commands/serve.ts may import the shim'],
     ['generator/cli.ts', '../auth-shim/node/server.js', 'only generator/commands/serve.ts may import the shim'],
+    ['generator/commands/usage.ts', '../../auth-shim/node/server.js', 'reads the quota stores only'],
+    ['generator/commands/usage.ts', '../../auth-shim/handler.js', 'reads the quota stores only'],
     ['generator/output/x.ts', '../commands/build.js', 'not how readings are made'],
     ['generator/site/x.ts', '../read-inputs.js', 'knows pages only'],
   ])('%s may not import %s', async (file, source, reason) => {
@@ -42,6 +44,8 @@ describe('import boundaries', () => {
     ['generator/site/pages/x.ts', '../plotly.js'],
     ['generator/output/x.ts', '../contract/tree.js'],
     ['generator/commands/serve.ts', '../../auth-shim/node/server.js'],
+    ['generator/commands/usage.ts', '../../auth-shim/node/quota-totals.js'],
+    ['generator/commands/usage.ts', '../../auth-shim/quota.js'],
     ['generator/cli.ts', './commands/options.js'],
   ])('%s may import %s', async (file, source) => {
     expect(await refusals(file, source)).toEqual([]);

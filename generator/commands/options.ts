@@ -24,6 +24,12 @@ export const calendarDate = (name: string) => (v: string) => {
   return v;
 };
 
+/** A calendar month YYYY-MM. */
+export const yearMonth = (name: string) => (v: string) => {
+  if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(v)) throw new InvalidArgumentError(`${name} takes a month YYYY-MM such as 2026-10, not "${v}"`);
+  return v;
+};
+
 /** A duration: a number with a unit s, m, h or d (hours when bare), in milliseconds. */
 export const duration = (name: string) => (v: string) => {
   const m = /^(\d+(?:\.\d+)?)([smhd]?)$/.exec(v.trim());
@@ -140,6 +146,18 @@ export const existingPaths =
 export const quotaStore = (option: string) => (v: string) =>
   /^rediss?:\/\//.test(v) || v === 'memory' ? v : checkPath(option, v, 'new file');
 
+/**
+ * `usage --quotas`: the store a running `serve` counts in, to read: Redis as given, or a quota file that is there.
+ * `memory` is no store another process can read.
+ */
+export const quotaCounts = (option: string) => (v: string) => {
+  if (v === 'memory')
+    throw new PathUsageError(
+      `${option} memory: a store in memory dies with its process; give the quota file or redis://HOST:PORT serve counts in`,
+    );
+  return /^rediss?:\/\//.test(v) ? v : checkPath(option, v, 'file', 'serve writes it, by default <public>/.risk-readings-quotas.json');
+};
+
 /** The tree folder option shared by check, serve and preview; `--out` is the older spelling on check. */
 export function treeFolder(command: string, o: { public?: string; out?: string }, resolve: (p: string) => string): string {
   if (o.out !== undefined) process.stderr.write(`warning: ${command} --out is deprecated; use --public (the folder holding v1/)\n`);
@@ -160,6 +178,7 @@ export const HELP = {
     'where quota counts live: a file (default <public>/.risk-readings-quotas.json, kept across restarts), Redis shared by a fleet, ' +
     'or this process only; also RISK_READINGS_QUOTAS (a Redis URL with a password belongs there)',
   discardDamaged: 'when the quota file cannot be read, count on from what still can (moving the damaged files aside) instead of exiting 3',
+  usage: "each key's requests in a calendar month (UTC) from the quota store serve counts in, with its label and plan: what to invoice",
   quotasWait: 'how long to wait for another process to let go of the quota file, as in a rolling restart (30s, 2m), then exit 3',
   staleAfter: 'health reads "stale" once the newest reading is older than this (36h, 90m, 2d; bare numbers are hours)',
   marketplaceName: "the marketplace's name in its header names, x-<name>-key (besides the neutral x-marketplace-*)",
@@ -197,4 +216,8 @@ Examples:
   check: `
 Examples:
   $ risk-readings check --public public`,
+  usage: `
+Examples:
+  $ risk-readings usage --quotas public/.risk-readings-quotas.json --keys keys.json               # this month so far
+  $ risk-readings usage --quotas redis://127.0.0.1:6379 --keys keys.json --month 2026-10 --csv > 2026-10.csv`,
 };

@@ -544,6 +544,20 @@ describe('the disk store (the default of serve)', () => {
       expect((await second.get('/v1/assets/BTC/risk')).status).toBe(200);
       expect((await second.get('/v1/assets/BTC/risk')).status).toBe(200);
       expect((await second.get('/v1/assets/BTC/risk')).status).toBe(429);
+      // Billing reads the file while serve runs (decision 38): within a second the month shows all five, and serve
+      // keeps its lock and goes on answering.
+      const lock = readFileSync(`${quotas}.lock`, 'utf8');
+      const billed = async () => {
+        const r = await cliAsync(['usage', '--quotas', quotas, '--keys', KEYS_FILE, '--json']);
+        expect(r.status, r.stderr).toBe(0);
+        return (JSON.parse(r.stdout) as { plan: string; requests: number }[]).find((row) => row.plan === 'basic')!.requests;
+      };
+      expect(await until(async () => (await billed()) === 5, 5_000, 200)).toBe(true);
+      expect(readFileSync(`${quotas}.lock`, 'utf8')).toBe(lock);
+      expect(JSON.parse(lock).pid).toBe(second.child.pid);
+      // Its minute spent, the key's own standing is refused too (it counts toward the minute); serve answers on.
+      expect((await second.get('/v1/usage')).status).toBe(429);
+      expect((await fetch(second.url('/v1/health'))).status).toBe(200);
     } finally {
       second.child.kill('SIGTERM');
     }

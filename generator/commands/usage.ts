@@ -1,0 +1,118 @@
+/**
+ * `risk-readings usage` (decision 38): each key's requests in one calendar month (UTC), from the quota store `serve`
+ * counts in, with the key file's labels and plans: what an operator invoices from. Read-only: a running `serve` is
+ * neither stopped nor slowed, and its lock on the quota file is never taken. Exit 0; 1 a store or key file that
+ * cannot be read; 2 usage (a path that is not there, `memory`, a malformed month: refused as the line is parsed).
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { monthTotals, shownUrl, TotalsUnreadable } from '../../auth-shim/node/quota-totals.js';
+import { monthName, monthOf, monthsAfter, MONTHS_KEPT, type MonthWindow } from '../../auth-shim/quota.js';
+import { keyStoreFromJson, type KeyStore } from '../contract/keys.js';
+import type { Plan } from '../contract/plans.js';
+
+export interface UsageFlags {
+  quotas: string;
+  keys: string;
+  month?: string;
+  json?: boolean;
+  csv?: boolean;
+}
+
+/** One line of the bill: a key of the key file, or a credential counted but no longer in it (plan and label null). */
+export interface UsageRow {
+  credential: string;
+  label: string | null;
+  plan: Plan | null;
+  month: string;
+  requests: number;
+}
+
+/** The month named `YYYY-MM` (already checked by the option's parser), or the current one. */
+function window(month: string | undefined, now: number): MonthWindow {
+  if (!month) return monthOf(now);
+  const [y, m] = month.split('-').map(Number) as [number, number];
+  return { start: Date.UTC(y, m - 1, 1), end: Date.UTC(y, m, 1) };
+}
+
+/** A key file that cannot be read: exit 1, named. */
+class KeysUnreadable extends Error {}
+
+function readKeys(file: string): KeyStore {
+  try {
+    return keyStoreFromJson(JSON.parse(readFileSync(file, 'utf8')), file);
+  } catch (e) {
+    throw new KeysUnreadable(e instanceof SyntaxError ? `${file}: cannot read the key store (${e.message})` : (e as Error).message, {
+      cause: e,
+    });
+  }
+}
+
+/** The rows of the bill: the key file's keys in its order, then what else was counted, by credential. */
+export function usageRows(keys: KeyStore, totals: Map<string, number>, month: string): UsageRow[] {
+  const rows: UsageRow[] = [];
+  const billed = new Set<string>();
+  for (const k of keys.values()) {
+    const credential = `key:${k.sha256}`;
+    billed.add(credential);
+    rows.push({ credential: `key:${k.sha256.slice(0, 8)}`, label: k.label, plan: k.plan, month, requests: totals.get(credential) ?? 0 });
+  }
+  const others = [...totals].filter(([c]) => !billed.has(c)).sort(([a], [b]) => (a < b ? -1 : 1));
+  for (const [c, requests] of others)
+    rows.push({ credential: c.startsWith('key:') ? c.slice(0, 12) : c, label: null, plan: null, month, requests });
+  return rows;
+}
+
+const COLUMNS = ['credential', 'label', 'plan', 'month', 'requests'] as const;
+
+/** A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break. */
+const field = (v: string | number | null) => {
+  const s = v === null ? '' : String(v);
+  return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+};
+
+function table(rows: UsageRow[]): string {
+  const width = Math.max(10, ...rows.map((r) => r.credential.length));
+  const count = Math.max(8, ...rows.map((r) => String(r.requests).length));
+  const line = (c: string, plan: string, n: string, label: string) =>
+    `${c.padEnd(width)}  ${plan.padEnd(5)}  ${n.padStart(count)}  ${label}`;
+  const total = rows.reduce((sum, r) => sum + r.requests, 0);
+  return [
+    line('credential', 'plan', 'requests', 'label'),
+    ...rows.map((r) => line(r.credential, r.plan ?? '-', String(r.requests), r.label ?? '(not in the key file)')),
+    line('total', '', String(total), ''),
+  ]
+    .map((l) => l.trimEnd())
+    .join('\n');
+}
+
+export async function run(o: UsageFlags): Promise<void> {
+  // The paths are there (checked as the command line was parsed, exit 2 otherwise).
+  const redis = /^rediss?:\/\//.test(o.quotas);
+  const quotas = redis ? o.quotas : resolve(o.quotas);
+  const keysFile = resolve(o.keys);
+  const now = Date.now();
+  const month = window(o.month, now);
+  const name = monthName(month.start);
+  let rows: UsageRow[];
+  try {
+    rows = usageRows(readKeys(keysFile), await monthTotals(quotas, month), name);
+  } catch (e) {
+    if (!(e instanceof TotalsUnreadable || e instanceof KeysUnreadable)) throw e;
+    process.stderr.write(`risk-readings usage: ${(e as Error).message}\n`);
+    process.exitCode = 1;
+    return;
+  }
+  if (o.json) process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
+  else if (o.csv)
+    process.stdout.write([COLUMNS.join(','), ...rows.map((r) => COLUMNS.map((c) => field(r[c])).join(','))].join('\n') + '\n');
+  else process.stdout.write(table(rows) + '\n');
+  const where = redis ? shownUrl(quotas) : quotas;
+  const open =
+    now < month.end
+      ? '; the month has not ended, so these counts still grow'
+      : month.start < monthsAfter(monthOf(now).start, -MONTHS_KEPT)
+        ? `; the stores keep the current month and the ${MONTHS_KEPT} before it, so an older month may be gone`
+        : '';
+  process.stderr.write(`${name} (UTC), counted in ${where}${open}\n`);
+}

@@ -1,0 +1,203 @@
+/**
+ * `risk-readings usage` (decision 38), run as an operator runs it: each key's requests in a month, from the quota file
+ * or Redis that `serve` counts in, with the key file's labels and plans; the formats a bill is made from; the exit
+ * statuses (0; 1 a store or key file that cannot be read; 2 usage).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DiskQuotaStore, RedisQuotaStore } from '../../../auth-shim/node/quota-stores.js';
+import { monthOf, type Limits } from '../../../auth-shim/quota.js';
+import { addKey } from '../../../generator/keys.js';
+import { cliAsync, tempDir } from '../../helpers.js';
+
+const root = tempDir('rr-usage-');
+const keysFile = join(root, 'keys.json');
+const quotaFile = join(root, 'quotas.json');
+const sha = (key: string) => createHash('sha256').update(key).digest('hex');
+const lots: Limits = { perMinute: 1_000_000, perMonth: 1_000_000 };
+const SEPT = Date.UTC(2026, 8, 10);
+const OCT = Date.UTC(2026, 9, 10);
+/** A key counted in the store and revoked since: billed by its hash prefix. */
+const REVOKED = `key:${randomBytes(32).toString('hex')}`;
+let keys: { acme: string; beta: string; idle: string };
+
+/** `n` requests of `credential` from `at`, one a second. */
+function count(store: DiskQuotaStore | RedisQuotaStore, credential: string, at: number, n: number) {
+  return Promise.all(Array.from({ length: n }, (_, i) => store.take(credential, lots, at + i * 1_000, monthOf(at))));
+}
+
+beforeAll(async () => {
+  keys = {
+    acme: await addKey(keysFile, 'pro', 'Acme Corp'),
+    beta: await addKey(keysFile, 'basic', 'Beta, "the second" Ltd'),
+    idle: await addKey(keysFile, 'ultra', 'Idle'),
+  };
+  const store = await DiskQuotaStore.open(quotaFile);
+  await count(store, `key:${sha(keys.acme)}`, SEPT, 7);
+  await count(store, `key:${sha(keys.acme)}`, OCT, 3);
+  await count(store, `key:${sha(keys.beta)}`, SEPT, 2);
+  await count(store, REVOKED, SEPT, 4);
+  await count(store, `key:${sha(keys.beta)}`, Date.now(), 5);
+  await store.close();
+});
+
+const usage = (...args: string[]) => cliAsync(['usage', '--keys', keysFile, ...args]);
+
+describe('risk-readings usage', () => {
+  it('--json: each key of the key file in its order, then each other credential counted, by hash prefix', async () => {
+    const r = await usage('--quotas', quotaFile, '--month', '2026-09', '--json');
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual([
+      { credential: `key:${sha(keys.acme).slice(0, 8)}`, label: 'Acme Corp', plan: 'pro', month: '2026-09', requests: 7 },
+      { credential: `key:${sha(keys.beta).slice(0, 8)}`, label: 'Beta, "the second" Ltd', plan: 'basic', month: '2026-09', requests: 2 },
+      { credential: `key:${sha(keys.idle).slice(0, 8)}`, label: 'Idle', plan: 'ultra', month: '2026-09', requests: 0 },
+      { credential: REVOKED.slice(0, 12), label: null, plan: null, month: '2026-09', requests: 4 },
+    ]);
+    expect(r.stderr).toBe(`2026-09 (UTC), counted in ${quotaFile}\n`);
+  });
+
+  it('--csv: the same columns with a header line, quoted where a label needs it', async () => {
+    const r = await usage('--quotas', quotaFile, '--month', '2026-10', '--csv');
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toBe(
+      [
+        'credential,label,plan,month,requests',
+        `key:${sha(keys.acme).slice(0, 8)},Acme Corp,pro,2026-10,3`,
+        `key:${sha(keys.beta).slice(0, 8)},"Beta, ""the second"" Ltd",basic,2026-10,0`,
+        `key:${sha(keys.idle).slice(0, 8)},Idle,ultra,2026-10,0`,
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('the current month (UTC) by default, as a table with its total; the month still open is said so', async () => {
+    const r = await usage('--quotas', quotaFile);
+    expect(r.status, r.stderr).toBe(0);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^credential\s+plan\s+requests\s+label$/);
+    expect(lines[2]).toMatch(new RegExp(`^key:${sha(keys.beta).slice(0, 8)}\\s+basic\\s+5\\s+Beta, "the second" Ltd$`));
+    expect(lines.at(-1)).toMatch(/^total\s+5$/);
+    const month = new Date().toISOString().slice(0, 7);
+    expect(r.stderr).toBe(`${month} (UTC), counted in ${quotaFile}; the month has not ended, so these counts still grow\n`);
+  });
+
+  it('reads the file a running store holds, without taking its lock or stopping it', async () => {
+    const file = join(root, 'held.json');
+    const store = await DiskQuotaStore.open(file, { flushMs: 50 });
+    try {
+      await count(store, `key:${sha(keys.idle)}`, OCT, 6);
+      store.flush();
+      const lock = readFileSync(`${file}.lock`, 'utf8');
+      const r = await usage('--quotas', file, '--month', '2026-10', '--json');
+      expect(r.status, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)[2]).toMatchObject({ label: 'Idle', requests: 6 });
+      expect(readFileSync(`${file}.lock`, 'utf8')).toBe(lock);
+      expect(store.take(`key:${sha(keys.idle)}`, lots, OCT + 10_000, monthOf(OCT))).toMatchObject({ ok: true, monthUsed: 7 });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('exit 2 for usage, naming the option: a path that is not there, a memory store, a malformed month, two formats', async () => {
+    const cases: [string[], RegExp][] = [
+      [
+        ['--quotas', join(root, 'nope.json')],
+        new RegExp(
+          `^risk-readings: --quotas ${join(root, 'nope.json')}: no such file \\(serve writes it, by default <public>/\\.risk-readings-quotas\\.json\\)`,
+        ),
+      ],
+      [
+        ['--quotas', quotaFile, '--keys', join(root, 'nope-keys.json')],
+        new RegExp(`^risk-readings: --keys ${join(root, 'nope-keys.json')}: no such file`),
+      ],
+      [['--quotas', root], new RegExp(`^risk-readings: --quotas ${root}: not a file`)],
+      [['--quotas', 'memory'], /^risk-readings: --quotas memory: a store in memory dies with its process/],
+      [['--quotas', quotaFile, '--month', '2026-13'], /--month takes a month YYYY-MM such as 2026-10, not "2026-13"/],
+      [['--quotas', quotaFile, '--json', '--csv'], /'--json' cannot be used with option '--csv'/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await usage(...args);
+      expect(r.status, args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(message);
+      expect(r.stdout).toBe('');
+    }
+  });
+
+  it('exit 1 for a store or key file that cannot be read, named', async () => {
+    const damaged = join(root, 'damaged.json');
+    writeFileSync(damaged, '{"schema": 2, "journal": 1, "credentials": {"key:ab');
+    const notJson = join(root, 'not-json-keys.json');
+    writeFileSync(notJson, '{"keys": [');
+    const port = await freePort();
+    const cases: [string[], RegExp][] = [
+      [['--quotas', damaged], new RegExp(`^risk-readings usage: ${damaged}: not JSON \\(.+\\); the file may have been cut short\\.`)],
+      [['--quotas', quotaFile, '--keys', notJson], new RegExp(`^risk-readings usage: ${notJson}: cannot read the key store`)],
+      [
+        ['--quotas', `redis://127.0.0.1:${port}`],
+        new RegExp(`^risk-readings usage: redis://127.0.0.1:${port}: cannot read the quota counts`),
+      ],
+    ];
+    for (const [args, message] of cases) {
+      const r = await usage(...args);
+      expect(r.status, args.join(' ')).toBe(1);
+      expect(r.stderr).toMatch(message);
+    }
+  });
+});
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  const port = (s.address() as { port: number }).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const redisAway = await (async () => {
+  const r = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 1_000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  r.on('error', () => {});
+  try {
+    await r.connect();
+    await r.ping();
+    return null;
+  } catch (e) {
+    return `no Redis answers at ${REDIS_URL} (${(e as Error).message})`;
+  } finally {
+    r.disconnect();
+  }
+})();
+if (redisAway && process.env.CI === 'true') throw new Error(`CI=true and ${redisAway}: the Redis usage test cannot run`);
+
+describe.skipIf(redisAway !== null)(`risk-readings usage on Redis (skipped: ${redisAway ?? 'Redis answers'})`, () => {
+  // The default prefix, as serve counts in it, in a month no other test or server counts in: 2031-05.
+  const MAY_2031 = Date.UTC(2031, 4, 3);
+  const own = `key:${randomBytes(32).toString('hex')}`;
+  let store: RedisQuotaStore;
+  beforeAll(() => void (store = new RedisQuotaStore(REDIS_URL, undefined, { timeoutMs: 10_000 })));
+  afterAll(async () => {
+    const month = monthOf(MAY_2031).start;
+    await store.redis.del(...[keys.acme, keys.beta].map((k) => `rr:q:key:${sha(k)}:month:${month}`), `rr:q:${own}:month:${month}`);
+    await store.redis.del(...[keys.acme, keys.beta].map((k) => `rr:q:key:${sha(k)}:minute`), `rr:q:${own}:minute`);
+    await store.close();
+  });
+
+  it('reads the month from Redis: the keys of the key file, and what else was counted', async () => {
+    await count(store, `key:${sha(keys.acme)}`, MAY_2031, 11);
+    await count(store, `key:${sha(keys.beta)}`, MAY_2031, 1);
+    await count(store, own, MAY_2031, 2);
+    const r = await usage('--quotas', REDIS_URL, '--month', '2031-05', '--json');
+    expect(r.status, r.stderr).toBe(0);
+    const rows = JSON.parse(r.stdout) as { credential: string; requests: number; label: string | null }[];
+    expect(rows.slice(0, 3).map((x) => [x.label, x.requests])).toEqual([
+      ['Acme Corp', 11],
+      ['Beta, "the second" Ltd', 1],
+      ['Idle', 0],
+    ]);
+    expect(rows).toContainEqual({ credential: own.slice(0, 12), label: null, plan: null, month: '2031-05', requests: 2 });
+  });
+});
