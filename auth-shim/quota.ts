@@ -250,11 +250,6 @@ export class MemoryQuotaStore implements QuotaStore {
     if (c) refundMonth(c, month);
   }
 
-  /** Counts a charge made elsewhere, as a shared store records what a fallback admitted. */
-  recordOne(charge: Charge): void {
-    recordCharge(this.countsOf(charge.credential, charge.month), charge);
-  }
-
   /**
    * Takes in what a shared store answered, so that this process's counts go on from there if it goes away: the
    * request in the minute, and the month's total as the shared store has it.
@@ -430,7 +425,7 @@ export type QuotaOutcome =
       month: MonthWindow;
     };
 
-export const seconds = (ms: number) => String(Math.max(0, Math.ceil(ms / 1000)));
+const seconds = (ms: number) => String(Math.max(0, Math.ceil(ms / 1000)));
 
 /** The minute's headers (decision 6) and the month's, as RapidAPI shows its own quotas (decision 32). */
 function outcome(plan: Plan, a: Admission, month: MonthWindow, now: number): QuotaOutcome {
