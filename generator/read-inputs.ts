@@ -12,6 +12,7 @@ import fg from 'fast-glob';
 import { buildReport, BuildError, type BuildOptions, type CarriedPage } from './build-report.js';
 import { EXIT } from './exit.js';
 import { loadCatalog, UNIVERSES, type Asset } from './catalog/catalog.js';
+import { refuseInitOverLedger } from './ledger-start.js';
 import type { HistoryRow } from './api/history.js';
 import type { AssetRisk } from './api/asset-risk.js';
 import { TREE } from './contract/tree.js';
@@ -61,6 +62,7 @@ export async function openInputs(opts: BuildOptions, previousSource: string) {
     ]);
   const previous = await openPrevious(previousSource, opts.previousToken);
   if (!previous && !opts.init) throw noPrevious(previousSource);
+  if (opts.init) await refuseInitOverLedger(previous, previousSource, opts.out);
 
   // A page the previous build read must be read again: missing, its model would quietly turn null.
   const vanished = missingSincePrevious(await pagesOfPrevious(previous), found);

@@ -1,6 +1,6 @@
 /** Shared test fixtures: temporary folders, synthetic sites, and builds. */
 import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
@@ -27,9 +27,13 @@ export async function smallSite(dir: string, day = 1, historyStart = '2025-06-01
   return join(dir, 'catalog.json');
 }
 
-/** A build of a small site; `init` by default, so a first build into a new folder starts its ledger. */
+/**
+ * A build of a small site; `init` where there is no tree to continue (no `previous`, none in `out`), so a first build
+ * into a new folder starts its ledger.
+ */
 export function buildSmall(pages: string, out: string, extra: Partial<BuildOptions> = {}) {
-  return build({ pages, out, catalog: join(pages, 'catalog.json'), now: '2026-10-14T00:30:00Z', init: true, ...extra });
+  const init = !extra.previous && !existsSync(join(out, 'v1'));
+  return build({ pages, out, catalog: join(pages, 'catalog.json'), now: '2026-10-14T00:30:00Z', init, ...extra });
 }
 
 export const readJson = <T = any>(file: string): T => JSON.parse(readFileSync(file, 'utf8')) as T; // eslint-disable-line @typescript-eslint/no-explicit-any

@@ -70,6 +70,31 @@ describe('the ledger is never started by accident', () => {
   });
 });
 
+describe('--init never drops a published tree', () => {
+  it('over an --out holding a published ledger: exit 2 naming it and how to start over; the tree byte-identical', () => {
+    const out = copyOfDay1('init-over-out');
+    const before = treeHashes(out);
+    const r = cli(args(day(2), out, 2, '--init', '--json'));
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/--init: --out .*init-over-out already holds a published ledger \(\d+ history rows of 3 assets\)/);
+    expect(r.stderr).toContain('To continue that ledger, build without --init');
+    expect(r.stderr).toMatch(/build into an empty --out, or move .*init-over-out\/v1 and .*init-over-out\/\.trees aside first/);
+    expect(JSON.parse(r.stdout)).toMatchObject({ status: 'failed', exit_code: 2 });
+    expect(treeHashes(out)).toEqual(before);
+    // Without --init the same build continues the ledger.
+    expect(cli(args(day(2), out, 2)).status).toBe(0);
+  });
+
+  it('with a --previous folder holding one: exit 2 naming --previous, and nothing is created in --out', () => {
+    const out = join(root, 'init-fresh-out');
+    const r = cli(args(day(2), out, 2, '--init', '--previous', pristine));
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/--init: --previous .*pristine already holds a published ledger/);
+    expect(r.stderr).toContain('leave out --previous and build into an empty --out');
+    expect(existsSync(join(out, 'v1'))).toBe(false);
+  });
+});
+
 describe('nothing published quietly turns null', () => {
   it('an empty pages folder over a good tree: exit 1, the tree byte-identical', () => {
     const out = copyOfDay1('empty-pages');
@@ -187,6 +212,20 @@ describe('the previous tree from a deployed URL', () => {
     });
     expect(missing.status).toBe(1);
     expect(missing.stderr).toMatch(/no previous tree at/);
+  });
+
+  it('--init with a --previous URL that answers 404 (a typo) never replaces the tree in --out: exit 2, untouched', async () => {
+    const out = copyOfDay1('init-typo');
+    const before = treeHashes(out);
+    const env = { RISK_READINGS_PREVIOUS_TOKEN: 's3cret' };
+    const r = await cliAsync(args(day(2), out, 2, '--init', '--previous', `${url}typo/`), env);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/--init: --out .*init-typo already holds a published ledger/);
+    expect(treeHashes(out)).toEqual(before);
+    // Into an empty --out, the same command is a new ledger on purpose: there is no history anywhere it can see.
+    const fresh = await cliAsync(args(day(2), join(root, 'init-typo-fresh'), 2, '--init', '--previous', `${url}typo/`), env);
+    expect(fresh.status, fresh.stderr).toBe(0);
+    expect(fresh.stderr).toContain('ledger: started new (--init)');
   });
 });
 
