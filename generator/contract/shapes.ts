@@ -35,8 +35,14 @@ const asOf = () => z.string().regex(AS_OF_RE, 'a date or an ISO 8601 UTC minute'
 const modelName = () => z.string().regex(MODEL_RE, 'a model name@version');
 const numOrNull = () => z.number().nullable();
 const count = () => z.number().int().min(0);
+// The spec's three scales (its Models table), each stated once: every field that carries one is built from these,
+// so the bounds reach the served document (`minimum`/`maximum`), and the parsers and `check` refuse a value outside
+// them: a page printing one is unreadable, never published (docs/decisions.md).
+/** A risk level or band index, 1-10. */
 const level = () => z.number().int().min(1).max(10);
+/** A 0-1 scale (risk as a page prints it, a share). */
 const fraction = () => z.number().min(0).max(1);
+/** A 0-100 scale (scores, percentiles of a band, a phase's completion). */
 const score = () => z.number().min(0).max(100);
 /** A reading on a 0-100 scale that a page may not print (null). */
 const scoreOrNull = () => score().nullable();
@@ -98,7 +104,13 @@ export const Twap = api(
 export const SmaComposite = api('SmaComposite', z.object({ score: score(), page_value: fraction(), band: Band, ...stamped }));
 export const Phase = api(
   'Phase',
-  z.object({ label: z.string(), completion_pct: numOrNull(), fair_value: numOrNull(), max_euphoria_target: numOrNull(), ...stamped }),
+  z.object({
+    label: z.string(),
+    completion_pct: scoreOrNull().describe('Position between the -3 and +3 sigma bands, 0-100; not elapsed time.'),
+    fair_value: numOrNull(),
+    max_euphoria_target: numOrNull(),
+    ...stamped,
+  }),
 );
 export const Dca = api(
   'Dca',
@@ -198,9 +210,9 @@ export const HistoryRow = api(
     date: date(),
     basis: z.enum(['as_published', 'weekly_archive']),
     price: numOrNull(),
-    gravity: numOrNull(),
-    sma_composite: numOrNull(),
-    phase_completion_pct: numOrNull(),
+    gravity: scoreOrNull(),
+    sma_composite: scoreOrNull(),
+    phase_completion_pct: scoreOrNull(),
     twap_premium_pct: numOrNull(),
     twap_risk_level: level().nullable(),
     dca_premium_pct: numOrNull(),
@@ -227,7 +239,7 @@ export const Bulk = api(
   'Bulk',
   z.object({ assets: z.record(z.string(), AssetRisk), requested: z.array(z.string()), missing: z.array(z.string()), count: count() }),
 );
-const ranked = () => z.array(z.object({ symbol: z.string(), score: z.number() })).max(5);
+const ranked = () => z.array(z.object({ symbol: z.string(), score: score() })).max(5);
 export const Summary = api(
   'Summary',
   z
@@ -235,8 +247,8 @@ export const Summary = api(
       universe: Universe,
       asset_count: count(),
       gravity: z.object({
-        median: numOrNull(),
-        mean: numOrNull(),
+        median: scoreOrNull(),
+        mean: scoreOrNull(),
         bands: z
           .object({ accumulation: count(), mid_cycle: count(), late_cycle: count(), cycle_top: count() })
           .describe('Accumulation s < 25, mid_cycle 25 <= s < 50, late_cycle 50 <= s < 75, cycle_top s >= 75.'),
@@ -244,10 +256,10 @@ export const Summary = api(
         highest: ranked(),
       }),
       twap_premium_pct: z.object({ median: numOrNull(), share_above_twap: fraction().nullable() }),
-      sma_composite: z.object({ median: numOrNull() }),
+      sma_composite: z.object({ median: scoreOrNull() }),
       barometer: z.object({
-        peak_valley: z.object({ score: numOrNull(), zone: z.string().nullable(), scope: z.string() }).nullable(),
-        fear_greed: z.object({ value: numOrNull(), label: z.string().nullable(), provider: z.string() }).nullable(),
+        peak_valley: z.object({ score: scoreOrNull(), zone: z.string().nullable(), scope: z.string() }).nullable(),
+        fear_greed: z.object({ value: scoreOrNull(), label: z.string().nullable(), provider: z.string() }).nullable(),
       }),
     })
     .describe('Counts are always integers; a median, mean or share with nothing to aggregate is null.'),

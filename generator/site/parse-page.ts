@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { webcrypto } from 'node:crypto';
 import { PageError } from './errors.js';
 import { PARSERS } from './kinds.js';
-import type { PageKind, PageResult } from './readings.js';
+import { validatedArchive, type PageKind, type PageResult } from './readings.js';
 
 /** `archive`: mine the weekly history too (only for an asset whose ledger starts; see ParseOptions). */
 export interface ParseJob {
@@ -31,7 +31,9 @@ export async function parsePage(job: ParseJob): Promise<ParseOutcome> {
   const hash = job.cached?.size === bytes.byteLength ? await pageHash(bytes) : undefined;
   if (hash !== undefined && hash === job.cached?.hash) return { file: job.file, hash, unchanged: true };
   try {
-    return { file: job.file, hash, result: PARSERS[job.kind](bytes, job.file, { archive: job.archive }) };
+    const result = PARSERS[job.kind](bytes, job.file, { archive: job.archive });
+    if (result.archive) validatedArchive(result.archive, job.file);
+    return { file: job.file, hash, result };
   } catch (e) {
     if (e instanceof PageError) return { file: job.file, hash, error: { field: e.field, found: e.found, message: e.message } };
     return {

@@ -14,8 +14,8 @@ import type { PageRef } from './discover.js';
 import type { PageResult } from './readings.js';
 import type { GuardProblem } from './guards.js';
 
-/** Bump when a parser's output or the page hash changes, so cached readings from older code are not reused (6: f8 float32 values). */
-export const PARSER_VERSION = 6;
+/** Bump when a parser's output or the page hash changes, so cached readings from older code are not reused (7: readings held to their scales). */
+export const PARSER_VERSION = 7;
 
 /**
  * The cache keeps readings without their weekly archive: the archive is only read when an asset's ledger

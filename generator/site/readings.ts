@@ -1,6 +1,6 @@
 /** What a page parser returns: readings under the API's own names, validated with zod. */
 import { z } from 'zod';
-import { Dca, FearGreed, Gravity, MacroRisk, PeakValley, Phase, Price, SmaComposite, Twap, type HistoryRow } from '../contract/shapes.js';
+import { Dca, FearGreed, Gravity, HistoryRow, MacroRisk, PeakValley, Phase, Price, SmaComposite, Twap } from '../contract/shapes.js';
 import { PageError } from './errors.js';
 import type { PageIdentity } from './html.js';
 
@@ -43,6 +43,8 @@ export const ARCHIVE_FIELDS = [
   'dca_band',
 ] as const satisfies readonly (keyof HistoryRow)[];
 export type ArchiveField = (typeof ARCHIVE_FIELDS)[number];
+/** An archive row's columns as the ledger publishes them, scales included. */
+const ArchiveRow = HistoryRow.pick(Object.fromEntries(ARCHIVE_FIELDS.map((f) => [f, true])) as Record<ArchiveField, true>).partial();
 /** Week label (the Sunday closing the week) to the values one page carries for that week. */
 export type Archive = Record<string, Partial<Record<ArchiveField, number | string | null>>>;
 
@@ -98,4 +100,10 @@ export function validated<T>(schema: z.ZodType<T>, value: unknown, file: string,
   const issue = r.error.issues[0]!;
   const at = issue.path.reduce<unknown>((v, k) => (v as Record<PropertyKey, unknown> | undefined)?.[k as PropertyKey], value);
   throw new PageError(file, [what, ...issue.path].join('.'), `${issue.message} (found ${JSON.stringify(at)})`);
+}
+
+/** A page's weekly archive, each row checked as the ledger will publish it: a value off its scale makes the page unreadable. */
+export function validatedArchive(archive: Archive, file: string): Archive {
+  for (const [week, row] of Object.entries(archive)) validated(ArchiveRow, row, file, `archive.${week}`);
+  return archive;
 }

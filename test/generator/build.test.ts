@@ -159,6 +159,31 @@ describe('failures leave the previous tree as it was', () => {
     expect(await checkTree(good)).toEqual([]);
   });
 
+  it('a value off its scale is an unreadable page: the build fails naming it, --keep-going carries the previous reading', async () => {
+    const pages = join(root, 'off-scale');
+    cpSync(day(2), pages, { recursive: true });
+    const file = join(pages, 'BTC_Polynomial_Phase_Detector.html');
+    writeFileSync(
+      file,
+      readFileSync(file, 'utf8').replace(/(<p class="card-lbl">Cycle Completion Matrix<\/p>\s*<p class="card-val">)[^<]*/, '$1250.0%'),
+    );
+    const good = copyOf(day1, 'off-scale-tree');
+    const before = treeHashes(good);
+    const err = await buildSmall(pages, good, { now: '2026-10-15T00:30:00Z' }).catch((e) => e);
+    expect(err).toBeInstanceOf(BuildError);
+    expect(err.problems).toEqual([
+      expect.stringMatching(/^BTC_Polynomial_Phase_Detector\.html: phase\.completion_pct: .*100.*\(found 250\)$/),
+    ]);
+    expect(treeHashes(good)).toEqual(before);
+    const prev = readJson(join(good, 'v1/assets/BTC/risk.json')).data.phase;
+    const report = await buildSmall(pages, good, { now: '2026-10-15T00:30:00Z', keepGoing: true });
+    expect(report.carried).toEqual([
+      { file: 'BTC_Polynomial_Phase_Detector.html', kind: 'crypto_phase', symbol: 'BTC', reason: 'unreadable' },
+    ]);
+    expect(readJson(join(good, 'v1/assets/BTC/risk.json')).data.phase).toEqual(prev);
+    expect(ledger(good, 'BTC').at(-1)).toMatchObject({ date: '2026-10-14', phase_completion_pct: prev.completion_pct });
+  });
+
   it('a build that would drop a published history row fails', async () => {
     const lossy = join(root, 'lossy');
     await buildSmall(day(1), lossy);
@@ -239,6 +264,19 @@ describe('failures leave the previous tree as it was', () => {
     expect(await checkTree(t)).toContain('assets/SPY/risk.json: size or sha256 differs from _manifest.json');
     writeFileSync(file, text);
     expect(await checkTree(t)).toEqual([]);
+  });
+
+  it('check fails a tree holding a value off its scale, naming the file and the field', async () => {
+    const t = copyOf(day1, 'off-scale-check');
+    const path = 'assets/BTC/risk.json';
+    const doc = readJson(join(t, 'v1', path));
+    doc.data.phase.completion_pct = 250;
+    const text = JSON.stringify(doc);
+    writeFileSync(join(t, 'v1', path), text);
+    const m = readJson(join(t, 'v1', '_manifest.json'));
+    m.files[path] = { size: Buffer.byteLength(text), sha256: sha256(text) };
+    writeFileSync(join(t, 'v1', '_manifest.json'), JSON.stringify(m));
+    expect((await checkTree(t)).join('\n')).toMatch(/assets\/BTC\/risk\.json: \/data\/phase\/completion_pct: must be <= 100/);
   });
 
   it('writes br and gzip variants of every served file over 1 KB, in the manifest; check verifies each', async () => {

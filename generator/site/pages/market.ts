@@ -24,6 +24,9 @@ export function parseCryptoFearGreed(page: Buffer, file: string): PageResult {
   const end = lastPoint(series(trend, file), file, 'trace "BTC Base Trend"');
   const chrome = loadChrome(page, figures, file);
   const value = chrome.printed('Daily Fear & Greed');
+  const sma_30 = chrome.printed('30-Day Sentiment SMA');
+  // On its scale before the band table is read: a value off it is named as the field it is, not as a missing band.
+  validated(FearGreedReading.pick({ value: true, sma_30: true }), { value, sma_30 }, file, 'fear_greed');
   let label: string | null = null;
   if (value !== null) {
     const i = steps.findIndex(
@@ -42,7 +45,7 @@ export function parseCryptoFearGreed(page: Buffer, file: string): PageResult {
         value,
         label,
         label_source: 'site_band_table',
-        sma_30: chrome.printed('30-Day Sentiment SMA'),
+        sma_30,
         provider: FNG_PROVIDER,
         scope: 'market',
         model: MODELS.fearGreedCrypto,
