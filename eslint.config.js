@@ -12,7 +12,7 @@ const forbid = (message, ...regexes) => ({
   'no-restricted-imports': ['error', { patterns: regexes.map((regex) => ({ regex, message })) }],
 });
 
-// Relative import strings from a file one folder below generator/ (generator/<layer>/x.ts) or two (site/pages).
+// Relative import strings from a file one folder below generator/ (generator/<layer>/x.ts) or two (site/kinds).
 const up = (folders) => `^(\\.\\./)+(${folders.join('|')})(/|\\.js$)`;
 const COMMANDS = [
   'build',

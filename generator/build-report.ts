@@ -1,7 +1,7 @@
 /** What `risk-readings build` takes and reports, and the error that carries its exit status (decision 27). */
 import { EXIT } from './exit.js';
 import type { Discovery } from './site/discover.js';
-import type { PageKind } from './site/readings.js';
+import type { PageKind } from './site/registry.js';
 
 export interface BuildOptions {
   pages: string;

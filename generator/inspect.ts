@@ -3,9 +3,10 @@ import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { Asset } from './catalog/catalog.js';
 import { classify } from './site/discover.js';
-import { PARSERS } from './site/kinds.js';
 import { PageError } from './site/errors.js';
-import type { PageKind, PageResult } from './site/readings.js';
+import { parseAs } from './site/parse-page.js';
+import type { PageResult } from './site/readings.js';
+import type { PageKind } from './site/registry.js';
 
 export interface Inspected {
   file: string;
@@ -56,7 +57,7 @@ export async function inspect(files: string[], catalog: Asset[]): Promise<{ item
       continue;
     }
     try {
-      const result = PARSERS[what.kind](bytes, file, { archive: false });
+      const result = parseAs(what.kind, bytes, file, false);
       items.push({ file, kind: what.kind, symbol: what.symbol, ...presentable(result) });
     } catch (e) {
       failed++;

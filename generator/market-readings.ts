@@ -7,7 +7,8 @@ import { UNIVERSES, type Asset, type Universe } from './catalog/catalog.js';
 import type { AssetRisk } from './api/asset-risk.js';
 import { marketContexts } from './api/market-context.js';
 import { FREE_TIER_SIZE } from './contract/plans.js';
-import type { PageKind, PageResult, SectorReadings } from './site/readings.js';
+import type { PageResult, ReadingKey, SectorReadings } from './site/readings.js';
+import { marketFilesOf, registryOrder } from './site/registry.js';
 
 const EQUITY_UNIVERSES = UNIVERSES.filter((u) => u !== 'crypto');
 
@@ -16,15 +17,22 @@ export type PreviousRisks = ReadonlyMap<string, AssetRisk | undefined>;
 
 export type MarketReadings = ReturnType<typeof marketReadings>;
 
+/**
+ * `results` are the market pages read; `failed` the readings of market pages that failed under --keep-going,
+ * which keep the previous tree's. Where two kinds yield the same reading (the feed and the widget strips), the
+ * registry's order says which is read first.
+ */
 export function marketReadings(
   results: PageResult[],
-  failedMarket: ReadonlySet<PageKind>,
+  failed: ReadonlySet<ReadingKey>,
   catalog: Asset[],
   previousRisks: PreviousRisks,
   warnings: string[],
 ) {
   const prevRisk = (symbol: string) => previousRisks.get(symbol);
-  const byKind = (kind: PageKind) => results.filter((r) => r.kind === kind);
+  const ordered = [...results].sort((a, b) => registryOrder(a.kind) - registryOrder(b.kind));
+  const first = <K extends ReadingKey>(key: K) => ordered.find((r) => r[key] !== undefined);
+  const pages = (key: ReadingKey) => marketFilesOf(key).join(', ');
 
   // Market-wide readings; a market page that fails under --keep-going keeps the previous tree's reading.
   const firstOf = (universe: string) => {
@@ -32,33 +40,25 @@ export function marketReadings(
     return a ? prevRisk(a.symbol)?.market_context : undefined;
   };
   const cryptoMarket = {
-    fear_greed:
-      byKind('crypto_fear_greed')[0]?.fear_greed ??
-      (failedMarket.has('crypto_fear_greed') ? (firstOf('crypto')?.fear_greed ?? null) : null),
-    peak_valley:
-      byKind('crypto_peak_valley')[0]?.peak_valley ??
-      (failedMarket.has('crypto_peak_valley') ? (firstOf('crypto')?.peak_valley ?? null) : null),
+    fear_greed: first('fear_greed')?.fear_greed ?? (failed.has('fear_greed') ? (firstOf('crypto')?.fear_greed ?? null) : null),
+    peak_valley: first('peak_valley')?.peak_valley ?? (failed.has('peak_valley') ? (firstOf('crypto')?.peak_valley ?? null) : null),
   };
-  if (!cryptoMarket.fear_greed) warnings.push('crypto fear & greed: no reading (BTC_Unified_FNG_Matrix.html missing or unreadable)');
-  if (!cryptoMarket.peak_valley) warnings.push('crypto peak/valley: no reading (crypto_risk_normalized.html missing or unreadable)');
+  if (!cryptoMarket.fear_greed) warnings.push(`crypto fear & greed: no reading (${pages('fear_greed')} missing or unreadable)`);
+  if (!cryptoMarket.peak_valley) warnings.push(`crypto peak/valley: no reading (${pages('peak_valley')} missing or unreadable)`);
 
   const sectors: Partial<Record<string, SectorReadings>> = {};
   const sectorSources: Record<string, string | null> = {};
-  const feed = byKind('sector_feed')[0];
-  const widgets = byKind('sector_widget');
   for (const u of EQUITY_UNIVERSES) {
-    const fromFeed = feed?.sectors?.[u];
-    const widget = widgets.find((w) => w.sectors?.[u]);
-    if (fromFeed) [sectors[u], sectorSources[u]] = [fromFeed, feed!.file];
-    else if (widget) [sectors[u], sectorSources[u]] = [widget.sectors![u]!, widget.file];
+    const source = ordered.find((r) => r.sectors?.[u]);
+    if (source) [sectors[u], sectorSources[u]] = [source.sectors![u]!, source.file];
     else {
       const prev = firstOf(u);
-      if (prev?.fear_greed && (failedMarket.has('sector_feed') || failedMarket.has('sector_widget'))) {
+      if (prev?.fear_greed && failed.has('sectors')) {
         sectors[u] = { fear_greed: prev.fear_greed, peak_valley: prev.peak_valley!, macro_risk: prev.macro_risk! };
         sectorSources[u] = `${prev.fear_greed.source_page} (previous build)`;
       } else {
         sectorSources[u] = null;
-        warnings.push(`${u}: no sector indicators (neither sector_feed.json nor its widget strip holds it)`);
+        warnings.push(`${u}: no sector indicators (no sector page holds it: ${pages('sectors')})`);
       }
     }
   }
@@ -66,14 +66,12 @@ export function marketReadings(
 
   // The free tier: the ten catalogue crypto assets with the smallest market-cap rank.
   const ranks = new Map<string, number>();
-  const ranking = byKind('market_cap_ranking')[0]?.ranking;
+  const ranking = first('ranking')?.ranking;
   const cryptoSymbols = new Set(catalog.filter((a) => a.asset_class === 'CRYPTO').map((a) => a.symbol));
   if (ranking) {
     for (const r of ranking) if (cryptoSymbols.has(r.symbol) && !ranks.has(r.symbol)) ranks.set(r.symbol, r.rank);
   } else {
-    warnings.push(
-      'market-cap ranking: Crypto_Story_Galaxy.html missing or unreadable; ranks and free tier carried from the previous build',
-    );
+    warnings.push(`market-cap ranking: ${pages('ranking')} missing or unreadable; ranks and free tier carried from the previous build`);
     for (const s of cryptoSymbols) {
       const rank = prevRisk(s)?.market_cap_rank;
       if (rank) ranks.set(s, rank);

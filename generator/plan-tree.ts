@@ -4,7 +4,7 @@
  * tree. No I/O and no clock: the same inputs give the same documents; read-inputs.ts reads before it and
  * output/publish-tree.ts publishes after it.
  */
-import { assembleAssetRisk, riskExtraModels, riskReadings, type AssetPages, type AssetRisk, type Carried } from './api/asset-risk.js';
+import { assembleAssetRisk, carriedFrom, riskExtraModels, riskReadings, type AssetReadings, type AssetRisk } from './api/asset-risk.js';
 import { assetList } from './api/asset-list.js';
 import { nextLedger, type ChangeLedger, type PreviousFeed } from './api/changes.js';
 import { dcaSignal } from './api/dca-signal.js';
@@ -20,9 +20,9 @@ import { TREE } from './contract/tree.js';
 import { universeSummary } from './api/summary.js';
 import { servedDocument, type ApiInfo } from './openapi/document.js';
 import { operationExamples } from './openapi/examples.js';
-import { MODELS } from './site/models.js';
 import type { PageRef } from './site/discover.js';
-import type { PageKind, PageResult } from './site/readings.js';
+import type { PageResult } from './site/readings.js';
+import { readingsOf, type PageKind } from './site/registry.js';
 
 export interface TreeInputs {
   catalog: Asset[];
@@ -65,25 +65,14 @@ export interface PlannedTree {
   sectorSources: Record<string, string | null>;
 }
 
-/** The readings each failed page kind stands for, carried from the previous AssetRisk. */
-const READING_KEYS: Partial<Record<PageKind, (keyof Carried)[]>> = {
-  crypto_gravity: ['gravity', 'twap', 'price'],
-  equity_twap: ['gravity', 'twap', 'price'],
-  crypto_sma_20w: ['sma_composite'],
-  equity_sma_composite: ['sma_composite'],
-  crypto_phase: ['phase'],
-  equity_valuation: ['phase'],
-  dca_regression: ['dca'],
-};
-
 /** The market-wide readings every asset's files need. */
 export type MarketWide = Pick<MarketReadings, 'contexts' | 'ranks' | 'freeTier'>;
 
 /** What one asset's files are planned from. */
 export interface AssetInputs {
   asset: Asset;
-  /** The readings of the asset's pages that were read, by kind. */
-  pages: AssetPages;
+  /** The readings of the asset's pages that were read. */
+  pages: PageResult[];
   /** The page kinds that failed (read nothing) and keep the previous tree's readings. */
   failedKinds: ReadonlySet<PageKind>;
   /** The previous AssetRisk, read when a page failed. */
@@ -105,14 +94,10 @@ export interface AssetPlan {
 }
 
 /** One asset's documents. */
-export function planAsset({ asset, pages: read, failedKinds, previousRisk: prev, ledger: previousLedger, market }: AssetInputs): AssetPlan {
-  const pages: AssetPages = { ...read };
-  const carried: Carried = {};
-  for (const kind of failedKinds) {
-    for (const key of READING_KEYS[kind] ?? []) (carried as Record<string, unknown>)[key] = prev?.[key] ?? undefined;
-    if (kind === 'crypto_twap_risk' && prev?.twap) pages.crypto_twap_risk = carriedTwapRisk(prev);
-  }
-  const risk = assembleAssetRisk(asset, pages, carried, {
+export function planAsset({ asset, pages, failedKinds, previousRisk: prev, ledger: previousLedger, market }: AssetInputs): AssetPlan {
+  // Each reading comes from one page of the asset (a kind's readings are its own); a failed page's are carried.
+  const read: AssetReadings = Object.assign({}, ...pages.map(({ file: _f, kind: _k, symbol: _s, archive: _a, identity: _i, ...r }) => r));
+  const risk = assembleAssetRisk(asset, read, carriedFrom(prev, readingsOf(failedKinds)), {
     freeTier: new Set(market.freeTier),
     ranks: market.ranks,
     context: market.contexts[asset.universes[0]!]!,
@@ -124,7 +109,7 @@ export function planAsset({ asset, pages: read, failedKinds, previousRisk: prev,
   if (signal) files.push([TREE.dcaSignal(asset.symbol), signal]);
 
   const today = publishedRow(risk);
-  const archives = Object.values(pages).flatMap((p) => (p.archive ? [p.archive] : []));
+  const archives = pages.flatMap((p) => (p.archive ? [p.archive] : []));
   const merged = mergeRows(asset.symbol, previousLedger, today, () => archiveRows(archives, today!.date));
   const full = ledger(asset.symbol, merged.rows, risk.as_of, modelVersion(riskReadings(risk), riskExtraModels(risk)));
   files.push([TREE.historyFull(asset.symbol), full]);
@@ -195,19 +180,16 @@ export function planTree(i: TreeInputs): PlannedTree {
   checkNoAssetDropped(i.catalog, i.previous.assets);
   const warnings: string[] = [];
   const marketPages = i.results.filter((r) => r.symbol === null);
-  const market = marketReadings(marketPages, i.failedMarket, i.catalog, i.previous.risks, warnings);
-  const resultsBySymbol = groupBy(
-    i.results,
-    (r) => r.symbol,
-    (r) => r.kind,
-  );
+  const market = marketReadings(marketPages, readingsOf(i.failedMarket), i.catalog, i.previous.risks, warnings);
+  const resultsBySymbol = new Map<string, PageResult[]>();
+  for (const r of i.results) if (r.symbol) resultsBySymbol.set(r.symbol, [...(resultsBySymbol.get(r.symbol) ?? []), r]);
   const objects = new Map<string, unknown>();
   const plans = new Map<string, AssetPlan>();
   const ledgers = new Map<string, HistoryRow[]>();
   for (const asset of i.catalog) {
     const plan = planAsset({
       asset,
-      pages: Object.fromEntries(resultsBySymbol.get(asset.symbol) ?? []),
+      pages: resultsBySymbol.get(asset.symbol) ?? [],
       failedKinds: i.failedKinds.get(asset.symbol) ?? new Set(),
       previousRisk: i.previous.risks.get(asset.symbol),
       ledger: i.previous.ledgers.get(asset.symbol),
@@ -238,22 +220,4 @@ function groupBy<T>(items: Iterable<T>, symbolOf: (t: T) => string | null, kindO
     out.get(symbol)!.set(kindOf(item), item);
   }
   return out;
-}
-
-/** The TWAP risk page's reading, as the previous tree published it. */
-function carriedTwapRisk(prev: AssetRisk): PageResult {
-  const t = prev.twap!;
-  return {
-    file: t.source_page,
-    kind: 'crypto_twap_risk',
-    symbol: prev.symbol,
-    twap_risk: {
-      risk_level: t.risk_level,
-      risk_level_model: t.risk_level_model ?? MODELS.twapRiskCrypto,
-      as_of: t.as_of,
-      as_of_basis: 'page_stamp',
-      model: MODELS.twapRiskCrypto,
-      source_page: t.source_page,
-    },
-  };
 }

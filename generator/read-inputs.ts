@@ -21,10 +21,10 @@ import { firstMember } from './market-readings.js';
 import { tidy } from './output/live-tree.js';
 import { sha256 } from './output/manifest.js';
 import { openPrevious, PreviousTreeError, type PreviousTree } from './previous/previous-tree.js';
-import { discover, KIND_MODEL, MARKET_PAGES, type Discovery } from './site/discover.js';
+import { discover, marketKindOf, modelOf, type Discovery } from './site/discover.js';
 import { pageGuard } from './site/guards.js';
 import { PARSER_VERSION, readSite, untouchedSince, type ParseCache, type SiteRead } from './site/read-site.js';
-import type { PageKind } from './site/readings.js';
+import { KINDS, type PageKind } from './site/registry.js';
 import type { TreeInputs } from './plan-tree.js';
 import { addRisk, emptyState } from './api/changes.js';
 import { ApiInfo } from './openapi/document.js';
@@ -34,16 +34,6 @@ export const CACHE_FILE = '.risk-readings-cache.json';
 
 /** The parse cache as a build leaves it: with the sector sources, which an idle rebuild reports again. */
 export type BuildCache = ParseCache & { sector_sources?: Record<string, string | null> };
-
-/** Kinds whose pages carry a weekly archive: mined only for an asset whose ledger starts. */
-const ARCHIVE_KINDS = new Set<PageKind>([
-  'crypto_gravity',
-  'crypto_twap_risk',
-  'crypto_sma_20w',
-  'dca_regression',
-  'equity_twap',
-  'equity_sma_composite',
-]);
 
 export type OpenedInputs = Awaited<ReturnType<typeof openInputs>>;
 
@@ -68,7 +58,7 @@ export async function openInputs(opts: BuildOptions, previousSource: string) {
   const vanished = missingSincePrevious(await pagesOfPrevious(previous), found);
   const missingFiles = new Set(vanished.map((v) => v.file));
   for (const m of found.missing)
-    if (!missingFiles.has(m.file)) warnings.push(`${m.symbol}: ${m.file} is missing; ${KIND_MODEL[m.kind]} reads null`);
+    if (!missingFiles.has(m.file)) warnings.push(`${m.symbol}: ${m.file} is missing; ${modelOf(m.kind)} reads null`);
   const cache = await readJson<BuildCache>(join(previous?.localTree ? previousSource : opts.out, CACHE_FILE));
   // The pages this tree answers for, recorded so the next build can tell one that went missing (carried ones too,
   // so the guard holds until the page is back or the catalogue drops it).
@@ -119,7 +109,7 @@ export async function readInputs(opened: OpenedInputs, opts: BuildOptions, at: s
     if (rows) ledgers.set(symbol, rows);
   });
   const site = await readSite(opts.pages, found.pages, cache, {
-    wantsArchive: (ref) => !!ref.symbol && ARCHIVE_KINDS.has(ref.kind) && !ledgers.get(ref.symbol)?.length,
+    wantsArchive: (ref) => !!ref.symbol && KINDS[ref.kind].archive && !ledgers.get(ref.symbol)?.length,
     jobs: opts.jobs,
     refuse: pageGuard(catalog, at),
     progress: opts.progress,
@@ -173,8 +163,7 @@ export async function readInputs(opened: OpenedInputs, opts: BuildOptions, at: s
 function carriedFrom(catalog: Asset[], failedKinds: Map<string, unknown>, failedMarket: Set<PageKind>, site: SiteRead): Asset[] {
   const symbols = new Set(failedKinds.keys());
   if (failedMarket.size) for (const u of UNIVERSES) symbols.add(firstMember(catalog, u)?.symbol ?? '');
-  if (!site.results.some((r) => r.kind === 'market_cap_ranking'))
-    for (const a of catalog) if (a.asset_class === 'CRYPTO') symbols.add(a.symbol);
+  if (!site.results.some((r) => r.ranking)) for (const a of catalog) if (a.asset_class === 'CRYPTO') symbols.add(a.symbol);
   return catalog.filter((a) => symbols.has(a.symbol));
 }
 
@@ -309,7 +298,10 @@ function missingSincePrevious(previousPages: string[], found: Discovery): Omit<C
     if (present.has(file)) continue;
     const asset = expected.get(file);
     if (asset) out.push({ file, kind: asset.kind, symbol: asset.symbol });
-    else if (MARKET_PAGES[file]) out.push({ file, kind: MARKET_PAGES[file], symbol: null });
+    else {
+      const kind = marketKindOf(file);
+      if (kind) out.push({ file, kind, symbol: null });
+    }
   }
   return out.sort((a, b) => (a.file < b.file ? -1 : 1));
 }

@@ -2,42 +2,59 @@
 import type { Asset } from '../catalog/catalog.js';
 import type { ModelKey } from '../contract/constants.js';
 import type { AssetRisk, Price, Twap } from '../contract/shapes.js';
-import type { PageKind, PageResult } from '../site/readings.js';
+import type { ReadingKey, Readings } from '../site/readings.js';
 import { dailyReadings, staleModels } from '../contract/stale.js';
 import { newest } from './envelope.js';
 import type { MarketContext } from './market-context.js';
 
 export type { AssetRisk } from '../contract/shapes.js';
 
-/** The readings one asset's pages gave this build, by page kind. */
-export type AssetPages = Partial<Record<PageKind, PageResult>>;
+/** The readings one asset's pages gave this build, merged: each reading comes from one page of the asset. */
+export type AssetReadings = Partial<Readings>;
 
-/** Readings carried from the previous tree for pages that failed under --keep-going. */
-export type Carried = Partial<Pick<AssetRisk, 'price' | 'gravity' | 'twap' | 'sma_composite' | 'phase' | 'dca'>>;
+/**
+ * Readings carried from the previous tree for pages that failed under --keep-going, as it published them: the
+ * model objects whole, and the TWAP risk level (which the TWAP object carries) on its own.
+ */
+export type Carried = Partial<Pick<AssetRisk, 'price' | 'gravity' | 'twap' | 'sma_composite' | 'phase' | 'dca'>> & {
+  twap_risk?: Pick<Twap, 'risk_level' | 'risk_level_model'>;
+};
+
+/** The previous AssetRisk's value of each reading a failed page yields (market readings are carried elsewhere). */
+export function carriedFrom(prev: AssetRisk | undefined, readings: Iterable<ReadingKey>): Carried {
+  const carried: Carried = {};
+  for (const key of readings) {
+    if (key === 'twap_risk') {
+      if (prev?.twap) carried.twap_risk = { risk_level: prev.twap.risk_level, risk_level_model: prev.twap.risk_level_model };
+    } else if (key === 'price' || key === 'gravity' || key === 'twap' || key === 'sma_composite' || key === 'phase' || key === 'dca')
+      (carried as Record<string, unknown>)[key] = prev?.[key] ?? undefined;
+  }
+  return carried;
+}
 
 export function assembleAssetRisk(
   asset: Asset,
-  pages: AssetPages,
+  read: AssetReadings,
   carried: Carried,
   market: { freeTier: ReadonlySet<string>; ranks: ReadonlyMap<string, number>; context: MarketContext },
 ): AssetRisk {
   const has = (m: ModelKey) => asset.models.includes(m);
   // A page's reading is the API's object (contract/shapes.ts), so it is served as it was read.
   const crypto = asset.asset_class === 'CRYPTO';
-  const gravityPage = crypto ? pages.crypto_gravity : pages.equity_twap;
-  const pick = <K extends keyof Carried>(key: K, fresh: NonNullable<Carried[K]> | null): NonNullable<Carried[K]> | null =>
+  const pick = <K extends keyof Carried>(key: K, fresh: NonNullable<Carried[K]> | undefined): NonNullable<Carried[K]> | null =>
     fresh ?? carried[key] ?? null;
 
-  const price: Price = gravityPage?.price
-    ? { value: gravityPage.price.value, currency: 'USD', source_page: gravityPage.price.source_page }
+  const price: Price = read.price
+    ? { value: read.price.value, currency: 'USD', source_page: read.price.source_page }
     : (carried.price ?? { value: null, currency: 'USD', source_page: null });
 
+  // The TWAP object is the Gravity page's baseline and premium (its as_of and source page too) with the risk level
+  // of the TWAP-risk page, a separate model.
   let twap: Twap | null = null;
   if (has('twap')) {
-    const base = gravityPage?.twap;
-    const risk = pages.crypto_twap_risk?.twap_risk;
-    if (base) {
-      const { baseline, premium_pct, ...stamp } = base;
+    const risk = read.twap_risk ?? carried.twap_risk;
+    if (read.twap) {
+      const { baseline, premium_pct, ...stamp } = read.twap;
       const risk_level = risk?.risk_level ?? null;
       twap = { baseline, premium_pct, risk_level, risk_level_model: risk_level !== null ? risk!.risk_level_model : null, ...stamp };
     } else if (carried.twap) {
@@ -50,13 +67,11 @@ export function assembleAssetRisk(
 
   const readings = {
     asset_class: asset.asset_class,
-    gravity: has('gravity') ? pick('gravity', gravityPage?.gravity ?? null) : null,
+    gravity: has('gravity') ? pick('gravity', read.gravity) : null,
     twap,
-    sma_composite: has('sma_composite')
-      ? pick('sma_composite', (crypto ? pages.crypto_sma_20w : pages.equity_sma_composite)?.sma_composite ?? null)
-      : null,
-    phase: has('phase') ? pick('phase', (crypto ? pages.crypto_phase : pages.equity_valuation)?.phase ?? null) : null,
-    dca: has('dca') ? pick('dca', pages.dca_regression?.dca ?? null) : null,
+    sma_composite: has('sma_composite') ? pick('sma_composite', read.sma_composite) : null,
+    phase: has('phase') ? pick('phase', read.phase) : null,
+    dca: has('dca') ? pick('dca', read.dca) : null,
   };
   return {
     symbol: asset.symbol,

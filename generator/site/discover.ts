@@ -1,10 +1,9 @@
-/** Maps the files of a pages folder onto catalogue assets and page kinds (site-format section 2). */
+/** Maps the files of a pages folder onto catalogue assets and page kinds, by the registry's file names. */
 import { lstatSync, realpathSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import fg from 'fast-glob';
 import type { Asset, ModelKey } from '../catalog/catalog.js';
-import type { PageKind } from './readings.js';
-import { WIDGET_UNIVERSE } from './pages/market.js';
+import { KIND_LIST, KINDS, type PageKind } from './registry.js';
 
 export interface PageRef {
   file: string;
@@ -22,45 +21,28 @@ export interface Discovery {
   outside: { file: string; target: string }[];
 }
 
-export const MARKET_PAGES: Record<string, PageKind> = {
-  'BTC_Unified_FNG_Matrix.html': 'crypto_fear_greed',
-  'crypto_risk_normalized.html': 'crypto_peak_valley',
-  'Crypto_Story_Galaxy.html': 'market_cap_ranking',
-  'sector_feed.json': 'sector_feed',
-  ...Object.fromEntries(Object.keys(WIDGET_UNIVERSE).map((f) => [f, 'sector_widget' as const])),
+/** Each market page's file name, to its kind (from the registry). */
+const MARKET_FILES: ReadonlyMap<string, PageKind> = new Map(
+  KIND_LIST.flatMap((k) => (k.published.by === 'market' ? k.published.files.map((f) => [f, k.name] as const) : [])),
+);
+/** The kind of a market page's file name, if it is one. */
+export const marketKindOf = (file: string): PageKind | undefined => MARKET_FILES.get(file);
+
+/** The catalogue model named when an asset page of this kind is missing: the first that asks for it. */
+export const modelOf = (kind: PageKind): ModelKey | null => {
+  const published = KINDS[kind].published;
+  return published.by === 'asset' ? published.models[0] : null;
 };
 
-/** Which page kinds feed which model of an asset. */
-export const KIND_MODEL: Partial<Record<PageKind, ModelKey>> = {
-  crypto_gravity: 'gravity',
-  crypto_twap_risk: 'twap',
-  crypto_sma_20w: 'sma_composite',
-  crypto_phase: 'phase',
-  equity_twap: 'gravity',
-  equity_sma_composite: 'sma_composite',
-  equity_valuation: 'phase',
-  dca_regression: 'dca',
-};
-
-/** The file names an asset's models are published under, as the site spells them. */
+/** The file names an asset's models are published under, as the site spells them, in the registry's order of kinds. */
 export function expectedPages(
   a: Pick<Asset, 'file_id' | 'asset_class'> & { models: readonly string[] },
 ): { kind: PageKind; names: string[] }[] {
-  const id = a.file_id;
-  const has = (m: ModelKey) => a.models.includes(m);
   const out: { kind: PageKind; names: string[] }[] = [];
-  if (a.asset_class === 'CRYPTO') {
-    if (has('gravity') || has('twap')) out.push({ kind: 'crypto_gravity', names: [`${id}_Price_TWAP_Gravity_Analysis.html`] });
-    if (has('twap')) out.push({ kind: 'crypto_twap_risk', names: [`${id}_Price_TWAP_Risk_Analysis.html`] });
-    if (has('sma_composite')) out.push({ kind: 'crypto_sma_20w', names: [`${id.toLowerCase()}-usd_price_with_risk.html`] });
-    if (has('phase')) out.push({ kind: 'crypto_phase', names: [`${id}_Polynomial_Phase_Detector.html`] });
-  } else {
-    if (has('gravity') || has('twap')) out.push({ kind: 'equity_twap', names: [`${id}_Equities_TWAP.html`] });
-    if (has('sma_composite')) out.push({ kind: 'equity_sma_composite', names: [`${id}_Composite_SMA_Risk.html`] });
-    if (has('phase')) out.push({ kind: 'equity_valuation', names: [`${id}_Equities_Valuation.html`] });
+  for (const { name, published } of KIND_LIST) {
+    if (published.by !== 'asset' || (published.assetClass !== 'ANY' && published.assetClass !== a.asset_class)) continue;
+    if (published.models.some((m) => a.models.includes(m))) out.push({ kind: name, names: published.files(a.file_id) });
   }
-  if (has('dca'))
-    out.push({ kind: 'dca_regression', names: [`${id}_lin_reg_price_with_risk.html`, `${id.toLowerCase()}_lin_reg_price_with_risk.html`] });
   return out;
 }
 
@@ -80,7 +62,7 @@ export function classify(files: string[], catalog: Asset[]): Discovery {
     }
   }
   for (const f of files) {
-    const kind = MARKET_PAGES[f];
+    const kind = MARKET_FILES.get(f);
     if (kind) {
       pages.push({ file: f, kind, symbol: null });
       used.add(f);

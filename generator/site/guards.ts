@@ -6,7 +6,9 @@
  * reading forward under --keep-going.
  */
 import type { Asset } from '../catalog/catalog.js';
+import { instant } from '../contract/time.js';
 import type { PageRef } from './discover.js';
+import { KINDS } from './registry.js';
 import type { PageResult } from './readings.js';
 
 export interface GuardProblem {
@@ -43,28 +45,25 @@ function otherAsset(result: PageResult, asset: Asset, { bySymbol, byName }: Cata
 }
 
 /**
- * Every date a page's readings carry, with the field it came from and how far past `--now` it may run: a day
- * for daily readings; a week for weekly bars (phase, the equity composite), which the site labels by the end of
- * the week in progress.
+ * Every date a page's readings carry, with the field it came from: each reading's `as_of` (the sector indicators'
+ * per universe), and the price's date, the last point of its series. Walked, not listed, so that no reading a kind
+ * yields escapes the guard.
  */
-function datesOf(r: PageResult): [string, string, number][] {
-  const out: [string, string, number][] = [];
-  const add = (field: string, v: { as_of: string | null } | undefined, days = 1) => v?.as_of && out.push([field, v.as_of, days]);
-  add('gravity.as_of', r.gravity);
-  add('twap.as_of', r.twap);
-  add('twap.as_of', r.twap_risk);
-  add('sma_composite.as_of', r.sma_composite, r.sma_composite?.as_of_basis === 'trace_end' ? 7 : 1);
-  add('phase.as_of', r.phase, 7);
-  add('dca.as_of', r.dca);
-  add('fear_greed.as_of', r.fear_greed);
-  add('peak_valley.as_of', r.peak_valley);
-  if (r.price) out.push(['price (last point of the price series)', r.price.date, 1]);
-  for (const [u, s] of Object.entries(r.sectors ?? {})) add(`${u}.as_of`, s.fear_greed);
+function datesOf(r: PageResult): [string, string][] {
+  const out: [string, string][] = [];
+  const walk = (v: unknown, path: string) => {
+    if (!v || typeof v !== 'object' || Array.isArray(v)) return;
+    const o = v as Record<string, unknown>;
+    if (typeof o.as_of === 'string') out.push([`${path}.as_of`, o.as_of]);
+    else for (const [k, x] of Object.entries(o)) walk(x, path ? `${path}.${k}` : k);
+  };
+  for (const [key, value] of Object.entries(r)) {
+    if (key === 'archive' || key === 'identity') continue;
+    if (key === 'price' && r.price) out.push(['price (last point of the price series)', r.price.date]);
+    else walk(value, key);
+  }
   return out;
 }
-
-/** A date (midnight) or an ISO minute as milliseconds. */
-const instantOf = (s: string) => Date.parse(s.length === 10 ? `${s}T00:00:00Z` : s);
 
 /** The guards for one build: the catalogue indexed once, then one call per page. */
 export function pageGuard(catalog: Asset[], now: string): (result: PageResult, ref: PageRef) => GuardProblem | null {
@@ -92,12 +91,14 @@ function guardPage(result: PageResult, ref: PageRef, asset: Asset | null, index:
       return { field: '(asset)', found, message: `${ref.file}: (asset): ${found}` };
     }
   }
-  for (const [field, date, days] of datesOf(result)) {
-    if (instantOf(date) > Date.parse(now) + days * DAY_MS) {
+  // A daily page may run a day past --now; a weekly one a week, its bars labelled by the end of the week in progress.
+  const days = KINDS[ref.kind].cadence === 'weekly' ? 7 : 1;
+  for (const [field, date] of datesOf(result)) {
+    if (instant(date) > Date.parse(now) + days * DAY_MS) {
       const found = `dated ${date}, more than ${days === 1 ? 'one day' : `${days} days`} after --now (${now})`;
       return { field, found, message: `${ref.file}: ${field}: ${found}` };
     }
-    if (instantOf(date) < EARLIEST) {
+    if (instant(date) < EARLIEST) {
       const found = `dated ${date}, before 2000: no reading the site publishes is that old (a stamp at the epoch?)`;
       return { field, found, message: `${ref.file}: ${field}: ${found}` };
     }

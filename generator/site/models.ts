@@ -1,19 +1,5 @@
-/** Model names (`name@version`) and the site's published wordings that the parsers attach to readings. */
+/** The site's published wordings and bands that the parsers attach to readings. */
 import { gravityBandIndex } from '../contract/constants.js';
-
-export const MODELS = {
-  gravityCrypto: 'twap_gravity_crypto@1',
-  gravityEquity: 'twap_gravity_equity@1',
-  twapRiskCrypto: 'twap_risk_level_crypto@1',
-  smaCrypto: 'sma_20w_crypto@1',
-  smaEquity: 'sma_composite_equity@1',
-  phaseCrypto: 'polynomial_phase_crypto@1',
-  phaseEquity: 'polynomial_phase_equity@1',
-  dca: 'dca_regression@1',
-  fearGreedCrypto: 'fear_greed_crypto@1',
-  peakValleyCrypto: 'peak_valley_crypto@1',
-  sector: 'sector_indicators_equity@1',
-} as const;
 
 const VERDICTS = {
   CRYPTO: [

@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { webcrypto } from 'node:crypto';
 import { PageError } from './errors.js';
-import { PARSERS } from './kinds.js';
-import { validatedArchive, type PageKind, type PageResult } from './readings.js';
+import { validatedArchive, type PageResult } from './readings.js';
+import { KINDS, type PageKind } from './registry.js';
 
 /** `archive`: mine the weekly history too (only for an asset whose ledger starts; see ParseOptions). */
 export interface ParseJob {
@@ -31,9 +31,7 @@ export async function parsePage(job: ParseJob): Promise<ParseOutcome> {
   const hash = job.cached?.size === bytes.byteLength ? await pageHash(bytes) : undefined;
   if (hash !== undefined && hash === job.cached?.hash) return { file: job.file, hash, unchanged: true };
   try {
-    const result = PARSERS[job.kind](bytes, job.file, { archive: job.archive });
-    if (result.archive) validatedArchive(result.archive, job.file);
-    return { file: job.file, hash, result };
+    return { file: job.file, hash, result: parseAs(job.kind, bytes, job.file, job.archive) };
   } catch (e) {
     if (e instanceof PageError) return { file: job.file, hash, error: { field: e.field, found: e.found, message: e.message } };
     return {
@@ -50,4 +48,14 @@ export async function parsePage(job: ParseJob): Promise<ParseOutcome> {
  */
 export async function pageHash(bytes: Uint8Array): Promise<string> {
   return Buffer.from(await webcrypto.subtle.digest('SHA-256', bytes)).toString('hex');
+}
+
+/**
+ * One page read as its kind: the kind's parser, then its weekly archive checked as the ledger will publish it. The
+ * reading names its page and kind; its symbol is the discovery's to give (null here).
+ */
+export function parseAs(kind: PageKind, bytes: Buffer, file: string, archive: boolean): PageResult {
+  const parsed = KINDS[kind].parse(bytes, file, { archive });
+  if (parsed.archive) validatedArchive(parsed.archive, file);
+  return { file, kind, symbol: null, ...parsed };
 }

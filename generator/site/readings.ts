@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { Dca, FearGreed, Gravity, HistoryRow, MacroRisk, PeakValley, Phase, Price, SmaComposite, Twap } from '../contract/shapes.js';
 import { PageError } from './errors.js';
 import type { PageIdentity } from './html.js';
+import type { PageKind } from './registry.js';
 
 // A page's reading is the API's model object itself (contract/shapes.ts): what a parser validates is what is served.
 export const GravityReading = Gravity;
@@ -54,44 +55,40 @@ export interface SectorReadings {
   macro_risk: MacroRiskReading;
 }
 
-/** Everything one page yields. Asset pages name their symbol; market pages name a universe or none. */
-export interface PageResult {
-  file: string;
-  kind: PageKind;
-  symbol: string | null;
-  gravity?: GravityReading;
-  twap?: TwapReading;
-  twap_risk?: TwapRiskReading;
-  price?: PriceReading;
-  sma_composite?: SmaReading;
-  phase?: PhaseReading;
-  dca?: DcaReading;
-  fear_greed?: FearGreedReading;
-  peak_valley?: PeakValleyReading;
+/** The readings pages yield, under the API's names (a page yields some of them; see each kind's `readings`). */
+export interface Readings {
+  gravity: GravityReading;
+  twap: TwapReading;
+  twap_risk: TwapRiskReading;
+  price: PriceReading;
+  sma_composite: SmaReading;
+  phase: PhaseReading;
+  dca: DcaReading;
+  fear_greed: FearGreedReading;
+  peak_valley: PeakValleyReading;
   /** Sector indicators by universe (the feed holds several, a widget one). */
-  sectors?: Record<string, SectorReadings>;
-  ranking?: { symbol: string; rank: number }[];
+  sectors: Record<string, SectorReadings>;
+  ranking: { symbol: string; rank: number }[];
+}
+export type ReadingKey = keyof Readings;
+
+/** What a parser returns: some readings, the weekly archive when asked for, how the page names its asset. */
+export type ParsedPage = Partial<Readings> & {
   archive?: Archive;
   /** How an asset page names its asset (title, breadcrumb, headers), checked against its file name by the build. */
   identity?: PageIdentity;
-}
+};
+/** What the parser of a kind yielding `R` returns: every one of them. */
+export type Parsed<R extends ReadingKey> = Pick<Readings, R> & ParsedPage;
 
-export const PAGE_KINDS = [
-  'crypto_gravity',
-  'crypto_twap_risk',
-  'crypto_sma_20w',
-  'crypto_phase',
-  'dca_regression',
-  'equity_twap',
-  'equity_sma_composite',
-  'equity_valuation',
-  'crypto_fear_greed',
-  'crypto_peak_valley',
-  'sector_feed',
-  'sector_widget',
-  'market_cap_ranking',
-] as const;
-export type PageKind = (typeof PAGE_KINDS)[number];
+/** Everything one page yields, with the page it was read from. Asset pages name their symbol; market pages none. */
+export type PageResult = Partial<Readings> & {
+  file: string;
+  kind: PageKind;
+  symbol: string | null;
+  archive?: Archive;
+  identity?: PageIdentity;
+};
 
 /** Validate with zod, turning a failure into an error that names the file and the field. */
 export function validated<T>(schema: z.ZodType<T>, value: unknown, file: string, what: string): T {

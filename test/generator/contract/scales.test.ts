@@ -11,7 +11,7 @@ import { CATALOG, tempDir } from '../../helpers.js';
 import { pageFiles, writeSite } from '../../../fixtures/synth/site.js';
 import { componentSchemas } from '../../../generator/openapi/schemas.js';
 import { parsePage } from '../../../generator/site/parse-page.js';
-import type { PageKind } from '../../../generator/site/readings.js';
+import type { PageKind } from '../../../generator/site/registry.js';
 
 const SCALES = ['0-100', '0-1', '1-10'];
 type Schema = Record<string, unknown>;

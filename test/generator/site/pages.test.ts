@@ -23,9 +23,10 @@ import {
   twapRiskLevels,
 } from '../../../fixtures/synth/models.js';
 import { isoOf } from '../../../fixtures/synth/calendar.js';
-import { PARSERS } from '../../../generator/site/kinds.js';
+import { parseAs } from '../../../generator/site/parse-page.js';
 import { sig8 } from '../../../generator/site/numbers.js';
-import type { PageKind, PageResult } from '../../../generator/site/readings.js';
+import type { PageResult } from '../../../generator/site/readings.js';
+import type { PageKind } from '../../../generator/site/registry.js';
 
 const dir = tempDir('rr-pages-');
 const SYMBOLS = ['BTC', 'ETH', 'AERO', 'SPY', 'MSTR', 'NVDA'];
@@ -38,9 +39,9 @@ beforeAll(async () => {
 });
 
 function parse(kind: PageKind, file: string): PageResult {
-  return PARSERS[kind](readFileSync(join(dir, file)), file);
+  return parseAs(kind, readFileSync(join(dir, file)), file, true);
 }
-const fileOf = (s: string, kind: string) => pageFiles(asset(s))[kind]!;
+const fileOf = (s: string, kind: PageKind) => pageFiles(asset(s))[kind]!;
 
 describe('crypto pages', () => {
   it('Gravity page: score, level from the card colour, TWAP, premium, stamp, price from the trace', () => {
@@ -277,7 +278,7 @@ describe('market pages', () => {
       universes: Record<string, Record<string, Record<string, unknown>>>;
     };
     feed.universes.ai_infrastructure![group]![key] = value;
-    expect(() => PARSERS.sector_feed(Buffer.from(JSON.stringify(feed)), 'sector_feed.json')).toThrow(
+    expect(() => parseAs('sector_feed', Buffer.from(JSON.stringify(feed)), 'sector_feed.json', false)).toThrow(
       new RegExp(`^sector_feed\\.json: ${field.replace('.', '\\.')}: .*(100|0)`),
     );
   });

@@ -1,0 +1,34 @@
+/** `Crypto_Story_Galaxy.html`: the crypto market-cap ranking (strict-JSON records in a script), which makes the free tier. */
+import { z } from 'zod';
+import { PageError } from '../errors.js';
+import { defineKind } from '../kind.js';
+import { validated } from '../readings.js';
+
+const RankRecord = z.object({ Ticker: z.string().min(1), Market_Cap_Rank: z.number().int().positive() });
+
+export const marketCapRanking = defineKind({
+  name: 'market_cap_ranking',
+  published: { by: 'market', files: ['Crypto_Story_Galaxy.html'] },
+  readings: ['ranking'],
+  archive: false,
+  cadence: 'daily',
+  parse(page, file) {
+    const html = page.toString('utf8');
+    const at = html.indexOf('const rawData');
+    if (at < 0) throw new PageError(file, 'rawData', 'no `const rawData = [...]` on the page');
+    const start = html.indexOf('[', at);
+    const stop = html.indexOf('const dcaRawBundle', start);
+    const body = html
+      .slice(start, stop < 0 ? undefined : stop)
+      .trim()
+      .replace(/;\s*$/, '');
+    let records: unknown;
+    try {
+      records = JSON.parse(body);
+    } catch (e) {
+      throw new PageError(file, 'rawData', `not strict JSON (${(e as Error).message})`);
+    }
+    const list = validated(z.array(RankRecord), records, file, 'rawData');
+    return { ranking: list.map((r) => ({ symbol: r.Ticker, rank: r.Market_Cap_Rank })) };
+  },
+});
