@@ -89,6 +89,16 @@ export default tseslint.config(
     files: ['generator/previous/**/*.ts', 'generator/diff/**/*.ts'],
     rules: forbid('reading a tree sits below the commands', up(['site', ...COMMANDS])),
   },
+  // The read step is a leaf under build.ts: it returns plain data (build-inputs.ts) and knows nothing of what is
+  // made of it, nor of the idle question.
+  {
+    files: ['generator/read-inputs.ts'],
+    rules: forbid(
+      'the read step returns plain data: no planner, API, OpenAPI or output writer',
+      '^\\./(plan-tree|build|idle|market-readings)\\.js$',
+      '^\\./(api|openapi|output)/',
+    ),
+  },
   // Only the `serve` command starts the shim; the rest of the generator never reaches it.
   {
     files: ['generator/**/*.ts'],

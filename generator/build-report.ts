@@ -50,6 +50,8 @@ export interface BuildReport {
   previous: string | null;
   /** What killed builds had left in --out and this build removed or recovered. */
   tidied: string[];
+  /** True for an idle rebuild: nothing read had changed, so the previous tree was re-linked whole (idle.ts). */
+  relinked: boolean;
   /** Milliseconds per step (read, plan, publish), for benchmarks; never written to the tree. */
   timings: Record<string, number>;
 }
@@ -83,6 +85,9 @@ export function buildReport(
     carried?: CarriedPage[];
     published?: { files: number; linked: number };
     sectorSources?: Record<string, string | null>;
+    /** Warnings beyond those of reading the inputs (the plan's, the cache's). */
+    warnings?: string[];
+    relinked?: boolean;
   },
 ): Partial<BuildReport> {
   return {
@@ -92,11 +97,12 @@ export function buildReport(
     pages_read: read.found.pages.length,
     pages_parsed: got.site?.parsed ?? 0,
     pages_reused: got.site?.reused ?? 0,
-    warnings: read.warnings,
+    warnings: [...read.warnings, ...(got.warnings ?? [])],
     errors: got.errors ?? [],
     ignored: read.found.ignored,
     carried: got.carried ?? [],
     ...(got.published && { files_written: got.published.files, files_linked: got.published.linked }),
     ...(got.sectorSources && { sector_sources: got.sectorSources }),
+    ...(got.relinked !== undefined && { relinked: got.relinked }),
   };
 }

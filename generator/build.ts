@@ -6,21 +6,23 @@
  * Between plan and publish the ledger's invariant is checked: no build drops or rewrites a published row. A rebuild
  * whose inputs are all as before re-links the previous tree instead. Any failure leaves the previous tree as it was.
  */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { checkFeedKept, FeedLossError } from './api/changes.js';
 import { checkLedgerKept, HistoryLossError } from './api/history.js';
 import { buildReport, BuildError, type BuildOptions, type BuildReport } from './build-report.js';
 import { asEnvironmentError, EnvironmentError, EXIT } from './exit.js';
-import { openApiDocument } from './openapi/document.js';
+import { fingerprint, idleCache } from './idle.js';
+import { ApiInfo, openApiDocument } from './openapi/document.js';
+import { tidy } from './output/live-tree.js';
 import { acquireLock, LockHeld } from './output/lock.js';
 import { treeHash } from './output/manifest.js';
 import { publishTree, relinkTree, TreeInvalid, writeNamed, type Published } from './output/publish-tree.js';
 import { renderVersion } from './paths.js';
 import { planTree, type PlannedTree } from './plan-tree.js';
 import { isUrl, PreviousTreeError } from './previous/previous-tree.js';
-import { CACHE_FILE, idleCache, noPrevious, openInputs, readInputs, type BuildCache, type OpenedInputs } from './read-inputs.js';
+import { CACHE_FILE, noPrevious, openInputs, readInputs, type BuildCache, type OpenedInputs } from './read-inputs.js';
 
 export { BuildError, type BuildOptions, type BuildReport, type CarriedPage } from './build-report.js';
 
@@ -33,11 +35,12 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
   if (!isFolder(opts.pages)) throw notFolder('--pages', opts.pages);
   if (existsSync(opts.out) && !isFolder(opts.out)) throw notFolder('--out', opts.out);
   if (!opts.init && !isUrl(previousSource) && !existsSync(previousSource)) throw noPrevious(previousSource);
+  const apiInfo = opts.apiInfo === undefined ? undefined : readApiInfo(opts.apiInfo);
   try {
     await mkdir(opts.out, { recursive: true });
     const lock = await acquireLock(opts.out, `risk-readings build --pages ${opts.pages} --out ${opts.out}`);
     try {
-      return await buildLocked(opts, at, previousSource);
+      return await buildLocked(opts, at, previousSource, apiInfo);
     } finally {
       await lock.release();
     }
@@ -51,7 +54,7 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
   }
 }
 
-async function buildLocked(opts: BuildOptions, at: string, previousSource: string): Promise<BuildReport> {
+async function buildLocked(opts: BuildOptions, at: string, previousSource: string, apiInfo: ApiInfo | undefined): Promise<BuildReport> {
   const timings: Record<string, number> = {};
   let clock = performance.now();
   const lap = (step: string) => {
@@ -60,8 +63,10 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
     clock = now;
   };
 
-  const opened = await openInputs(opts, previousSource);
-  const relinked = await relinkIfIdle(opened, opts, at);
+  const { recovered, removed } = await tidy(opts.out);
+  const tidied = [...(recovered ? [`recovered ${recovered} as v1`] : []), ...removed.map((r) => `removed ${r}`)];
+  const opened = await openInputs(opts, previousSource, tidied);
+  const relinked = await relinkIfIdle(opened, opts, at, apiInfo);
   if (relinked) {
     lap('relink');
     return { ...relinked, timings } as BuildReport;
@@ -69,21 +74,36 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
   const read = await readInputs(opened, opts, at);
   lap('read');
 
+  let planWarnings: string[] = [];
   const report = (got: { published?: Published; sectorSources?: PlannedTree['sectorSources'] } = {}) =>
-    buildReport(opened, { site: read.site, errors: [...read.site.errors.values()].map((e) => e.message), carried: read.carried, ...got });
+    buildReport(opened, {
+      site: read.site,
+      errors: [...read.site.errors.values()].map((e) => e.message),
+      carried: read.carried,
+      warnings: planWarnings,
+      relinked: false,
+      ...got,
+    });
   const contract = openApiDocument();
   let planned: PlannedTree;
   try {
-    planned = planTree({ ...read.tree, builtAt: at, renderVersion: renderVersion(), publicUrl: opts.publicUrl, info: contract.info });
-    for (const [symbol, rows] of read.tree.previous.ledgers) checkLedgerKept(symbol, rows, planned.ledgers.get(symbol) ?? []);
-    checkFeedKept(read.tree.previous.feed?.ledger, planned.feed);
+    planned = planTree({
+      ...read.inputs,
+      builtAt: at,
+      renderVersion: renderVersion(),
+      publicUrl: opts.publicUrl,
+      apiInfo,
+      info: contract.info,
+    });
+    for (const [symbol, rows] of read.inputs.previous.ledgers) checkLedgerKept(symbol, rows, planned.ledgers.get(symbol) ?? []);
+    checkFeedKept(read.inputs.previous.feed?.ledger, planned.feed);
   } catch (e) {
     if (e instanceof HistoryLossError) throw new BuildError(`history would lose a published row: ${e.message}`, report(), [e.message]);
     if (e instanceof FeedLossError)
       throw new BuildError(`the change feed would lose a published event: ${e.message}`, report(), [e.message]);
     throw e;
   }
-  opened.warnings.push(...planned.warnings);
+  planWarnings = planned.warnings;
   lap('plan');
 
   let published: Published;
@@ -105,28 +125,63 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
       );
     throw e;
   }
-  const lastBuild = read.fingerprint ? { inputs: read.fingerprint, tree: treeHash(published.manifest) } : undefined;
-  await writeCache(opts.out, { ...read.site.cache, last_build: lastBuild, sector_sources: planned.sectorSources }, opened.warnings);
+  // What this build read, fingerprinted for the next build's idle question; none when a page failed (never idle then).
+  const inputs =
+    read.site.errors.size || opened.vanished.length
+      ? null
+      : fingerprint({ ...opened, apiInfo, publicUrl: opts.publicUrl }, read.site.cache);
+  const lastBuild = inputs ? { inputs, tree: treeHash(published.manifest) } : undefined;
+  await writeCache(opts.out, { ...read.site.cache, last_build: lastBuild, sector_sources: planned.sectorSources }, planWarnings);
   lap('publish');
   return { ...report({ published, sectorSources: planned.sectorSources }), timings } as BuildReport;
 }
 
 /**
- * An idle rebuild (idleCache): the previous tree, whose manifest the cache names, is published again with every file
+ * An idle rebuild (idle.ts): the previous tree, whose manifest the cache names, is published again with every file
  * re-linked. Null when the build is not idle or the previous tree no longer holds its files intact.
  */
-async function relinkIfIdle(opened: OpenedInputs, opts: BuildOptions, at: string): Promise<Partial<BuildReport> | null> {
+async function relinkIfIdle(
+  opened: OpenedInputs,
+  opts: BuildOptions,
+  at: string,
+  apiInfo: ApiInfo | undefined,
+): Promise<Partial<BuildReport> | null> {
   const { previous, cache } = opened;
-  const same = idleCache(opened, opts, at);
-  if (!same || !previous?.localTree || treeHash(previous.manifest) !== cache!.last_build!.tree) return null;
+  const same = idleCache(
+    { ...opened, apiInfo, publicUrl: opts.publicUrl, pagesDir: opts.pages, pages: opened.found.pages, vanished: opened.vanished.length },
+    at,
+  );
+  if (!same || !previous?.localTree) return null;
   const published = await relinkTree(opts.out, previous.localTree, previous.manifest, at);
   if (!published) return null;
   const sectorSources = cache!.sector_sources ?? {};
-  await writeCache(opts.out, { ...same, last_build: cache!.last_build, sector_sources: sectorSources }, opened.warnings);
-  return buildReport(opened, { site: { parsed: 0, reused: opened.found.pages.length }, published, sectorSources });
+  const warnings: string[] = [];
+  await writeCache(opts.out, { ...same, last_build: cache!.last_build, sector_sources: sectorSources }, warnings);
+  return buildReport(opened, {
+    site: { parsed: 0, reused: opened.found.pages.length },
+    published,
+    sectorSources,
+    warnings,
+    relinked: true,
+  });
 }
 
 const isFolder = (path: string) => statSync(path, { throwIfNoEntry: false })?.isDirectory() ?? false;
+
+/** `--api-info`: a file that does not exist is the command's mistake (exit 2), one that is not the shape the input's (1). */
+function readApiInfo(file: string): ApiInfo {
+  if (!existsSync(file)) throw new BuildError(`--api-info ${file}: no such file`, {}, [], EXIT.usage);
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new BuildError(`--api-info ${file}: not JSON (${(e as Error).message})`, {}, []);
+  }
+  const r = ApiInfo.safeParse(json);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0]!;
+  throw new BuildError(`--api-info ${file}: ${issue.path.join('.') || '(document)'}: ${issue.message}`, {}, []);
+}
 
 /** `--now` as an ISO instant to the second, or the clock. */
 function builtAt(now?: string): string {

@@ -3,7 +3,8 @@
  * indicators (the feed first, then its widget strip), and the market-cap ranks that make the free tier. A market
  * page that failed under --keep-going keeps the previous tree's reading.
  */
-import { UNIVERSES, type Asset, type Universe } from './catalog/catalog.js';
+import { firstMember } from './build-inputs.js';
+import { UNIVERSES, type Asset } from './catalog/catalog.js';
 import type { AssetRisk } from './api/asset-risk.js';
 import { marketContexts } from './api/market-context.js';
 import { FREE_TIER_SIZE } from './contract/plans.js';
@@ -84,7 +85,3 @@ export function marketReadings(
 
   return { contexts, sectorSources, ranks, freeTier };
 }
-
-/** The asset whose previous market context stands for its universe's when a market page failed. */
-export const firstMember = (catalog: Asset[], universe: string): Asset | undefined =>
-  catalog.find((x) => x.universes.includes(universe as Universe));

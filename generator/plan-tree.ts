@@ -6,12 +6,13 @@
  */
 import { assembleAssetRisk, carriedFrom, riskExtraModels, riskReadings, type AssetReadings, type AssetRisk } from './api/asset-risk.js';
 import { assetList } from './api/asset-list.js';
-import { nextLedger, type ChangeLedger, type PreviousFeed } from './api/changes.js';
+import { addRisk, emptyState, nextLedger, type ChangeLedger, type PreviousFeed } from './api/changes.js';
+import type { PreviousFeedRead, ReadInputs } from './build-inputs.js';
 import { dcaSignal } from './api/dca-signal.js';
 import { envelope, modelVersion, newest } from './api/envelope.js';
 import { health } from './api/health.js';
 import { archiveRows, historyPage, HistoryLossError, ledger, mergeRows, publishedRow, type HistoryRow } from './api/history.js';
-import { marketReadings, type MarketReadings, type PreviousRisks } from './market-readings.js';
+import { marketReadings, type MarketReadings } from './market-readings.js';
 import { contextReadings } from './api/market-context.js';
 import { UNIVERSES, type Asset } from './catalog/catalog.js';
 import { PLANS, PRECOMPUTED_PAGES } from './contract/plans.js';
@@ -20,30 +21,11 @@ import { TREE } from './contract/tree.js';
 import { universeSummary } from './api/summary.js';
 import { servedDocument, type ApiInfo } from './openapi/document.js';
 import { operationExamples } from './openapi/examples.js';
-import type { PageRef } from './site/discover.js';
 import type { PageResult } from './site/readings.js';
 import { readingsOf, type PageKind } from './site/registry.js';
 
-export interface TreeInputs {
-  catalog: Asset[];
-  /** Every page found, read or not: the asset list names each asset's pages. */
-  pages: PageRef[];
-  /** The readings of the pages that were read. */
-  results: PageResult[];
-  /** Per asset, the page kinds that failed (read nothing) and keep the previous tree's readings. */
-  failedKinds: ReadonlyMap<string, ReadonlySet<PageKind>>;
-  /** The market page kinds that failed, likewise. */
-  failedMarket: ReadonlySet<PageKind>;
-  previous: {
-    /** Each asset's published ledger rows; absent where it has none yet. */
-    ledgers: ReadonlyMap<string, readonly HistoryRow[]>;
-    /** The previous AssetRisk of each asset whose readings may be carried (read-inputs.ts says which). */
-    risks: PreviousRisks;
-    /** The assets the previous tree published. */
-    assets: string[];
-    /** Its change feed and every asset's AssetRisk, which the feed's new events are measured from; absent with no previous tree. */
-    feed?: PreviousFeed;
-  };
+/** What the plan is made from: what the read step gave (build-inputs.ts) and the build's own settings. */
+export type TreeInputs = ReadInputs & {
   builtAt: string;
   renderVersion: string;
   publicUrl?: string;
@@ -51,7 +33,7 @@ export interface TreeInputs {
   apiInfo?: ApiInfo;
   /** `info` of the closed document, for the examples' summaries. */
   info: object;
-}
+};
 
 export interface PlannedTree {
   /** Every document of the tree but the manifest, by path. */
@@ -179,6 +161,7 @@ export function planMarketWide(
 export function planTree(i: TreeInputs): PlannedTree {
   checkNoAssetDropped(i.catalog, i.previous.assets);
   const warnings: string[] = [];
+  const previousState = i.previous.feed && previousFeed(i.previous.feed, warnings);
   const marketPages = i.results.filter((r) => r.symbol === null);
   const market = marketReadings(marketPages, readingsOf(i.failedMarket), i.catalog, i.previous.risks, warnings);
   const resultsBySymbol = new Map<string, PageResult[]>();
@@ -201,7 +184,7 @@ export function planTree(i: TreeInputs): PlannedTree {
     if (plan.warning) warnings.push(plan.warning);
   }
   const feed = nextLedger(
-    i.previous.feed,
+    previousState,
     [...plans.values()].map((p) => p.risk),
     i.builtAt,
   );
@@ -220,4 +203,25 @@ function groupBy<T>(items: Iterable<T>, symbolOf: (t: T) => string | null, kindO
     out.get(symbol)!.set(kindOf(item), item);
   }
   return out;
+}
+
+/**
+ * The previous tree's tracked state, which this refresh's events are measured from, from its AssetRisk files. A
+ * file that is not an AssetRisk this version reads is rewritten like any other; its asset, like one whose file
+ * failed the manifest check, raises no event this time, and the warnings say so.
+ */
+function previousFeed(read: PreviousFeedRead, warnings: string[]): PreviousFeed {
+  const unread = new Map(read.unread);
+  const state = emptyState();
+  for (const [symbol, risk] of read.risks) {
+    try {
+      addRisk(state, risk);
+    } catch (e) {
+      if (!(e instanceof TypeError)) throw e;
+      unread.set(symbol, `${read.source}: ${TREE.risk(symbol)} is not an AssetRisk this version reads (${e.message})`);
+    }
+  }
+  for (const [symbol, why] of [...unread].sort()) warnings.push(`${why}: ${symbol}'s changes at this refresh are not in the change feed`);
+  if (!read.ledger) warnings.push(`${read.source}: the previous tree has no change feed; it starts with this build`);
+  return { ledger: read.ledger, state, unread: [...unread.keys()].sort() };
 }

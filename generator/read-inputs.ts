@@ -1,33 +1,26 @@
 /**
- * The build's first step: read what a tree is planned from. `openInputs` reads what tells whether anything changed
- * (catalogue, the pages folder's listing, the previous tree's manifest, the parse cache); `idleCache` is the one
- * check of an idle rebuild; `readInputs` reads the rest (the ledgers, the pages, the readings carried for pages
- * that failed). Each throws the BuildError of an input the build cannot publish from.
+ * The build's first step: read what a tree is planned from, and return it as plain data (build-inputs.ts).
+ * `openInputs` reads what tells whether anything changed (catalogue, the pages folder's listing, the previous tree's
+ * manifest, the parse cache); `readInputs` reads the rest (the ledgers, the pages, the readings carried for pages
+ * that failed). Each throws the BuildError of an input the build cannot publish from. It plans nothing and writes
+ * nothing: whether the rebuild is idle is idle.ts's question, the plan plan-tree.ts's, the writing output/'s.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import fg from 'fast-glob';
+import { join } from 'node:path';
+import { firstMember, type PreviousFeedRead, type ReadInputs } from './build-inputs.js';
 import { buildReport, BuildError, type BuildOptions, type CarriedPage } from './build-report.js';
 import { EXIT } from './exit.js';
 import { loadCatalog, UNIVERSES, type Asset } from './catalog/catalog.js';
-import { refuseInitOverLedger } from './ledger-start.js';
-import type { HistoryRow } from './api/history.js';
-import type { AssetRisk } from './api/asset-risk.js';
+import type { AssetRisk, HistoryRow } from './contract/shapes.js';
 import { TREE } from './contract/tree.js';
+import { refuseInitOverLedger } from './ledger-start.js';
 import { forEachLimited } from './limited.js';
-import { firstMember } from './market-readings.js';
-import { tidy } from './output/live-tree.js';
-import { sha256 } from './output/manifest.js';
 import { openPrevious, PreviousTreeError, type PreviousTree } from './previous/previous-tree.js';
 import { discover, marketKindOf, modelOf, type Discovery } from './site/discover.js';
 import { pageGuard } from './site/guards.js';
-import { PARSER_VERSION, readSite, untouchedSince, type ParseCache, type SiteRead } from './site/read-site.js';
+import { readSite, type ParseCache, type SiteRead } from './site/read-site.js';
 import { KINDS, type PageKind } from './site/registry.js';
-import type { TreeInputs } from './plan-tree.js';
-import { addRisk, emptyState } from './api/changes.js';
-import { ApiInfo } from './openapi/document.js';
 
 /** The parse cache beside the tree: each page's size, mtime, hash and reading, and what the last build read. */
 export const CACHE_FILE = '.risk-readings-cache.json';
@@ -37,13 +30,13 @@ export type BuildCache = ParseCache & { sector_sources?: Record<string, string |
 
 export type OpenedInputs = Awaited<ReturnType<typeof openInputs>>;
 
-/** What a build reads before its pages and ledgers. */
-export async function openInputs(opts: BuildOptions, previousSource: string) {
+/**
+ * What a build reads before its pages and ledgers. `tidied` is what the build removed of killed builds' leftovers
+ * before reading, for the report.
+ */
+export async function openInputs(opts: BuildOptions, previousSource: string, tidied: string[]) {
   const catalog = readCatalog(opts.catalog);
-  const apiInfo = opts.apiInfo === undefined ? undefined : readApiInfo(opts.apiInfo);
   const warnings: string[] = [];
-  const { recovered, removed } = await tidy(opts.out);
-  const tidied = [...(recovered ? [`recovered ${recovered} as v1`] : []), ...removed.map((r) => `removed ${r}`)];
   const found = await discover(opts.pages, catalog);
   for (const { file, target } of found.outside) warnings.push(`${file}: a link to ${target}, outside --pages; not read`);
   if (found.pages.length === 0)
@@ -63,7 +56,7 @@ export async function openInputs(opts: BuildOptions, previousSource: string) {
   // The pages this tree answers for, recorded so the next build can tell one that went missing (carried ones too,
   // so the guard holds until the page is back or the catalogue drops it).
   const pagesRead = [...new Set([...found.pages.map((p) => p.file), ...missingFiles])].sort();
-  const opened = { catalog, apiInfo, found, previous, cache, vanished, warnings, tidied, pagesRead };
+  const opened = { catalog, found, previous, cache, vanished, warnings, tidied, pagesRead };
   if (vanished.length && !opts.keepGoing) {
     const perKind = Object.entries(countBy(vanished.map((v) => v.kind)))
       .sort()
@@ -79,29 +72,15 @@ export async function openInputs(opts: BuildOptions, previousSource: string) {
   return opened;
 }
 
-/**
- * The one idle check: no page touched since the previous build (size and mtime as its parse cache has them, each
- * reading still accepted by the guards) and nothing else read changed (inputFingerprint). Then the previous tree is
- * the answer, and the cache for it is returned; null when the build must read on.
- */
-export function idleCache(opened: OpenedInputs, opts: BuildOptions, at: string): ParseCache | null {
-  const { previous, cache, vanished, found, catalog } = opened;
-  if (!previous?.localTree || !cache?.last_build || vanished.length) return null;
-  const same = untouchedSince(opts.pages, found.pages, cache, pageGuard(catalog, at));
-  return same && inputFingerprint(opened, opts, same) === cache.last_build.inputs ? same : null;
-}
-
-/** What the plan reads besides the options: the readings, the ledgers and what failed. */
-export interface ReadInputs {
-  tree: Omit<TreeInputs, 'builtAt' | 'renderVersion' | 'publicUrl' | 'info'>;
+/** What the read step gives: the plan's inputs, and what the report says of the read. */
+export interface ReadStep {
+  inputs: ReadInputs;
   site: SiteRead;
   carried: CarriedPage[];
-  /** Everything the build read besides the previous tree, fingerprinted; null when a page failed (never idle then). */
-  fingerprint: string | null;
 }
 
 /** The ledgers, then the pages (those of an asset whose ledger starts yield their weekly archive), then what failed. */
-export async function readInputs(opened: OpenedInputs, opts: BuildOptions, at: string): Promise<ReadInputs> {
+export async function readInputs(opened: OpenedInputs, opts: BuildOptions, at: string): Promise<ReadStep> {
   const { catalog, found, previous, cache, vanished } = opened;
   const ledgers = new Map<string, HistoryRow[]>();
   await fromPrevious(opened, catalog, async (symbol) => {
@@ -140,9 +119,8 @@ export async function readInputs(opened: OpenedInputs, opts: BuildOptions, at: s
   await fromPrevious(opened, carrying, async (symbol) => void risks.set(symbol, await previous!.risk(symbol)));
   const feed = previous ? await previousFeed(opened) : undefined;
   return {
-    tree: {
+    inputs: {
       catalog,
-      apiInfo: opened.apiInfo,
       pages: found.pages,
       results: site.results,
       failedKinds,
@@ -151,7 +129,6 @@ export async function readInputs(opened: OpenedInputs, opts: BuildOptions, at: s
     },
     site,
     carried,
-    fingerprint: site.errors.size || vanished.length ? null : inputFingerprint(opened, opts, site.cache),
   };
 }
 
@@ -168,11 +145,11 @@ function carriedFrom(catalog: Asset[], failedKinds: Map<string, unknown>, failed
 }
 
 /**
- * The change feed's ledger and the tracked state of the previous tree, read from its AssetRisk files: what this
- * refresh's events are measured from. A risk file that fails the manifest check, or is not an AssetRisk this
- * version reads, is rewritten by this build like any other; its asset raises no event this time.
+ * The change feed's ledger and the previous tree's AssetRisk files, which this refresh's events are measured from.
+ * A risk file that fails the manifest check is rewritten by this build like any other; its asset raises no event
+ * this time (the plan says so, with any file it finds of another shape).
  */
-async function previousFeed(opened: OpenedInputs): Promise<NonNullable<TreeInputs['previous']['feed']>> {
+async function previousFeed(opened: OpenedInputs): Promise<PreviousFeedRead> {
   const previous = opened.previous!;
   const symbols = Object.keys(previous.catalog?.assets ?? {});
   const found = new Map<string, AssetRisk>();
@@ -186,21 +163,10 @@ async function previousFeed(opened: OpenedInputs): Promise<NonNullable<TreeInput
       unread.set(symbol, e.problem);
     }
   });
-  const state = emptyState();
-  for (const symbol of symbols) {
-    const risk = found.get(symbol);
-    try {
-      if (risk) addRisk(state, risk);
-    } catch (e) {
-      if (!(e instanceof TypeError)) throw e;
-      unread.set(symbol, `${previous.source}: ${TREE.risk(symbol)} is not an AssetRisk this version reads (${e.message})`);
-    }
-  }
-  for (const [symbol, why] of [...unread].sort())
-    opened.warnings.push(`${why}: ${symbol}'s changes at this refresh are not in the change feed`);
   const ledger = await refusedAsBuild(opened, () => previous.changes());
-  if (!ledger) opened.warnings.push(`${previous.source}: the previous tree has no change feed; it starts with this build`);
-  return { ledger, state, unread: [...unread.keys()].sort() };
+  // In the catalogue's order, whatever order the reads finished in.
+  const risks = new Map(symbols.flatMap((s) => (found.has(s) ? [[s, found.get(s)!] as const] : [])));
+  return { source: previous.source, ledger, risks, unread };
 }
 
 /** `read` for each asset the previous tree may hold, a few at a time; its refusal as the build's failure. */
@@ -226,21 +192,6 @@ export const noPrevious = (source: string) =>
     [],
   );
 
-/** `--api-info`: a file that does not exist is the command's mistake (exit 2), one that is not the shape the input's (1). */
-function readApiInfo(file: string): ApiInfo {
-  if (!existsSync(file)) throw new BuildError(`--api-info ${file}: no such file`, {}, [], EXIT.usage);
-  let json: unknown;
-  try {
-    json = JSON.parse(readFileSync(file, 'utf8'));
-  } catch (e) {
-    throw new BuildError(`--api-info ${file}: not JSON (${(e as Error).message})`, {}, []);
-  }
-  const r = ApiInfo.safeParse(json);
-  if (r.success) return r.data;
-  const issue = r.error.issues[0]!;
-  throw new BuildError(`--api-info ${file}: ${issue.path.join('.') || '(document)'}: ${issue.message}`, {}, []);
-}
-
 /** The catalogue: a --catalog that does not exist is the command's mistake (exit 2), one that does not parse the input's (1). */
 function readCatalog(file: string | undefined): Asset[] {
   try {
@@ -248,34 +199,6 @@ function readCatalog(file: string | undefined): Asset[] {
   } catch (e) {
     throw new BuildError((e as Error).message, {}, [], file !== undefined && !existsSync(file) ? EXIT.usage : EXIT.input);
   }
-}
-
-/**
- * The generator's own code, hashed: any change to what the build writes changes this, version bump or not, so
- * an idle rebuild never re-links a tree an older build wrote.
- */
-let codeHash: string | undefined;
-function generatorCode(): string {
-  if (codeHash === undefined) {
-    const dir = dirname(fileURLToPath(import.meta.url));
-    const files = fg.sync(['**/*.{js,ts}', '!**/*.d.ts', '!**/*.map'], { cwd: dir }).sort();
-    codeHash = sha256(files.map((f) => `${f}:${sha256(readFileSync(join(dir, f)))}`).join('\n'));
-  }
-  return codeHash;
-}
-
-/**
- * Everything a build reads besides the previous tree: the pages (each by its hash, or its size and mtime where it
- * was not hashed), the catalogue and the document's information as they were read, the public URL, the code that
- * reads them.
- */
-function inputFingerprint({ catalog, apiInfo }: OpenedInputs, { publicUrl = '/' }: BuildOptions, cache: ParseCache): string {
-  const pages = Object.entries(cache.pages)
-    .map(([f, e]) => `${f}:${e.hash ?? `${e.size}:${e.mtimeMs}`}`)
-    .sort()
-    .join('\n');
-  const info = apiInfo ? sha256(JSON.stringify(apiInfo)) : '';
-  return sha256([generatorCode(), PARSER_VERSION, sha256(JSON.stringify(catalog)), publicUrl, info, pages].join('\n'));
 }
 
 /**

@@ -32,6 +32,11 @@ describe('import boundaries', () => {
     ['generator/commands/usage.ts', '../../auth-shim/handler.js', 'reads the quota stores only'],
     ['generator/output/x.ts', '../commands/build.js', 'not how readings are made'],
     ['generator/site/x.ts', '../read-inputs.js', 'knows pages only'],
+    ['generator/read-inputs.ts', './plan-tree.js', 'the read step returns plain data'],
+    ['generator/read-inputs.ts', './api/changes.js', 'the read step returns plain data'],
+    ['generator/read-inputs.ts', './openapi/document.js', 'the read step returns plain data'],
+    ['generator/read-inputs.ts', './output/live-tree.js', 'the read step returns plain data'],
+    ['generator/read-inputs.ts', './idle.js', 'the read step returns plain data'],
   ])('%s may not import %s', async (file, source, reason) => {
     expect((await refusals(file, source)).join('\n')).toContain(reason);
   });
@@ -47,6 +52,8 @@ describe('import boundaries', () => {
     ['generator/commands/usage.ts', '../../auth-shim/node/quota-totals.js'],
     ['generator/commands/usage.ts', '../../auth-shim/quota.js'],
     ['generator/cli.ts', './commands/options.js'],
+    ['generator/read-inputs.ts', './build-inputs.js'],
+    ['generator/read-inputs.ts', './site/read-site.js'],
   ])('%s may import %s', async (file, source) => {
     expect(await refusals(file, source)).toEqual([]);
   });

@@ -80,32 +80,11 @@ function pool(size: number) {
 export const defaultJobs = (): number => Math.max(1, availableParallelism() - 1);
 
 /** The cache's entry still stands for the page: same size, same mtime, same kind (its bytes are then taken as the same). */
-const untouched = (hit: CacheEntry | undefined, st: { size: number; mtimeMs: number }, ref: PageRef): hit is CacheEntry =>
+export const untouched = (hit: CacheEntry | undefined, st: { size: number; mtimeMs: number }, ref: PageRef): hit is CacheEntry =>
   !!hit && hit.size === st.size && hit.mtimeMs === st.mtimeMs && hit.result.kind === ref.kind;
 
-/**
- * The previous cache's entries for these pages when every page is untouched since it was written and its reading
- * is not refused, else null: a build whose pages are all so, under the same code and catalogue, is idle without
- * reading anything else.
- */
-export function untouchedSince(
-  dir: string,
-  pages: PageRef[],
-  previous: ParseCache | undefined,
-  refuse: ReadOptions['refuse'] = () => null,
-): ParseCache | null {
-  if (previous?.parser_version !== PARSER_VERSION) return null;
-  const cache: ParseCache = { parser_version: PARSER_VERSION, pages: {} };
-  for (const ref of pages) {
-    const hit = previous.pages[ref.file];
-    if (!untouched(hit, statSync(join(dir, ref.file)), ref) || refuse(reading(hit.result, ref), ref)) return null;
-    cache.pages[ref.file] = hit;
-  }
-  return cache;
-}
-
 /** A page's reading as the build uses it: the cache keeps readings without their page's symbol. */
-const reading = (result: PageResult, ref: PageRef): PageResult => ({ ...result, symbol: ref.symbol });
+export const reading = (result: PageResult, ref: PageRef): PageResult => ({ ...result, symbol: ref.symbol });
 
 export interface ReadOptions {
   /** Which pages must also yield their weekly archive (those of an asset whose ledger starts with this build). */

@@ -1,14 +1,15 @@
 /**
  * Reading the site: every page gives its reading once, in the order given; a page whose bytes the previous build
  * read is not parsed again (untouched, or touched and found the same by its hash); a reading the build refuses
- * counts as an unreadable page; and the compiled build's worker threads read what the build reads in-process.
+ * counts as an unreadable page. (That the compiled build's worker threads read the same is test/generator/build.test.ts's:
+ * workers need compiled JavaScript, which the unit tests do not build.)
  */
 import { readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { discover, type Discovery } from '../../../generator/site/discover.js';
 import { readSite, type ReadOptions } from '../../../generator/site/read-site.js';
-import { CATALOG, ROOT, smallSite, tempDir } from '../../helpers.js';
+import { CATALOG, smallSite, tempDir } from '../../helpers.js';
 
 const site = tempDir('rr-read-site-');
 const assets = CATALOG.filter((a) => ['BTC', 'ETH', 'SPY'].includes(a.symbol));
@@ -60,17 +61,5 @@ describe('readSite', () => {
     const r = await read(undefined, { refuse: (_, ref) => (ref.file === refused.file ? problem : null) });
     expect(r.errors.get(refused.file)).toEqual(problem);
     expect(r.results.map((x) => x.file)).not.toContain(refused.file);
-  });
-
-  it('on worker threads (the compiled build with --jobs 2) gives the readings it gives in-process', async () => {
-    const compiled = (await import(
-      join(ROOT, 'dist', 'generator', 'site', 'read-site.js')
-    )) as typeof import('../../../generator/site/read-site.js');
-    expect(found.pages.length).toBeGreaterThan(8); // fewer pages are parsed in-process whatever --jobs says
-    const options = { wantsArchive: (ref: { symbol: string | null }) => ref.symbol === 'BTC', refuse: () => null };
-    const threads = await compiled.readSite(site, found.pages, undefined, { ...options, jobs: 2 });
-    const here = await readSite(site, found.pages, undefined, { ...options, jobs: 1 });
-    expect(threads.results).toEqual(here.results);
-    expect(threads.cache).toEqual(here.cache);
   });
 });
