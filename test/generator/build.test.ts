@@ -17,6 +17,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { buildSmall, CATALOG, readJson, ROOT, SMALL, smallSite, tempDir, treeHashes } from '../helpers.js';
 import { discover } from '../../generator/site/discover.js';
 import { readSite } from '../../generator/site/read-site.js';
+import { PUBLICATIONS } from '../../fixtures/synth/markup.js';
+import { writeSite } from '../../fixtures/synth/site.js';
 import { BuildError } from '../../generator/build.js';
 import { isLedger } from '../../generator/contract/tree.js';
 import { checkTree } from '../../generator/check.js';
@@ -308,6 +310,39 @@ describe('failures leave the previous tree as it was', () => {
     rmSync(join(t, 'v1/assets/SPY/stray.txt'));
     expect(await checkTree(t)).toEqual([]);
   });
+});
+
+describe("every stored publication's markup", () => {
+  it.each(Object.entries(PUBLICATIONS))(
+    '%s: builds with no error or warning, to the readings of our default markup',
+    async (name, markup) => {
+      const pages = join(root, `markup-${name}`);
+      await writeSite({ out: pages, day: 1, symbols: SMALL, historyStart: '2025-06-01', catalog: CATALOG, markup });
+      const out = join(root, `markup-${name}-tree`);
+      const report = await buildSmall(pages, out);
+      expect([report.errors, report.warnings, report.carried]).toEqual([[], [], []]);
+      for (const symbol of SMALL) {
+        const risk = readJson(join(out, 'v1/assets', symbol, 'risk.json')).data;
+        const expected = readJson(join(day1, 'v1/assets', symbol, 'risk.json')).data;
+        // A phase page that labels its bars by their Monday is dated a day after one that labels them by Sunday.
+        if (markup.phaseBar === 'monday' && risk.asset_class === 'CRYPTO' && expected.phase) {
+          const sunday = Date.parse(`${expected.phase.as_of}T00:00:00Z`);
+          expect(risk.phase.as_of).toBe(new Date(sunday + 86_400_000).toISOString().slice(0, 10));
+          risk.phase.as_of = expected.phase.as_of;
+        }
+        // Labels are quoted as printed: the publication that printed new ones publishes them.
+        const context = risk.market_context;
+        if (markup.newSectorLabels && context.macro_risk) {
+          expect([context.peak_valley.zone, context.macro_risk.status]).toEqual(['Breakout', 'Balanced Rotation']);
+          [context.peak_valley.zone, context.macro_risk.status] = [
+            expected.market_context.peak_valley.zone,
+            expected.market_context.macro_risk.status,
+          ];
+        }
+        expect(risk, symbol).toEqual(expected);
+      }
+    },
+  );
 });
 
 describe('parsing on worker threads', () => {
