@@ -1,5 +1,5 @@
 /**
- * What the build's read step gives its plan: plain data, no behaviour. Both steps import it and neither imports
+ * What the build's read step gives its plan: plain data, no behaviour (decision 65). Both steps import it and neither imports
  * the other (read-inputs.ts produces it, plan-tree.ts consumes it; build.ts runs them in turn).
  */
 import type { Asset, Universe } from './catalog/catalog.js';

@@ -1,5 +1,5 @@
 /**
- * Is this rebuild idle? The one question, asked in one place: nothing the build would read has changed since the
+ * Is this rebuild idle? The one question, asked in one place (decision 58): nothing the build would read has changed since the
  * build that wrote the previous tree (no page touched, as its parse cache has each page's size and mtime, and each
  * reading still accepted by the guards; the same catalogue, document information, public URL, parser version and
  * generator code), and that tree is intact as the cache names it. Then the previous tree is the answer, re-linked

@@ -1,7 +1,7 @@
 /**
  * `--init` means "there is no history yet": a build given it refuses to start a new ledger where a published one
  * already is, in `--out` or in `--previous`, so a mistyped origin URL (which answers 404, "no tree") can never
- * replace a deployed ledger with an empty one (decision 27, and docs/pipeline.md).
+ * replace a deployed ledger with an empty one (decision 63).
  */
 import { BuildError } from './build-report.js';
 import { EXIT } from './exit.js';

@@ -21,7 +21,7 @@ export type MarketReadings = ReturnType<typeof marketReadings>;
 /**
  * `results` are the market pages read; `failed` the readings of market pages that failed under --keep-going,
  * which keep the previous tree's. Where two kinds yield the same reading (the feed and the widget strips), the
- * registry's order says which is read first.
+ * registry's order says which is read first (decision 64).
  */
 export function marketReadings(
   results: PageResult[],

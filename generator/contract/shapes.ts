@@ -37,7 +37,7 @@ const numOrNull = () => z.number().nullable();
 const count = () => z.number().int().min(0);
 // The spec's three scales (its Models table), each stated once: every field that carries one is built from these,
 // so the bounds reach the served document (`minimum`/`maximum`), and the parsers and `check` refuse a value outside
-// them: a page printing one is unreadable, never published (docs/decisions.md).
+// them: a page printing one is unreadable, never published (decision 62).
 /** A risk level or band index, 1-10. */
 const level = () => z.number().int().min(1).max(10);
 /** A 0-1 scale (risk as a page prints it, a share). */

@@ -1,4 +1,4 @@
-/** A page that exists but cannot be read: names the file, the field and what was found (site-format 8.7). */
+/** A page that exists but cannot be read: names the file, the field and what was found (decision 45). */
 export class PageError extends Error {
   constructor(
     readonly file: string,

@@ -47,7 +47,7 @@ function otherAsset(result: PageResult, asset: Asset, { bySymbol, byName }: Cata
 /**
  * Every date a page's readings carry, with the field it came from: each reading's `as_of` (the sector indicators'
  * per universe), and the price's date, the last point of its series. Walked, not listed, so that no reading a kind
- * yields escapes the guard.
+ * yields escapes the guard (decision 60).
  */
 function datesOf(r: PageResult): [string, string][] {
   const out: [string, string][] = [];

@@ -1,5 +1,5 @@
 /**
- * What a page kind is, in one object: where the site publishes it, what it yields, how its dates are guarded and
+ * What a page kind is, in one object (decision 64): where the site publishes it, what it yields, how its dates are guarded and
  * how it is read. Each kind is one module under `site/kinds/`, named after the kind, and one line of the registry
  * (`site/registry.ts`); discovery, the read step, the guards, the plan and the API derive everything from these
  * (docs/architecture.md, "Adding a page kind").

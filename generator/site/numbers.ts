@@ -21,7 +21,7 @@ export function parsePrinted(text: string | undefined, file: string, field: stri
   return m[1] === '-' ? -n : n;
 }
 
-/** Values taken from traces keep 8 significant digits (site-format 8.1). */
+/** Values taken from traces keep 8 significant digits (decision 39). */
 export function sig8(x: number): number {
   return Number(x.toPrecision(8));
 }

@@ -177,7 +177,7 @@ export const pageBytes = (page: Uint8Array | string): Buffer =>
 
 /**
  * Every `Plotly.newPlot("<id>", [traces], ...)` call of a page. Scans the bytes for the call rather than building
- * a DOM or decoding the page: the traces are most of a 1 MB page. `start`/`end` are byte offsets.
+ * a DOM or decoding the page: the traces are most of a page. `start`/`end` are byte offsets.
  */
 export function readFigures(page: Uint8Array | string, file: string): PlotlyFigure[] {
   const bytes = pageBytes(page);
@@ -281,7 +281,7 @@ export function decodeNumbers(value: unknown, file: string, field: string): Matr
 const float32Valued = (x: number): number => (Math.fround(x) === x ? shortestFloat32(x) : x);
 
 /**
- * A float32 as the shortest decimal that reads back as the same float32 (site-format 8.1): the page's `82.08`
+ * A float32 as the shortest decimal that reads back as the same float32 (decision 30): the page's `82.08`
  * is stored as 82.08000183105469, which would otherwise print as 82.080002.
  */
 export function shortestFloat32(x: number): number {

@@ -19,7 +19,7 @@ export const PARSER_VERSION = 7;
 
 /**
  * The cache keeps readings without their weekly archive: the archive is only read when an asset's ledger
- * starts, and keeping it would make the cache 25 times larger. A page whose archive is wanted is parsed whole.
+ * starts, and keeping it would make the cache many times larger. A page whose archive is wanted is parsed whole.
  */
 const withoutArchive = ({ archive: _archive, ...rest }: PageResult): PageResult => rest;
 
@@ -75,7 +75,7 @@ function pool(size: number) {
 
 /**
  * Parser threads by default: one per core but one, left to the main thread that receives the readings. On two
- * cores that means parsing in-process: there worker threads measured slower than parsing on the main thread.
+ * cores that means parsing in-process, which the benchmarks found the quicker there.
  */
 export const defaultJobs = (): number => Math.max(1, availableParallelism() - 1);
 

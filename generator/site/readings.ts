@@ -32,7 +32,7 @@ export type FearGreedReading = z.infer<typeof FearGreedReading>;
 export type PeakValleyReading = z.infer<typeof PeakValleyReading>;
 export type MacroRiskReading = z.infer<typeof MacroRiskReading>;
 
-/** Columns of a weekly_archive row that a page's own series carry (site-format 8.8). */
+/** Columns of a weekly_archive row that a page's own series carry (decision 46). */
 export const ARCHIVE_FIELDS = [
   'price',
   'gravity',

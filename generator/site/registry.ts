@@ -1,5 +1,5 @@
 /**
- * Every page kind the build reads, one line each: the kind's name (the asset list's `pages` key) and its
+ * Every page kind the build reads (decision 64), one line each: the kind's name (the asset list's `pages` key) and its
  * descriptor (`site/kinds/<kind>.ts`). Discovery, parsing, the guards, the weekly archive, the readings carried
  * under --keep-going and the assembly of AssetRisk all derive from this object; adding a kind is its module, one
  * line here, its fixture template and its tests (docs/architecture.md, "Adding a page kind").
