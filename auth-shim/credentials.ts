@@ -48,7 +48,7 @@ export interface MarketplaceConfig {
   name?: string;
 }
 
-export const DEFAULT_MARKETPLACE_NAME = 'rapidapi';
+const DEFAULT_MARKETPLACE_NAME = 'rapidapi';
 const PAIR_PARTS = ['key', 'host', 'proxy-secret', 'subscription'] as const;
 
 /** The header prefixes a marketplace pair may arrive under: the spec's neutral one, then the marketplace's own. */

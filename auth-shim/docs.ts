@@ -9,7 +9,7 @@ import type { OriginFile } from './origin.js';
 import { fileResponse } from './representation.js';
 
 /** The package files the page needs, by name in `swagger-ui-dist`. */
-export const DOCS_FILES = {
+const DOCS_FILES = {
   'swagger-ui.css': 'text/css; charset=utf-8',
   'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
   'favicon-32x32.png': 'image/png',

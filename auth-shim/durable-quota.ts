@@ -22,14 +22,14 @@ import {
 } from './quota.js';
 
 /** The parts of the Workers runtime's Durable Object API used here (no dependency on its type package). */
-export interface DurableObjectStorageLike {
+interface DurableObjectStorageLike {
   get<T>(key: string): Promise<T | undefined>;
   put<T>(key: string, value: T): Promise<void>;
 }
 export interface DurableObjectStateLike {
   storage: DurableObjectStorageLike;
 }
-export interface DurableObjectStubLike {
+interface DurableObjectStubLike {
   fetch(url: string, init: RequestInit): Promise<Response>;
 }
 export interface DurableObjectNamespaceLike {

@@ -9,7 +9,7 @@ import type { ShimRequest, ShimResponse } from './exchange.js';
 import { OriginError, type JsonCache, type Origin, type OriginFile } from './origin.js';
 import { fileResponse } from './representation.js';
 
-export const STALE_AFTER_MS = 36 * 3_600_000;
+const STALE_AFTER_MS = 36 * 3_600_000;
 
 interface HealthDoc {
   status: string;

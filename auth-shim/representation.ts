@@ -7,7 +7,7 @@ import { COMPRESS_MIN_BYTES, negotiate, type Encoding } from '../generator/contr
 import type { ShimRequest, ShimResponse } from './exchange.js';
 import type { OriginFile, Representation } from './origin.js';
 
-export type Compress = (bytes: Uint8Array<ArrayBuffer>, encoding: Encoding) => Promise<Uint8Array<ArrayBuffer>>;
+type Compress = (bytes: Uint8Array<ArrayBuffer>, encoding: Encoding) => Promise<Uint8Array<ArrayBuffer>>;
 
 /** What a runtime can compress on the fly, best first. */
 export interface Compressor {

@@ -24,7 +24,7 @@ import { planTree, type PlannedTree } from './plan-tree.js';
 import { isUrl, PreviousTreeError } from './previous/previous-tree.js';
 import { CACHE_FILE, noPrevious, openInputs, readInputs, type BuildCache, type OpenedInputs } from './read-inputs.js';
 
-export { BuildError, type BuildOptions, type BuildReport, type CarriedPage } from './build-report.js';
+export { BuildError, type BuildOptions, type BuildReport } from './build-report.js';
 
 export async function build(opts: BuildOptions): Promise<BuildReport> {
   const at = builtAt(opts.now);

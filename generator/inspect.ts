@@ -15,7 +15,7 @@ export interface Inspected {
   [reading: string]: unknown;
 }
 
-export function presentable(r: PageResult): Omit<Inspected, 'file' | 'kind' | 'symbol'> {
+function presentable(r: PageResult): Omit<Inspected, 'file' | 'kind' | 'symbol'> {
   const out: Record<string, unknown> = {};
   if (r.price) out.price = { value: r.price.value, currency: r.price.currency, source_page: r.price.source_page };
   if (r.gravity) out.gravity = r.gravity;

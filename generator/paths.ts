@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The package root, found by walking up from this module: the same answer from `dist/` and from source. */
-export function packageRoot(): string {
+function packageRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
     if (existsSync(join(dir, 'package.json'))) return dir;

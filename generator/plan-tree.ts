@@ -48,10 +48,10 @@ export interface PlannedTree {
 }
 
 /** The market-wide readings every asset's files need. */
-export type MarketWide = Pick<MarketReadings, 'contexts' | 'ranks' | 'freeTier'>;
+type MarketWide = Pick<MarketReadings, 'contexts' | 'ranks' | 'freeTier'>;
 
 /** What one asset's files are planned from. */
-export interface AssetInputs {
+interface AssetInputs {
   asset: Asset;
   /** The readings of the asset's pages that were read. */
   pages: PageResult[];
@@ -64,7 +64,7 @@ export interface AssetInputs {
   market: MarketWide;
 }
 
-export interface AssetPlan {
+interface AssetPlan {
   risk: AssetRisk;
   /** The asset's entry in the shim's catalogue. */
   entry: Catalog['assets'][string];
@@ -76,7 +76,7 @@ export interface AssetPlan {
 }
 
 /** One asset's documents. */
-export function planAsset({ asset, pages, failedKinds, previousRisk: prev, ledger: previousLedger, market }: AssetInputs): AssetPlan {
+function planAsset({ asset, pages, failedKinds, previousRisk: prev, ledger: previousLedger, market }: AssetInputs): AssetPlan {
   // Each reading comes from one page of the asset (a kind's readings are its own); a failed page's are carried.
   const read: AssetReadings = Object.assign({}, ...pages.map(({ file: _f, kind: _k, symbol: _s, archive: _a, identity: _i, ...r }) => r));
   const risk = assembleAssetRisk(asset, read, carriedFrom(prev, readingsOf(failedKinds)), {
@@ -101,13 +101,13 @@ export function planAsset({ asset, pages, failedKinds, previousRisk: prev, ledge
 }
 
 /** A published history must not vanish with its asset: throws HistoryLossError for a published asset the catalogue drops. */
-export function checkNoAssetDropped(catalog: Asset[], previousAssets: string[]): void {
+function checkNoAssetDropped(catalog: Asset[], previousAssets: string[]): void {
   const symbols = new Set(catalog.map((a) => a.symbol));
   for (const s of previousAssets) if (!symbols.has(s)) throw new HistoryLossError(`${s} has published history but is not in the catalogue`);
 }
 
 /** What the documents across assets are planned from, besides each asset's plan. */
-export type MarketWideInputs = Pick<TreeInputs, 'catalog' | 'pages' | 'builtAt' | 'renderVersion' | 'publicUrl' | 'apiInfo' | 'info'> & {
+type MarketWideInputs = Pick<TreeInputs, 'catalog' | 'pages' | 'builtAt' | 'renderVersion' | 'publicUrl' | 'apiInfo' | 'info'> & {
   market: MarketWide;
 };
 
@@ -116,7 +116,7 @@ export type MarketWideInputs = Pick<TreeInputs, 'catalog' | 'pages' | 'builtAt' 
  * catalogue), by path, from every asset's plan; `assetFiles` holds the assets' documents (the contract's examples
  * quote them).
  */
-export function planMarketWide(
+function planMarketWide(
   i: MarketWideInputs,
   plans: ReadonlyMap<string, AssetPlan>,
   assetFiles: ReadonlyMap<string, unknown>,

@@ -54,7 +54,7 @@ export function treeHashes(dir: string): Map<string, string> {
 
 /** The compiled CLI, as a pipeline runs it: a child process. */
 export const BIN = join(ROOT, 'bin', 'risk-readings.js');
-export const FAULTS = join(ROOT, 'test', 'generator', 'output', 'faults.mjs');
+const FAULTS = join(ROOT, 'test', 'generator', 'output', 'faults.mjs');
 
 export function cli(args: string[], env: Record<string, string> = {}, preload = false): SpawnSyncReturns<string> {
   return spawnSync(process.execPath, [...(preload ? ['--import', FAULTS] : []), BIN, ...args], {

@@ -17,9 +17,9 @@ export type Route =
   | { name: 'dca'; symbol: string };
 
 /** Longer paths than this are no route of ours. */
-export const MAX_PATH = 512;
+const MAX_PATH = 512;
 /** Longer query strings than this are refused before any of it is read. */
-export const MAX_QUERY = 2048;
+const MAX_QUERY = 2048;
 
 /** The method must be GET (decision 10): checked first, before the path means anything. */
 export function getOnly(request: { method: string }): void {
@@ -41,7 +41,7 @@ export function boundedQuery(url: URL): void {
   if (url.search.length > MAX_QUERY) throw new Refusal('bad_parameter', `The query string is longer than ${MAX_QUERY} characters`);
 }
 
-export function route(pathname: string): Route | null {
+function route(pathname: string): Route | null {
   if (pathname.length > MAX_PATH || !pathname.startsWith('/v1/')) return null;
   const raw = pathname.slice(4).split('/');
   // A segment that does not decode stays as sent: in a symbol's place it is then 400 bad_symbol, not 404.

@@ -2,7 +2,7 @@
 import type { AssetRisk } from './asset-risk.js';
 import { envelope } from './envelope.js';
 
-export const MULTIPLIER_NOTE =
+const MULTIPLIER_NOTE =
   "The regression model publishes a risk band, not a sizing rule: there is no multiplier to apply. Any position sizing is the reader's own decision.";
 
 export function dcaSignal(r: AssetRisk) {

@@ -4,7 +4,7 @@ import { envelopeAsOf, modelVersion, type Stamped } from '../contract/envelope.j
 
 export { API_VERSION, DISCLAIMER } from '../contract/constants.js';
 export { modelVersion, type Stamped } from '../contract/envelope.js';
-export { instant, newest } from '../contract/time.js';
+export { newest } from '../contract/time.js';
 
 export function envelope<T>(
   data: T,

@@ -2,7 +2,7 @@
 import type { Health } from '../contract/shapes.js';
 import { API_VERSION, DISCLAIMER } from './envelope.js';
 
-export const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 1;
 
 export function health(renderVersion: string, builtAt: string, newestReading: string | null): Health {
   return {

@@ -93,7 +93,7 @@ export function checkLedgerKept(symbol: string, previous: readonly HistoryRow[],
   });
 }
 
-export function cadence(firstPublished: string | null): string {
+function cadence(firstPublished: string | null): string {
   return firstPublished
     ? `Daily as_published rows (one per publication day) from ${firstPublished}; weekly_archive rows, one per week labelled by its closing Sunday, before that date.`
     : 'No published rows yet.';

@@ -81,9 +81,9 @@ export const httpUrl = (name: string) => (v: string) => {
   throw new InvalidArgumentError(`${name} takes an http(s) URL such as https://api.example.com, or /, not "${v}"`);
 };
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-export const oneOf = (name: string, values: readonly string[]) => (v: string) => {
+const oneOf = (name: string, values: readonly string[]) => (v: string) => {
   if (!values.includes(v)) throw new InvalidArgumentError(`${name} is one of ${values.join(', ')}, not "${v}"`);
   return v;
 };

@@ -5,7 +5,7 @@ import { isRecord } from './manifest-check.js';
 import type { PageQuery } from './history-page.js';
 import type { ChangeEvent, ChangeLedger, ChangesResponse } from './shapes.js';
 
-export type { ChangeEvent, ChangeLedger } from './shapes.js';
+export type { ChangeLedger } from './shapes.js';
 
 /** Who reads the feed: a basic plan sees its own events (decision 34), pro and ultra see all. */
 export type Audience = 'basic' | 'all';

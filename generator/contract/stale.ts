@@ -4,7 +4,7 @@ import { instant, newest } from './time.js';
 
 const DAY_MS = 86_400_000;
 /** Spec: a model is stale when its page is more than three days behind the asset's newest page. */
-export const STALE_AFTER_DAYS = 3;
+const STALE_AFTER_DAYS = 3;
 
 /** What the rule reads of an AssetRisk: each model's as_of, and the class that decides which readings are daily. */
 export type StaleInput = { asset_class: 'CRYPTO' | 'EQUITY' } & Record<ModelKey, { as_of: string | null } | null | undefined>;

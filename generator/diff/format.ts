@@ -10,7 +10,7 @@ const show = (v: unknown): string => {
 
 const signed = (d: number) => `${d > 0 ? '+' : ''}${Number(d.toFixed(6))}`;
 
-export function summaryLine(r: DiffResult): string {
+function summaryLine(r: DiffResult): string {
   if (r.changes.length === 0) return `no change (${r.files.unchanged} files identical)`;
   const count = (g: string) => r.changes.filter((c) => c.group === g).length;
   const alarms = r.changes.filter((c) => c.level === 'alarm').length;

@@ -18,8 +18,8 @@ import { mkdir, rename, rm, symlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 
-export const LIVE = 'v1';
-export const TREES = '.trees';
+const LIVE = 'v1';
+const TREES = '.trees';
 const STAGING = '.staging-';
 const TRASH = '.trash-';
 const NEXT_LINK = '.v1-next-';

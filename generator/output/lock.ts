@@ -12,7 +12,7 @@ import { open, readFile, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 
-export const LOCK_FILE = '.lock';
+const LOCK_FILE = '.lock';
 
 export interface LockHolder {
   pid: number;

@@ -23,10 +23,10 @@ export interface FetchLimits {
 }
 
 /** A tree of 161 assets has a manifest of a few hundred KB; a pause or a file past these is an origin in trouble. */
-export const LIMITS: FetchLimits = { manifestBytes: 64 << 20, idleMs: 15_000, fileMs: 45_000 };
+const LIMITS: FetchLimits = { manifestBytes: 64 << 20, idleMs: 15_000, fileMs: 45_000 };
 
 /** `https://host/path` (the folder holding v1/) or `https://host/path/v1` → the base every tree path is under. */
-export function treeBase(url: string): string {
+function treeBase(url: string): string {
   const u = new URL(url);
   u.search = '';
   u.hash = '';

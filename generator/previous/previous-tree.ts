@@ -27,7 +27,7 @@ export class PreviousTreeError extends Error {
 }
 
 /** The previous tree's `_catalog.json`, as far as the next build reads it. */
-export type PreviousCatalog = Pick<Catalog, 'assets'>;
+type PreviousCatalog = Pick<Catalog, 'assets'>;
 
 export interface PreviousTree {
   /** Where it was read from, for messages and the report. */

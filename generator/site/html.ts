@@ -12,8 +12,8 @@ import { parsePrinted } from './numbers.js';
  * their charts; cheerio's queries grow with depth times size, so a page beyond these bounds is refused up front
  * rather than allowed to stall the build on a hostile page of deeply nested elements.
  */
-export const MAX_DEPTH = 256;
-export const MAX_CHROME_CHARS = 4_000_000;
+const MAX_DEPTH = 256;
+const MAX_CHROME_CHARS = 4_000_000;
 
 const VOID = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'param', 'source', 'track', 'wbr']);
 const RAW = new Set(['script', 'style']);
@@ -43,7 +43,7 @@ export function nestingDepth(html: string): number {
 
 const squash = (s: string) => s.replace(/\s+/g, ' ').trim();
 
-export interface Card {
+interface Card {
   label: string;
   value: string;
   /** Inline style of the value element (the Gravity card's colour is its level). */
@@ -59,7 +59,7 @@ export interface PageIdentity {
 /** Headers that open with the asset's ticker: `BTC Current Price`, `BTC TWAP Risk Analysis`, `NVDA TWAP Gravity Risk Model`, ... */
 const TICKER_HEADER =
   /^([A-Z0-9][A-Z0-9.-]{0,19}) (Current Price|TWAP Risk Analysis|Risk Matrix|DCA Risk Analysis|Macro Risk Analysis|3-Sigma Polynomial Phase Detector|Polynomial Phase Detector|TWAP Gravity Risk Model|Polynomial Fair Value & Phase Detector|Composite SMA Squeeze & Derived Risk Metric)$/;
-export type StampLabel = 'LAST UPDATED' | 'LAST UPDATE' | 'UPDATED';
+type StampLabel = 'LAST UPDATED' | 'LAST UPDATE' | 'UPDATED';
 const STAMP = /\b(LAST UPDATED|LAST UPDATE|UPDATED)\s*:\s*([^|]{6,40}?UTC)/g;
 
 /** The page's HTML without its Plotly trace arrays, parsed once, with its visible text and cards indexed once. */

@@ -16,7 +16,7 @@ export interface ParseOptions {
 }
 
 /** The page of each asset of a class whose catalogue entry lists one of `models`, under one of `files(id)`. */
-export interface AssetPages {
+interface AssetPages {
   by: 'asset';
   assetClass: 'CRYPTO' | 'EQUITY' | 'ANY';
   /** The catalogue models that ask for this page (the first is named when it is missing). */
@@ -26,7 +26,7 @@ export interface AssetPages {
 }
 
 /** A market-wide page: the same file names whatever the catalogue holds. */
-export interface MarketPages {
+interface MarketPages {
   by: 'market';
   files: readonly string[];
 }

@@ -46,7 +46,7 @@ export async function parsePage(job: ParseJob): Promise<ParseOutcome> {
  * A page's identity in the parse cache: the SHA-256 of its bytes, the manifest's hash. Web Crypto computes it on the
  * thread pool, so one page is hashed while the build parses another.
  */
-export async function pageHash(bytes: Uint8Array): Promise<string> {
+async function pageHash(bytes: Uint8Array): Promise<string> {
   return Buffer.from(await webcrypto.subtle.digest('SHA-256', bytes)).toString('hex');
 }
 

@@ -28,7 +28,7 @@ const ARRAY_END = Buffer.from('],');
 const BACKSLASH = 0x5c;
 
 /** A typed array's base64 text, left in the page's bytes until a reading decodes it. */
-export class Base64Text {
+class Base64Text {
   constructor(
     private readonly bytes: Buffer,
     private readonly start: number,
@@ -42,7 +42,7 @@ export class Base64Text {
 }
 
 /** A JSON value left in the page's bytes (a trace's customdata: thousands of small rows most readings never use). */
-export class JsonText {
+class JsonText {
   constructor(
     private readonly bytes: Buffer,
     private readonly start: number,
@@ -300,7 +300,7 @@ function toNumber(v: unknown, file: string, field: string): number {
 }
 
 /** A 1-D series of numbers. */
-export function numbers(value: unknown, file: string, field: string): Float64Array {
+function numbers(value: unknown, file: string, field: string): Float64Array {
   const m = decodeNumbers(value, file, field);
   if (m.cols !== 1) throw new PageError(file, field, `expected a 1-D series, found shape ${m.rows}, ${m.cols}`);
   return m.data;

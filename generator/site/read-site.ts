@@ -77,7 +77,7 @@ function pool(size: number) {
  * Parser threads by default: one per core but one, left to the main thread that receives the readings. On two
  * cores that means parsing in-process, which the benchmarks found the quicker there.
  */
-export const defaultJobs = (): number => Math.max(1, availableParallelism() - 1);
+const defaultJobs = (): number => Math.max(1, availableParallelism() - 1);
 
 /** The cache's entry still stands for the page: same size, same mtime, same kind (its bytes are then taken as the same). */
 export const untouched = (hit: CacheEntry | undefined, st: { size: number; mtimeMs: number }, ref: PageRef): hit is CacheEntry =>

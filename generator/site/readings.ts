@@ -33,7 +33,7 @@ export type PeakValleyReading = z.infer<typeof PeakValleyReading>;
 export type MacroRiskReading = z.infer<typeof MacroRiskReading>;
 
 /** Columns of a weekly_archive row that a page's own series carry (decision 46). */
-export const ARCHIVE_FIELDS = [
+const ARCHIVE_FIELDS = [
   'price',
   'gravity',
   'sma_composite',
@@ -43,7 +43,7 @@ export const ARCHIVE_FIELDS = [
   'dca_risk',
   'dca_band',
 ] as const satisfies readonly (keyof HistoryRow)[];
-export type ArchiveField = (typeof ARCHIVE_FIELDS)[number];
+type ArchiveField = (typeof ARCHIVE_FIELDS)[number];
 /** An archive row's columns as the ledger publishes them, scales included. */
 const ArchiveRow = HistoryRow.pick(Object.fromEntries(ARCHIVE_FIELDS.map((f) => [f, true])) as Record<ArchiveField, true>).partial();
 /** Week label (the Sunday closing the week) to the values one page carries for that week. */

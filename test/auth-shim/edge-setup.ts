@@ -11,8 +11,8 @@ import { Miniflare } from 'miniflare';
 import handler from 'serve-handler';
 import { ROOT } from '../helpers.js';
 
-export const ORIGIN_TOKEN = 'edge-origin-token-for-tests';
-export const MARKETPLACE_HOST = 'risk-readings.marketplace.example';
+const ORIGIN_TOKEN = 'edge-origin-token-for-tests';
+const MARKETPLACE_HOST = 'risk-readings.marketplace.example';
 
 export interface Edge {
   mf: Miniflare;

@@ -19,7 +19,7 @@ import { KEY, KEYS_FILE, treeJson } from './tree.js';
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** A body as sent, decoded per its Content-Encoding. */
-export async function decoded(res: Response): Promise<Buffer> {
+async function decoded(res: Response): Promise<Buffer> {
   const bytes = Buffer.from(await res.arrayBuffer());
   const coding = res.headers.get('content-encoding');
   return coding === 'br' ? brotliDecompressSync(bytes) : coding === 'gzip' ? gunzipSync(bytes) : bytes;
