@@ -126,10 +126,10 @@ export interface KeyListing {
  * EXPIRING_WITHIN_MS away (a rolled key's overlap, a trial's last week), so an operator sees in time which customers
  * need a new key; `active` otherwise, a key without `expires` included.
  */
-export type KeyState = 'active' | 'expiring' | 'expired';
+type KeyState = 'active' | 'expiring' | 'expired';
 export const EXPIRING_WITHIN_MS = 7 * 86_400_000;
 
-export function keyState(rec: Pick<KeyRecord, 'expires'>, now: number): KeyState {
+function keyState(rec: Pick<KeyRecord, 'expires'>, now: number): KeyState {
   const expiry = keyExpiry(rec);
   if (hasExpired(expiry, now)) return 'expired';
   return expiry - now <= EXPIRING_WITHIN_MS ? 'expiring' : 'active';

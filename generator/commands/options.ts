@@ -99,7 +99,7 @@ export const logLevel = oneOf('--log-level', LOG_LEVELS);
  * option value), printed as `risk-readings: <option> <path>: <why>` with no commander preamble. Thrown while the
  * command line is parsed, so nothing of the command has run.
  */
-export class PathUsageError extends Error {}
+class PathUsageError extends Error {}
 
 /**
  * What a path option takes: an existing `folder` or `file`, or a `new file` that the command writes (it may exist;
@@ -122,7 +122,7 @@ function pathIs(path: string): 'folder' | 'file' | null {
  * `not a file`, and for a new file the folder it goes in. Returns the path as given; `hint` ends the message (what
  * to do instead) when the path is not there at all.
  */
-export function checkPath(option: string, path: string, kind: PathKind, hint?: string): string {
+function checkPath(option: string, path: string, kind: PathKind, hint?: string): string {
   const is = pathIs(path);
   let why: string | null = null;
   if (kind === 'folder' && is !== 'folder') why = is ? 'not a folder' : 'no such folder';
