@@ -450,7 +450,7 @@ export function servedDocument(o: DocumentOptions = {}) {
   return open(openApiDocument(o)) as ReturnType<typeof openApiDocument>;
 }
 
-/** The project's answers to what the spec leaves open (spec/decisions.md), carried in the contract itself. */
+/** The project's answers to what the spec leaves open (decisions 1-38, docs/decisions.md), carried in the contract itself. */
 const DECISIONS = [
   'tier is basic, pro or ultra.',
   '400: bad_symbol, bad_universe, bad_parameter (also bulk with no symbols), too_many_symbols. 401: unauthorized. 403: plan_required. 404: not_found, unknown_asset, unknown_universe, no_signal. 405: method_not_allowed. 429: rate_limited, quota_exceeded. 502: upstream_error. 503: gateway_not_configured.',
