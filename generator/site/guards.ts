@@ -49,7 +49,7 @@ function otherAsset(result: PageResult, asset: Asset, { bySymbol, byName }: Cata
  * per universe), and the price's date, the last point of its series. Walked, not listed, so that no reading a kind
  * yields escapes the guard (decision 60).
  */
-function datesOf(r: PageResult): [string, string][] {
+function datedReadings(r: PageResult): [string, string][] {
   const out: [string, string][] = [];
   const walk = (v: unknown, path: string) => {
     if (!v || typeof v !== 'object' || Array.isArray(v)) return;
@@ -93,7 +93,7 @@ function guardPage(result: PageResult, ref: PageRef, asset: Asset | null, index:
   }
   // A daily page may run a day past --now; a weekly one a week, its bars labelled by the end of the week in progress.
   const days = KINDS[ref.kind].cadence === 'weekly' ? 7 : 1;
-  for (const [field, date] of datesOf(result)) {
+  for (const [field, date] of datedReadings(result)) {
     if (instant(date) > Date.parse(now) + days * DAY_MS) {
       const found = `dated ${date}, more than ${days === 1 ? 'one day' : `${days} days`} after --now (${now})`;
       return { field, found, message: `${ref.file}: ${field}: ${found}` };
