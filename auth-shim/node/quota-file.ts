@@ -41,9 +41,9 @@ import { crc32 } from 'node:zlib';
 import { z } from 'zod';
 import { monthOf, recordCharge, type Counts } from '../quota.js';
 
-export const SCHEMA = 2;
+const SCHEMA = 2;
 export const journalFile = (file: string, generation: number): string => `${file}.journal.${generation}`;
-export const backupFile = (file: string): string => `${file}.bak`;
+const backupFile = (file: string): string => `${file}.bak`;
 
 /** The first bytes of every journal: what it is, and the version of its records. */
 export const MAGIC = Buffer.from('rr-quota-journal 1\n');
@@ -106,7 +106,7 @@ export interface QuotaFileState {
 }
 
 /** The journal generations present beside `file`, ascending. */
-export function journalGenerations(file: string): number[] {
+function journalGenerations(file: string): number[] {
   const prefix = `${basename(file)}.journal.`;
   let names: string[];
   try {

@@ -20,7 +20,7 @@ export interface UsageFlags {
 }
 
 /** One line of the bill: a key of the key file, or a credential counted but no longer in it (plan and label null). */
-export interface UsageRow {
+interface UsageRow {
   credential: string;
   label: string | null;
   plan: Plan | null;
@@ -49,7 +49,7 @@ function readKeys(file: string): KeyStore {
 }
 
 /** The rows of the bill: the key file's keys in its order, then what else was counted, by credential. */
-export function usageRows(keys: KeyStore, totals: Map<string, number>, month: string): UsageRow[] {
+function usageRows(keys: KeyStore, totals: Map<string, number>, month: string): UsageRow[] {
   const rows: UsageRow[] = [];
   const billed = new Set<string>();
   for (const k of keys.values()) {
