@@ -1,6 +1,6 @@
 /** `diff` on trees built from the fixture site: the changes reported are the ones the synthesizer made. */
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG, ROOT, SMALL, buildSmall, readJson, smallSite, tempDir } from '../helpers.js';
@@ -22,6 +22,16 @@ const dir = (n: string) => join(root, n);
 const diff = async (a: string, b: string, only?: string) => compareTrees(diskLoader(dir(a)), diskLoader(dir(b)), only);
 const find = (cs: Change[], subject: string, field: string) => cs.find((c) => c.subject === subject && c.field === field);
 
+/**
+ * A fresh copy of built tree `from` as `to`: the `v1` link copied as the link it is, so the copy's `v1` points
+ * into the copy. Whatever `to` held goes first: from Node 22.23 on, `cpSync` refuses to copy a link onto one that
+ * exists (EEXIST), and a test must not inherit another test's edits whatever order they run in.
+ */
+function copyTree(from: string, to: string) {
+  rmSync(dir(to), { recursive: true, force: true });
+  cpSync(dir(from), dir(to), { recursive: true, verbatimSymlinks: true });
+}
+
 /** Edit one JSON file of a built tree and keep its manifest entry true, as a rebuild would. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 function rewrite(tree: string, path: string, edit: (doc: any) => void) {
@@ -40,7 +50,7 @@ function rewrite(tree: string, path: string, edit: (doc: any) => void) {
 let lossy: { vanished: string; changed: string } | undefined;
 function lossyTree(): { vanished: string; changed: string } {
   if (lossy) return lossy;
-  cpSync(dir('B'), dir('F'), { recursive: true, verbatimSymlinks: true });
+  copyTree('B', 'F');
   const made = { vanished: '', changed: '' };
   rewrite('F', 'assets/BTC/history/full.json', (doc) => {
     made.vanished = doc.data.rows.splice(5, 1)[0].date;
@@ -164,14 +174,14 @@ describe('every kind of change', () => {
   });
 
   it("the served document's examples follow the readings: under the same contract hash, no contract change", async () => {
-    cpSync(dir('B'), dir('H'), { recursive: true, verbatimSymlinks: true });
+    copyTree('B', 'H');
     rewrite('H', 'openapi.json', (doc) => (doc.servers = [{ url: 'https://api.example.com' }]));
     const r = await diff('B', 'H');
     expect(r.changes.filter((c) => c.group === 'contract')).toEqual([]);
   });
 
   it("a contract change: model_version, the OpenAPI document's schemas, api_version", async () => {
-    cpSync(dir('B'), dir('G'), { recursive: true, verbatimSymlinks: true });
+    copyTree('B', 'G');
     rewrite('G', 'assets/SPY/risk.json', (doc) => (doc.model_version.twap_gravity_equity = '2'));
     rewrite('G', 'openapi.json', (doc) => (doc.info.description += ' Now with more.'));
     rewrite('G', 'health.json', (doc) => (doc.api_version = '1.1.0'));
@@ -226,8 +236,7 @@ describe('risk-readings diff (compiled)', () => {
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/no manifest here/);
     // A file of another shape (a hand edit the manifest was made to agree with): named, never a TypeError.
-    // A folder of its own: the contract test's G is there already, and from Node 22 on cpSync will not copy onto it.
-    cpSync(dir('B'), dir('I'), { recursive: true, verbatimSymlinks: true });
+    copyTree('B', 'I');
     rewrite('I', 'assets/ETH/risk.json', (doc) => delete doc.data.market_context);
     const odd = run(dir('A'), dir('I'));
     const listing = join(dir('I'), 'v1', '_manifest.json');
