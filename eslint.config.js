@@ -29,7 +29,21 @@ const COMMANDS = [
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'public/**', 'fixtures/cases/**', 'fixtures/golden/**', '.demo/**'] },
+  // dist-edge/ holds the worker as wrangler bundles it and the package files deployed beside it; .ci/node/ the Node
+  // lines CI fetches.
+  {
+    ignores: [
+      'dist/**',
+      'dist-edge/**',
+      '.wrangler/**',
+      '.ci/node/**',
+      'node_modules/**',
+      'public/**',
+      'fixtures/cases/**',
+      'fixtures/golden/**',
+      '.demo/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

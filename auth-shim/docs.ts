@@ -8,8 +8,8 @@ import type { ShimRequest, ShimResponse } from './exchange.js';
 import type { OriginFile } from './origin.js';
 import { fileResponse } from './representation.js';
 
-/** The package files the page needs, by name in `swagger-ui-dist`. */
-const DOCS_FILES = {
+/** The package files the page needs, by name in `swagger-ui-dist` (the edge deploys exactly these beside it). */
+export const DOCS_FILES = {
   'swagger-ui.css': 'text/css; charset=utf-8',
   'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
   'favicon-32x32.png': 'image/png',

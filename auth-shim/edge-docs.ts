@@ -1,24 +1,33 @@
 /**
- * The docs page's package files inside the edge bundle: a Workers runtime has no file system, so the bundler
- * inlines them (esbuild and wrangler read `with { type: 'text' }`). Served as they are; the CDN in front
- * compresses them.
+ * The docs page's package files at the edge. They are not in the worker's bundle (Swagger UI is forty times the
+ * API path's size): the deploy puts them beside the worker as its static assets, under `docs/` (wrangler.toml's
+ * `[assets]`), and the worker reads them through the assets binding, once per isolate, so they are served like
+ * any other docs file (the shim's headers, a strong ETag, 304). Served as they are; the CDN in front compresses.
  */
-import css from 'swagger-ui-dist/swagger-ui.css' with { type: 'text' };
-import bundle from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'text' };
-import type { DocsFiles } from './docs.js';
+import type { DocsFiles, DocsFileName } from './docs.js';
+import { OriginError, type OriginFile } from './origin.js';
 import { sha256Hex } from './sha256.js';
-import type { OriginFile } from './origin.js';
 
-const encoder = new TextEncoder();
-const TEXTS: Record<string, string> = { 'swagger-ui.css': css, 'swagger-ui-bundle.js': bundle };
-const files = new Map<string, Promise<OriginFile>>();
+/** The part of the Workers runtime's assets binding (a Fetcher) used here. */
+export interface AssetsBinding {
+  fetch(request: Request): Promise<Response>;
+}
 
-export const bundledDocsFiles: DocsFiles = (name) => {
-  let f = files.get(name);
-  if (!f) {
-    // The favicon is the one binary file: the page does without it at the edge.
-    const text = TEXTS[name] ?? '';
-    files.set(name, (f = sha256Hex(text).then((hash) => ({ bytes: encoder.encode(text) as Uint8Array<ArrayBuffer>, etag: `"${hash}"` }))));
-  }
-  return f;
-};
+export function assetDocsFiles(assets: AssetsBinding): DocsFiles {
+  const files = new Map<DocsFileName, Promise<OriginFile>>();
+  const load = async (name: DocsFileName): Promise<OriginFile> => {
+    // The assets binding matches the path only; the host is a placeholder.
+    const res = await assets.fetch(new Request(`https://assets.invalid/docs/${name}`));
+    if (!res.ok) throw new OriginError(`docs/${name}: the deployment's static assets answered ${res.status}`);
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    return { bytes, etag: `"${await sha256Hex(bytes)}"` };
+  };
+  return (name) => {
+    let f = files.get(name);
+    if (!f) {
+      files.set(name, (f = load(name)));
+      f.catch(() => files.delete(name));
+    }
+    return f;
+  };
+}

@@ -1,14 +1,16 @@
 /**
- * The edge entry, for Workers-style runtimes: `export default { fetch }`. Bindings: ORIGIN_URL, where the tree's
- * `v1/` is served, and ORIGIN_TOKEN, the bearer token that private origin requires (so no file is reachable around
- * the shim); KEYS_JSON, the credential store (decision 12 format); MARKETPLACE_HOST, MARKETPLACE_SECRET and
- * MARKETPLACE_NAME (default rapidapi) for the marketplace pair; QUOTAS, a Durable Object namespace of
- * `QuotaCounter` (exported here), which shares each credential's counts across isolates. Without QUOTAS, counts
- * are per isolate. STALE_AFTER_HOURS, health's staleness limit (default 36). One JSON access line per request
- * goes to the console, the runtime's log.
+ * The edge entry, for Workers-style runtimes: `export default { fetch }` (deployed with wrangler.toml, docs/edge.md).
+ * Bindings: ORIGIN_URL, where the tree's `v1/` is served, and ORIGIN_TOKEN, the bearer token that private origin
+ * requires (so no file is reachable around the shim; it is sent to that origin only); KEYS, a KV namespace whose
+ * `keys.json` is the credential store (decision 12 format), read at run time (edge-keys.ts); ASSETS, the
+ * deployment's static assets holding Swagger UI's files for /docs (edge-docs.ts); MARKETPLACE_HOST,
+ * MARKETPLACE_SECRET and MARKETPLACE_NAME (default rapidapi) for the marketplace pair; QUOTAS, a Durable Object
+ * namespace of `QuotaCounter` (exported here), which shares each credential's counts across isolates. Without
+ * QUOTAS, counts are per isolate. STALE_AFTER_HOURS, health's staleness limit (default 36). One JSON access line
+ * per request goes to the console, the runtime's log.
  */
-import { keyStoreFromJson } from './credentials.js';
-import { bundledDocsFiles } from './edge-docs.js';
+import { assetDocsFiles, type AssetsBinding } from './edge-docs.js';
+import { KvKeys, type KvNamespaceLike } from './edge-keys.js';
 import { DurableQuotaStore, type DurableObjectNamespaceLike } from './durable-quota.js';
 import { createHandler } from './handler.js';
 import { HttpOrigin } from './http-origin.js';
@@ -19,7 +21,8 @@ export { QuotaCounter } from './durable-quota.js';
 export interface EdgeEnv {
   ORIGIN_URL: string;
   ORIGIN_TOKEN?: string;
-  KEYS_JSON?: string;
+  KEYS?: KvNamespaceLike;
+  ASSETS?: AssetsBinding;
   MARKETPLACE_HOST?: string;
   MARKETPLACE_SECRET?: string;
   MARKETPLACE_NAME?: string;
@@ -28,31 +31,40 @@ export interface EdgeEnv {
   STALE_AFTER_HOURS?: string;
 }
 
+/** The part of the runtime's execution context used here: work that may finish after the response. */
+export interface EdgeContext {
+  waitUntil(work: Promise<unknown>): void;
+}
+
+export type EdgeHandler = (request: Request, ctx?: EdgeContext) => Promise<Response>;
+
 /** The handler an environment's bindings describe. `now` is the clock: the real one but in the shared suite's run. */
-export function edgeHandler(env: EdgeEnv, now?: () => number): (r: Request) => Promise<Response> {
-  return createHandler({
-    // The global fetch, called unbound: Workers runtimes refuse it called as a method of another object.
-    origin: new HttpOrigin(
-      env.ORIGIN_URL,
-      60_000,
-      env.ORIGIN_TOKEN ? (url, init) => fetch(url, { ...init, headers: { authorization: `Bearer ${env.ORIGIN_TOKEN}` } }) : undefined,
-    ),
-    quotas: env.QUOTAS ? new FallbackQuotaStore(new DurableQuotaStore(env.QUOTAS), (m) => console.error(m)) : new MemoryQuotaStore(),
-    keys: env.KEYS_JSON ? keyStoreFromJson(JSON.parse(env.KEYS_JSON), 'KEYS_JSON') : null,
+export function edgeHandler(env: EdgeEnv, now?: () => number): EdgeHandler {
+  const log = (m: string) => console.error(m);
+  const keys = env.KEYS ? new KvKeys(env.KEYS, log) : null;
+  const handle = createHandler({
+    origin: new HttpOrigin(env.ORIGIN_URL, { token: env.ORIGIN_TOKEN }),
+    quotas: env.QUOTAS ? new FallbackQuotaStore(new DurableQuotaStore(env.QUOTAS), log) : new MemoryQuotaStore(),
+    keys,
     marketplace: { host: env.MARKETPLACE_HOST, secret: env.MARKETPLACE_SECRET, name: env.MARKETPLACE_NAME },
-    log: (m) => console.error(m),
-    docs: bundledDocsFiles,
+    log,
+    docs: env.ASSETS ? assetDocsFiles(env.ASSETS) : undefined,
     staleAfterMs: env.STALE_AFTER_HOURS ? Number(env.STALE_AFTER_HOURS) * 3_600_000 : undefined,
     now,
     onResponse: (e) => console.log(JSON.stringify({ time: new Date().toISOString(), ...e, ms: Math.round(e.ms * 100) / 100 })),
   });
+  return async (request, ctx) => {
+    const reading = keys?.refresh(Date.now(), (work) => ctx?.waitUntil(work));
+    if (reading) await reading;
+    return handle(request);
+  };
 }
 
-let cached: { env: EdgeEnv; handle: (r: Request) => Promise<Response> } | undefined;
+let cached: { env: EdgeEnv; handle: EdgeHandler } | undefined;
 
 export default {
-  fetch(request: Request, env: EdgeEnv): Promise<Response> {
+  fetch(request: Request, env: EdgeEnv, ctx: EdgeContext): Promise<Response> {
     if (cached?.env !== env) cached = { env, handle: edgeHandler(env) };
-    return cached.handle(request);
+    return cached.handle(request, ctx);
   },
 };

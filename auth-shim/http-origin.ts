@@ -2,39 +2,57 @@
  * An origin read over HTTP (a CDN or static host serving the built tree): the edge entry's origin. Every file is
  * held to the manifest (its size and SHA-256, each variant's too) before it is served or kept: an origin serving
  * something else is a 502, and nothing of it is cached. Each read has a deadline, so an origin that never answers
- * is a 502 too, not a hanging request.
+ * is a 502 too, not a hanging request. The origin's token goes to that origin only: a redirect is followed
+ * within it, and one to another origin is a 502 (fetchWithinOrigin).
  */
 import { asManifest, ENCODING_SUFFIX, TREE, type Encoding } from '../generator/contract/index.js';
+import { fetchWithinOrigin, RedirectRefused, type Fetcher } from '../generator/contract/redirects.js';
 import type { Manifest } from '../generator/contract/shapes.js';
 import { sha256Hex } from './sha256.js';
 import { OriginError, type Origin, type OriginFile } from './origin.js';
+
+export interface HttpOriginOptions {
+  /** The bearer token the origin requires (sent as `Authorization: Bearer`, to `base`'s origin and no other). */
+  token?: string;
+  /** How long the manifest read is trusted before it is read again (default 60 s). */
+  ttlMs?: number;
+  /** How long a file's read (its answer and its body) may take (default 10 s). */
+  timeoutMs?: number;
+  /** The fetch to read with (default: the global one). */
+  fetcher?: Fetcher;
+}
 
 export class HttpOrigin implements Origin {
   private manifest: { at: number; files: Manifest['files'] } | undefined;
   private files = new Map<string, OriginFile>();
 
-  /**
-   * `base` is the URL under which `v1/` is served; the manifest is re-read every `ttlMs`; a file's read (its
-   * answer and its body) is given up after `timeoutMs`.
-   */
-  // The default calls the global `fetch` unbound: Workers runtimes refuse it called as a method of another object.
+  private readonly ttlMs: number;
+  private readonly timeoutMs: number;
+  private readonly fetcher: Fetcher;
+
+  /** `base` is the URL under which `v1/` is served. */
   constructor(
     private base: string,
-    private ttlMs = 60_000,
-    private fetcher: (url: string, init: RequestInit) => Promise<Response> = (url, init) => fetch(url, init),
-    private timeoutMs = 10_000,
-  ) {}
+    { token, ttlMs = 60_000, timeoutMs = 10_000, fetcher }: HttpOriginOptions = {},
+  ) {
+    this.ttlMs = ttlMs;
+    this.timeoutMs = timeoutMs;
+    // The global fetch is called unbound: Workers runtimes refuse it called as a method of another object.
+    const read: Fetcher = fetcher ?? ((url, init) => fetch(url, init));
+    this.fetcher = token ? (url, init) => read(url, { ...init, headers: { authorization: `Bearer ${token}` } }) : read;
+  }
 
   private async fetchBytes(path: string): Promise<Uint8Array<ArrayBuffer> | null> {
     const url = new URL(`v1/${path}`, this.base.endsWith('/') ? this.base : this.base + '/').toString();
     const signal = AbortSignal.timeout(this.timeoutMs);
     try {
-      const res = await this.fetcher(url, { signal });
+      const res = await fetchWithinOrigin(this.fetcher, url, { signal });
       if (res.status === 404) return null;
       if (!res.ok) throw new OriginError(`${path}: origin answered ${res.status}`);
       return new Uint8Array(await res.arrayBuffer());
     } catch (e) {
       if (e instanceof OriginError) throw e;
+      if (e instanceof RedirectRefused) throw new OriginError(e.message);
       throw new OriginError(
         signal.aborted ? `${path}: the origin did not answer within ${this.timeoutMs / 1000} s` : `${path}: ${(e as Error).message}`,
       );

@@ -1,71 +1,134 @@
 /**
- * The edge entry under workerd (miniflare), as its tests start it: a worker bundled as one module for a neutral
- * platform, reading the tree over HTTP from a private origin on loopback that answers only with the edge's token,
- * with the key store in a binding and quotas in a Durable Object per credential.
+ * The edge entry under workerd (miniflare), as it is deployed: bundled by wrangler from wrangler.toml (`wrangler
+ * deploy --dry-run --outdir DIR`, which needs no network and no login) and run with the bindings that file
+ * declares, translated by wrangler itself (unstable_getMiniflareWorkerOptions): the static assets holding Swagger
+ * UI's files, the KV namespace of the key store, the Durable Object of quotas, the vars. Only the origin is the
+ * test's: a private one on loopback that answers only with the edge's token.
  */
-import { createServer, type Server } from 'node:http';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
 import handler from 'serve-handler';
+import { unstable_getMiniflareWorkerOptions } from 'wrangler';
+import { KEYS_ENTRY } from '../../auth-shim/edge-keys.js';
 import { ROOT } from '../helpers.js';
 
 const ORIGIN_TOKEN = 'edge-origin-token-for-tests';
 const MARKETPLACE_HOST = 'risk-readings.marketplace.example';
+export const WRANGLER_CONFIG = join(ROOT, 'wrangler.toml');
+const WRANGLER = join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
+
+/** Wrangler offline and quiet: no banner (its update check), no metrics, warnings kept out of the test report. */
+export const WRANGLER_ENV = { WRANGLER_SEND_METRICS: 'false', WRANGLER_HIDE_BANNER: 'true', WRANGLER_LOG: 'error' };
+
+/** `npx wrangler ...args` in the repository, as an operator runs it. */
+function wrangler(args: string[], env: Record<string, string> = {}) {
+  const logs = mkdtempSync(join(tmpdir(), 'rr-wrangler-logs-'));
+  try {
+    return spawnSync(process.execPath, [WRANGLER, ...args], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, ...WRANGLER_ENV, WRANGLER_LOG_PATH: logs, ...env },
+    });
+  } finally {
+    rmSync(logs, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The worker module wrangler deploys, bundled from `entry` (wrangler.toml's `main` when absent) into a new folder:
+ * `wrangler deploy --dry-run --outdir DIR`. Returns the module's path.
+ */
+export function bundleWorker(entry: string | undefined, dir: string): string {
+  const r = wrangler(['deploy', '--dry-run', '--outdir', dir, ...(entry ? [entry] : [])]);
+  if (r.status !== 0) throw new Error(`wrangler deploy --dry-run failed (${r.status}):\n${r.stdout}${r.stderr}`);
+  return join(dir, `${(entry ?? 'edge').replace(/^.*\//, '').replace(/\.ts$/, '')}.js`);
+}
+
+/** wrangler.toml as Miniflare's options, translated by wrangler (its warnings, such as secrets unset here, muted). */
+function configuredOptions() {
+  const level = process.env.WRANGLER_LOG;
+  process.env.WRANGLER_LOG = 'error';
+  try {
+    return unstable_getMiniflareWorkerOptions(WRANGLER_CONFIG).workerOptions;
+  } finally {
+    if (level === undefined) delete process.env.WRANGLER_LOG;
+    else process.env.WRANGLER_LOG = level;
+  }
+}
 
 export interface Edge {
   mf: Miniflare;
   /** The private origin serving the tree. */
   origin: Server;
+  originUrl: string;
   call(path: string, init?: { headers?: Record<string, string>; method?: string }): Promise<Response>;
+  /** Writes the key store as the edge reads it: KV's `keys.json`. */
+  putKeys(json: string): Promise<void>;
   close(): Promise<void>;
 }
 
-/** The worker `entry` (a module of this repository) in front of the tree `out`, with these bindings besides the origin's. */
-export async function startEdge(entry: string, out: string, bindings: Record<string, string>): Promise<Edge> {
+interface EdgeOptions {
+  /** The module bundled as the worker (default: wrangler.toml's main, the production entry). */
+  entry?: string;
+  /** The built tree the origin serves. */
+  out: string;
+  /** The key store put in KV before the first request; none when absent. */
+  keys?: string;
+  /** Bindings over the config's vars. */
+  bindings?: Record<string, string>;
+  /** Answers an origin request itself (true) before the tree is served: a misbehaving origin. */
+  intercept?: (req: IncomingMessage, res: ServerResponse) => boolean;
+  /** Local persistence for KV (as `wrangler kv key put --local --persist-to DIR` writes it). */
+  persistTo?: string;
+}
+
+export async function startEdge(o: EdgeOptions): Promise<Edge> {
   // The origin side of a private deployment: nothing without the token the edge holds.
   const origin = createServer((req, res) => {
     if (req.headers.authorization !== `Bearer ${ORIGIN_TOKEN}`) {
       res.writeHead(401).end();
       return;
     }
-    void handler(req, res, { public: out, symlinks: true });
+    if (o.intercept?.(req, res)) return;
+    void handler(req, res, { public: o.out, symlinks: true });
   });
   await new Promise<void>((r) => origin.listen(0, '127.0.0.1', () => r()));
-  const bundle = await build({
-    entryPoints: [join(ROOT, entry)],
-    bundle: true,
-    format: 'esm',
-    platform: 'neutral',
-    target: 'es2022',
-    write: false,
-  });
+  const originUrl = `http://127.0.0.1:${(origin.address() as { port: number }).port}/`;
+  const workerOptions = configuredOptions();
+  const bundle = mkdtempSync(join(tmpdir(), 'rr-edge-bundle-'));
   const mf = new Miniflare({
+    ...workerOptions,
     modules: true,
-    script: bundle.outputFiles[0]!.text,
-    compatibilityDate: '2025-01-01',
-    bindings: {
-      ORIGIN_URL: `http://127.0.0.1:${(origin.address() as { port: number }).port}/`,
-      ORIGIN_TOKEN,
-      MARKETPLACE_HOST,
-      ...bindings,
-    },
-    durableObjects: { QUOTAS: 'QuotaCounter' },
+    scriptPath: bundleWorker(o.entry, bundle),
+    modulesRoot: bundle,
+    bindings: { ...workerOptions.bindings, ORIGIN_URL: originUrl, ORIGIN_TOKEN, MARKETPLACE_HOST, ...o.bindings },
+    ...(o.persistTo ? { kvPersist: join(o.persistTo, 'v3', 'kv') } : {}),
     // The worker's access lines (one a request, on stdout) would bury the test report; what it says on stderr stays.
     handleRuntimeStdio: (stdout: Readable, stderr: Readable) => {
       stdout.resume();
       stderr.pipe(process.stderr);
     },
   });
+  const putKeys = async (json: string) =>
+    ((await mf.getKVNamespace('KEYS')) as unknown as { put(key: string, value: string): Promise<void> }).put(KEYS_ENTRY, json);
+  if (o.keys !== undefined) await putKeys(o.keys);
   return {
     mf,
     origin,
+    originUrl,
     call: (path, init = {}) =>
       mf.dispatchFetch(`http://edge.test${path}`, { method: init.method ?? 'GET', headers: init.headers }) as unknown as Promise<Response>,
+    putKeys,
     close: async () => {
       await mf.dispose();
+      origin.closeAllConnections();
       await new Promise<void>((r) => origin.close(() => r()));
+      rmSync(bundle, { recursive: true, force: true });
     },
   };
 }

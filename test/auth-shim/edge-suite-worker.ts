@@ -3,13 +3,14 @@
  * with the clock moving a minute a request (as suite.ts's minuteClock), so the suite's many requests never meet a
  * per-minute quota.
  */
-import { edgeHandler, type EdgeEnv } from '../../auth-shim/edge.js';
+import { edgeHandler, type EdgeContext, type EdgeEnv, type EdgeHandler } from '../../auth-shim/edge.js';
 
 export { QuotaCounter } from '../../auth-shim/edge.js';
 
 let t = Date.UTC(2026, 9, 14, 0, 0, 0);
-let handle: ((r: Request) => Promise<Response>) | undefined;
+let handle: EdgeHandler | undefined;
 
 export default {
-  fetch: (request: Request, env: EdgeEnv): Promise<Response> => (handle ??= edgeHandler(env, () => (t += 61_000)))(request),
+  fetch: (request: Request, env: EdgeEnv, ctx: EdgeContext): Promise<Response> =>
+    (handle ??= edgeHandler(env, () => (t += 61_000)))(request, ctx),
 };

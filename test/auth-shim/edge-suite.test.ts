@@ -10,9 +10,11 @@ let out = '';
 
 beforeAll(async () => {
   out = builtTree();
-  edge = await startEdge('test/auth-shim/edge-suite-worker.ts', out, {
-    KEYS_JSON: readFileSync(KEYS_FILE, 'utf8'),
-    MARKETPLACE_SECRET: 'proxy-secret-for-tests',
+  edge = await startEdge({
+    entry: 'test/auth-shim/edge-suite-worker.ts',
+    out,
+    keys: readFileSync(KEYS_FILE, 'utf8'),
+    bindings: { MARKETPLACE_SECRET: 'proxy-secret-for-tests' },
   });
 });
 afterAll(() => edge?.close());

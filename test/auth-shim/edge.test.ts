@@ -1,19 +1,31 @@
 /**
- * The edge entry under workerd (miniflare): bundled as one module, reading the tree over HTTP from a private
- * origin on loopback (it answers only with the edge's token), with the key store in a binding and quotas in a
- * Durable Object per credential.
+ * The edge entry under workerd (miniflare), bundled and configured as wrangler deploys it: reading the tree over
+ * HTTP from a private origin on loopback (it answers only with the edge's token, and the edge sends it nowhere
+ * else), with the key store in KV (read at run time), Swagger UI's files in the deployment's static assets and
+ * quotas in a Durable Object per credential.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { createServer, type Server } from 'node:http';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import type { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DOCS_FILES } from '../../auth-shim/docs.js';
+import { KEYS_REFRESH_MS } from '../../auth-shim/edge-keys.js';
+import { until } from '../helpers.js';
 import { startEdge, type Edge } from './edge-setup.js';
 import { KEY, KEYS_FILE, builtTree, treeJson } from './tree.js';
 
 let out = '';
 let edge: Edge;
 let mf: Miniflare;
+/** Another origin (another port), recording the Authorization header of every request that reaches it. */
+let elsewhere: Server;
+let elsewhereUrl = '';
+const reachedElsewhere: (string | undefined)[] = [];
+/** How the origin answers a path (under /v1/) instead of serving the tree's file: a redirect, in the tests below. */
+const redirects = new Map<string, () => string>();
 /** A basic key only the quota test spends: its exhausted minute must not reach the other tests, in any order. */
 const QUOTA_KEY = 'rr_edge_quota_test_key';
 const sha256Hex = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -25,12 +37,31 @@ const keysJson = () => {
 
 beforeAll(async () => {
   out = builtTree();
-  // The production entry itself, on the real clock.
-  edge = await startEdge('auth-shim/edge.ts', out, { KEYS_JSON: keysJson() });
+  elsewhere = createServer((req, res) => {
+    reachedElsewhere.push(req.headers.authorization);
+    res.writeHead(200).end(readFileSync(join(out, 'v1', 'assets/BTC/risk.json')));
+  });
+  await new Promise<void>((r) => elsewhere.listen(0, '127.0.0.1', () => r()));
+  elsewhereUrl = `http://127.0.0.1:${(elsewhere.address() as { port: number }).port}`;
+  // The production entry itself (wrangler.toml's main), on the real clock.
+  edge = await startEdge({
+    out,
+    keys: keysJson(),
+    intercept: (req, res) => {
+      const to = redirects.get(req.url!);
+      if (!to) return false;
+      res.writeHead(302, { location: to() }).end();
+      return true;
+    },
+  });
   mf = edge.mf;
 });
 
-afterAll(() => edge?.close());
+afterAll(async () => {
+  await edge?.close();
+  elsewhere?.closeAllConnections();
+  elsewhere?.close();
+});
 
 const call = (path: string, headers: Record<string, string> = {}, method = 'GET') => edge.call(path, { headers, method });
 
@@ -59,13 +90,25 @@ describe('edge entry under workerd', () => {
     expect(Buffer.from(await res.arrayBuffer()).equals(readFileSync(join(out, 'v1', 'assets/index.ultra.json')))).toBe(true);
   });
 
-  it('serves the docs page and its Swagger UI files from the bundle, keyless', async () => {
+  it("serves the docs page keyless, and Swagger UI's files from the deployment's static assets with the shim's headers", async () => {
     const page = await call('/docs');
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('/docs/swagger-ui-bundle.js');
-    const js = await call('/docs/swagger-ui-bundle.js');
-    expect(js.status).toBe(200);
-    expect((await js.text()).length).toBeGreaterThan(500_000);
+    // Decision 24: the page reaches no other host; its files come from this deployment.
+    expect(page.headers.get('content-security-policy')).toMatch(/^default-src 'self';/);
+    expect(page.headers.get('content-security-policy')).not.toMatch(/https?:|\*/);
+    const pkg = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+    for (const name of Object.keys(DOCS_FILES)) {
+      const res = await call(`/docs/${name}`, { 'Accept-Encoding': 'identity' });
+      expect(res.status, name).toBe(200);
+      expect(res.headers.get('content-type')).toBe(DOCS_FILES[name as keyof typeof DOCS_FILES]);
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+      const bytes = readFileSync(join(pkg, name));
+      expect(Buffer.from(await res.arrayBuffer()).equals(bytes), name).toBe(true);
+      expect(res.headers.get('etag')).toBe(`"${createHash('sha256').update(bytes).digest('hex')}"`);
+      expect((await call(`/docs/${name}`, { 'If-None-Match': res.headers.get('etag')! })).status).toBe(304);
+    }
+    expect((await call('/docs/index.html')).status).toBe(404);
   });
 
   it('applies credentials, plans and the error vocabulary', async () => {
@@ -143,5 +186,50 @@ describe('edge entry under workerd', () => {
       })
     ).json();
     expect(verdict).toMatchObject({ ok: false, code: 'rate_limited' });
+  });
+
+  it('reads keys from KV at run time: a key pushed is in force, a revoked one refused, with no redeploy', async () => {
+    const NEW_KEY = 'rr_edge_key_pushed_at_run_time';
+    const store = JSON.parse(keysJson());
+    const statusOf = async (key: string) => {
+      const res = await call('/v1/assets/BTC/risk', { 'X-API-Key': key });
+      await res.arrayBuffer();
+      return res.status;
+    };
+    expect(await statusOf(NEW_KEY)).toBe(401);
+    store.keys.push({ sha256: sha256Hex(NEW_KEY), plan: 'pro', label: 'pushed' });
+    await edge.putKeys(JSON.stringify(store));
+    // Each isolate reads the value again once its copy is older than KEYS_REFRESH_MS, answering meanwhile.
+    expect(await until(async () => (await statusOf(NEW_KEY)) === 200, KEYS_REFRESH_MS * 4, 200)).toBe(true);
+    // A value that no longer parses leaves the keys in force; the log says why.
+    await edge.putKeys('{"keys": [{"sha256": "not hex", "plan": "pro"}]}');
+    await new Promise((r) => setTimeout(r, KEYS_REFRESH_MS + 500));
+    expect(await statusOf(NEW_KEY)).toBe(200);
+    store.keys.pop();
+    await edge.putKeys(JSON.stringify(store));
+    expect(await until(async () => (await statusOf(NEW_KEY)) === 401, KEYS_REFRESH_MS * 4, 200)).toBe(true);
+    expect(await statusOf(KEY.pro)).toBe(200);
+  });
+
+  it('sends its origin token to that origin only: a redirect elsewhere is a 502 and the other host hears nothing', async () => {
+    // A file no other test reads, so no isolate holds it yet; the file and its variants are read together.
+    const risk = '/v1/assets/COIN/risk.json';
+    const paths = [risk, `${risk}.br`, `${risk}.gz`];
+    const get = () => call('/v1/assets/COIN/risk', { 'X-API-Key': KEY.ultra, 'Accept-Encoding': 'identity' });
+    for (const path of paths) redirects.set(path, () => `${elsewhereUrl}${path}`);
+    for (let i = 0; i < 3; i++) {
+      const res = await get();
+      expect(res.status).toBe(502);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('upstream_error');
+    }
+    expect(reachedElsewhere).toEqual([]);
+    // A redirect within the origin (a relative Location) is followed, the token going with it (the origin
+    // answers nothing without it).
+    for (const path of paths) redirects.set(path, () => `${path}?moved`);
+    const moved = await get();
+    expect(moved.status).toBe(200);
+    expect(Buffer.from(await moved.arrayBuffer()).equals(readFileSync(join(out, risk)))).toBe(true);
+    redirects.clear();
+    expect(reachedElsewhere).toEqual([]);
   });
 });

@@ -1,7 +1,8 @@
 /**
  * The edge's origin, read over HTTP from an origin that misbehaves: bytes that are not the manifest's are a 502
  * and are not kept (the right bytes are served once the origin recovers), and an origin that never answers is a
- * 502 within the deadline, not a hanging request.
+ * 502 within the deadline, not a hanging request. Its token goes to its origin only: a redirect to another origin
+ * is a 502 (the other host never hears from it), one within the origin is followed.
  */
 import { readFileSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
@@ -15,6 +16,11 @@ import { KEY, KEYS_FILE, builtTree } from './tree.js';
 
 let server: Server;
 let base = '';
+/** Another origin (another port), recording the Authorization header of every request that reaches it. */
+let elsewhere: Server;
+let elsewhereUrl = '';
+const reachedElsewhere: (string | undefined)[] = [];
+const TOKEN = 'http-origin-token-for-tests';
 let tree = '';
 /** How the origin answers a path, when not with the file as it is. */
 const misbehave = new Map<string, (res: ServerResponse) => void>();
@@ -34,15 +40,23 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   base = `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
+  elsewhere = createServer((req, res) => {
+    reachedElsewhere.push(req.headers.authorization);
+    res.writeHead(200).end(readFileSync(join(tree, RISK)));
+  });
+  await new Promise<void>((r) => elsewhere.listen(0, '127.0.0.1', () => r()));
+  elsewhereUrl = `http://127.0.0.1:${(elsewhere.address() as { port: number }).port}`;
 });
 afterAll(() => {
-  server.closeAllConnections();
-  server.close();
+  for (const s of [server, elsewhere]) {
+    s.closeAllConnections();
+    s.close();
+  }
 });
 
 describe('HttpOrigin', () => {
   it('serves a file only once its bytes are the manifest’s; garbage is an OriginError and is not kept', async () => {
-    const origin = new HttpOrigin(base, 60_000, undefined, 1_000);
+    const origin = new HttpOrigin(base, { timeoutMs: 1_000 });
     misbehave.set(RISK, (res) => res.writeHead(200).end(Buffer.alloc(3196, 'x')));
     await expect(origin.get('assets/BTC/risk.json')).rejects.toThrow(
       new OriginError("assets/BTC/risk.json: the origin's bytes do not match the manifest (size or sha256)"),
@@ -56,7 +70,7 @@ describe('HttpOrigin', () => {
   });
 
   it('gives up on an origin that never answers within its deadline', async () => {
-    const origin = new HttpOrigin(base, 60_000, undefined, 300);
+    const origin = new HttpOrigin(base, { timeoutMs: 300 });
     misbehave.set('v1/_manifest.json', () => {});
     const start = performance.now();
     await expect(origin.get('assets/BTC/risk.json')).rejects.toThrow(
@@ -67,7 +81,7 @@ describe('HttpOrigin', () => {
   });
 
   it('the shim answers 502 upstream_error for either, never garbage under the manifest’s ETag', async () => {
-    const handle = createHandler({ origin: new HttpOrigin(base, 60_000, undefined, 300), keys: loadKeys(KEYS_FILE) });
+    const handle = createHandler({ origin: new HttpOrigin(base, { timeoutMs: 300 }), keys: loadKeys(KEYS_FILE) });
     const get = () => handle(new Request('http://shim.test/v1/assets/BTC/risk', { headers: { 'X-API-Key': KEY.pro } }));
     misbehave.set(RISK, (res) => res.writeHead(200).end(Buffer.alloc(3196, 'x')));
     const res = await get();
@@ -75,5 +89,41 @@ describe('HttpOrigin', () => {
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('upstream_error');
     misbehave.clear();
     expect((await get()).status).toBe(200);
+  });
+
+  it('sends its token to its own origin only: a redirect elsewhere is a 502 that names it; one within the origin is followed', async () => {
+    const seen: (string | undefined)[] = [];
+    const fetcher = (url: string, init: RequestInit) => {
+      if (url.startsWith(base)) seen.push(new Headers(init.headers).get('authorization') ?? undefined);
+      return fetch(url, init);
+    };
+    const handle = createHandler({ origin: new HttpOrigin(base, { token: TOKEN, fetcher }), keys: loadKeys(KEYS_FILE) });
+    const get = () =>
+      handle(new Request('http://shim.test/v1/assets/BTC/risk', { headers: { 'X-API-Key': KEY.pro, 'Accept-Encoding': 'identity' } }));
+    for (const status of [301, 302, 303, 307, 308]) {
+      misbehave.set(RISK, (res) => res.writeHead(status, { location: `${elsewhereUrl}/${RISK}` }).end());
+      const res = await get();
+      expect(res.status).toBe(502);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('upstream_error');
+    }
+    expect(reachedElsewhere).toEqual([]);
+    expect(seen.every((h) => h === `Bearer ${TOKEN}`)).toBe(true);
+    const origin = new HttpOrigin(base, { token: TOKEN });
+    await expect(origin.get('assets/BTC/risk.json')).rejects.toThrow(
+      `${base}${RISK}: the origin redirected to another origin (${elsewhereUrl}), which is not followed`,
+    );
+    expect(reachedElsewhere).toEqual([]);
+
+    // Within the origin (a relative Location, as a host moving a folder sends): followed, with the token.
+    misbehave.set(RISK, (res) => res.writeHead(302, { location: `/moved/${RISK}` }).end());
+    misbehave.set(`moved/${RISK}`, (res) => res.writeHead(200).end(readFileSync(join(tree, RISK))));
+    const moved = await get();
+    expect(moved.status).toBe(200);
+    expect(Buffer.from(await moved.arrayBuffer())).toEqual(readFileSync(join(tree, RISK)));
+    // A loop within the origin ends after a few hops.
+    misbehave.set(RISK, (res) => res.writeHead(302, { location: `/${RISK}` }).end());
+    await expect(new HttpOrigin(base, { token: TOKEN }).get('assets/BTC/risk.json')).rejects.toThrow(/more than 5 redirects/);
+    misbehave.clear();
+    expect(reachedElsewhere).toEqual([]);
   });
 });

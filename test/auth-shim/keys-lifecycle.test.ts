@@ -31,11 +31,11 @@ async function expectExpired(res: Response, when: string): Promise<void> {
   expect(text).not.toMatch(/rr_|Trial customer|[0-9a-f]{8}/);
 }
 
-describe('edge entry under workerd: a key expires on its clock, with no change to KEYS_JSON', () => {
+describe('edge entry under workerd: a key expires on its clock, with no change to its key store', () => {
   let edge: Edge;
   beforeAll(async () => {
     const keys = { keys: [{ sha256: hashOf(TRIAL), plan: 'pro', label: 'Trial customer', expires: EXPIRES }] };
-    edge = await startEdge('test/auth-shim/edge-clock-worker.ts', builtTree(), { KEYS_JSON: JSON.stringify(keys) });
+    edge = await startEdge({ entry: 'test/auth-shim/edge-clock-worker.ts', out: builtTree(), keys: JSON.stringify(keys) });
   });
   afterAll(() => edge?.close());
 

@@ -1,0 +1,44 @@
+#!/usr/bin/env node
+// `npm run edge:keys -- FILE [wrangler options]`: push the key file (decision 12 format, as the keys commands write
+// it) to the edge's key store, the value `keys.json` of the KV namespace bound as KEYS (wrangler.toml). The file is
+// checked with the shim's own parser first, so a file the edge could not read never replaces the one it reads.
+// Without options the deployed namespace is written (--remote); `--local --persist-to DIR` writes a local one, and
+// any other option (`--env NAME`, `--config FILE`) goes to `wrangler kv key put` as it is.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const fail = (message) => {
+  process.stderr.write(`edge:keys: ${message}\n`);
+  process.exit(message.startsWith('usage') ? 2 : 1);
+};
+const [file, ...options] = process.argv.slice(2);
+if (!file || file.startsWith('-')) fail('usage: npm run edge:keys -- FILE [--local --persist-to DIR | --env NAME ...]');
+const compiled = join(root, 'dist', 'auth-shim', 'edge-keys.js');
+if (!existsSync(compiled)) fail(`${compiled} is missing; run npm run build (npm ci runs it) first`);
+const { KEYS_ENTRY } = await import(compiled);
+const { keyStoreFromJson } = await import(join(root, 'dist', 'generator', 'contract', 'keys.js'));
+
+let store;
+try {
+  store = keyStoreFromJson(JSON.parse(readFileSync(file, 'utf8')), file);
+} catch (e) {
+  fail(e.code ? `${file}: cannot read it (${e.code})` : e instanceof SyntaxError ? `${file}: not JSON (${e.message})` : e.message);
+}
+const where = options.includes('--local') ? [] : ['--remote'];
+const wrangler = createRequire(join(root, 'package.json')).resolve('wrangler/bin/wrangler.js');
+const put = spawnSync(
+  process.execPath,
+  [wrangler, 'kv', 'key', 'put', KEYS_ENTRY, '--binding', 'KEYS', '--path', file, ...where, ...options],
+  {
+    cwd: root,
+    stdio: 'inherit',
+  },
+);
+if (put.status !== 0) fail(`wrangler kv key put exited ${put.status ?? put.signal}; the edge still reads its previous ${KEYS_ENTRY}`);
+process.stderr.write(
+  `edge:keys: ${store.size} key(s) from ${file} are ${KEYS_ENTRY} in KV (binding KEYS); every isolate reads it within about a minute\n`,
+);

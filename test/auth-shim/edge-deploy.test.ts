@@ -1,0 +1,78 @@
+/**
+ * Deploying the edge as an operator does, offline: wrangler bundles the worker from wrangler.toml (`wrangler deploy
+ * --dry-run`, what `npm run edge:build` runs), the bundle carries the API path only, the config names its secrets
+ * without a value, and `npm run edge:keys` pushes a key file to the KV namespace the worker reads (here a local
+ * one, `--local --persist-to DIR`), refusing a file the edge could not read.
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DOCS_FILES } from '../../auth-shim/docs.js';
+import { ROOT, tempDir } from '../helpers.js';
+import { bundleWorker, startEdge, WRANGLER_CONFIG, WRANGLER_ENV, type Edge } from './edge-setup.js';
+import { KEY, KEYS_FILE, builtTree } from './tree.js';
+
+const root = tempDir('rr-edge-deploy-');
+const edges: Edge[] = [];
+afterAll(() => Promise.all(edges.map((e) => e.close())));
+
+/** `npm run edge:keys -- ...args`, as an operator runs it (the script itself, without npm's banner). */
+const pushKeys = (...args: string[]) =>
+  spawnSync(process.execPath, [join(ROOT, 'scripts', 'edge-keys.js'), ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, ...WRANGLER_ENV },
+  });
+
+describe('the edge as wrangler deploys it', () => {
+  it("bundles the API path only, well under 200 KB minified; Swagger UI's files are the deployment's assets", () => {
+    const bundle = bundleWorker(undefined, join(root, 'worker'));
+    const text = readFileSync(bundle, 'utf8');
+    expect(statSync(bundle).size).toBeLessThan(200 * 1024);
+    expect(text.includes('QuotaCounter')).toBe(true);
+    const pkg = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+    for (const name of Object.keys(DOCS_FILES)) {
+      const bytes = readFileSync(join(pkg, name));
+      // Not inlined (a stretch from the middle of each text file is not in the bundle), but deployed beside it.
+      if (!name.endsWith('.png'))
+        expect(text.includes(bytes.subarray(bytes.length >> 1, (bytes.length >> 1) + 64).toString()), name).toBe(false);
+      expect(readFileSync(join(ROOT, 'dist-edge', 'assets', 'docs', name)).equals(bytes), name).toBe(true);
+    }
+  });
+
+  it('names its secrets without a value, and binds the origin, the key store, the quotas and the assets', () => {
+    const config = readFileSync(WRANGLER_CONFIG, 'utf8');
+    expect(config).toMatch(/^\[secrets\]\nrequired = \["ORIGIN_TOKEN"\]$/m);
+    for (const secret of ['ORIGIN_TOKEN', 'MARKETPLACE_SECRET']) expect(config).not.toMatch(new RegExp(`^\\s*${secret}\\s*=`, 'm'));
+    expect(config).toMatch(/^ORIGIN_URL = "/m);
+    expect(config).toMatch(/^\[\[kv_namespaces\]\]\nbinding = "KEYS"$/m);
+    expect(config).toMatch(/^\[\[durable_objects\.bindings\]\]\nname = "QUOTAS"\nclass_name = "QuotaCounter"$/m);
+    expect(config).toMatch(/^\[assets\]\ndirectory = "dist-edge\/assets"\nbinding = "ASSETS"\nrun_worker_first = true$/m);
+  });
+
+  it('edge:keys pushes a key file to the KV namespace the worker reads; a file the edge could not read is refused', async () => {
+    const persist = join(root, 'kv');
+    const pushed = pushKeys(KEYS_FILE, '--local', '--persist-to', persist);
+    expect(pushed.status, pushed.stderr).toBe(0);
+    const count = JSON.parse(readFileSync(KEYS_FILE, 'utf8')).keys.length;
+    expect(pushed.stderr).toMatch(new RegExp(`edge:keys: ${count} key\\(s\\) from .*example-keys\\.json are keys\\.json in KV`));
+
+    const broken = join(root, 'broken-keys.json');
+    writeFileSync(broken, JSON.stringify({ keys: [{ sha256: 'abc', plan: 'pro' }] }));
+    const refused = pushKeys(broken, '--local', '--persist-to', persist);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toBe(`edge:keys: ${broken}: keys[0].sha256: expected 64 lower-case hex digits\n`);
+    writeFileSync(broken, '{"keys": [');
+    expect(pushKeys(broken, '--local', '--persist-to', persist).stderr).toMatch(/^edge:keys: .*broken-keys\.json: not JSON/);
+    expect(pushKeys('--local').status).toBe(2);
+
+    // The worker reads what was pushed, and only that: the refused files never reached the namespace.
+    const edge = await startEdge({ out: builtTree(), persistTo: persist });
+    edges.push(edge);
+    const res = await edge.call('/v1/assets/BTC/risk', { headers: { 'X-API-Key': KEY.pro } });
+    expect(res.status).toBe(200);
+    expect((await edge.call('/v1/assets/BTC/risk', { headers: { 'X-API-Key': 'rr_not_a_key' } })).status).toBe(401);
+  });
+});
