@@ -12,7 +12,16 @@ const MAX_REDIRECTS = 5;
 const REDIRECT = new Set([301, 302, 303, 307, 308]);
 
 /** A redirect not followed: to another origin, without a Location, or one hop too many. */
-export class RedirectRefused extends Error {}
+export class RedirectRefused extends Error {
+  constructor(
+    /** The URL that answered with the redirect. */
+    readonly url: string,
+    /** Why it was not followed, without the URL. */
+    readonly problem: string,
+  ) {
+    super(`${url}: ${problem}`);
+  }
+}
 
 /** What a reader fetches with: the global fetch, or one that adds the origin's token to each request it makes. */
 export type Fetcher = (url: string, init: RequestInit) => Promise<Response>;
@@ -30,14 +39,15 @@ export async function fetchWithinOrigin(fetcher: Fetcher, url: string, init: Req
     if (!REDIRECT.has(res.status)) return res;
     await res.body?.cancel().catch(() => {});
     const location = res.headers.get('location');
-    if (!location) throw new RedirectRefused(`${target}: the origin answered ${res.status} without a Location`);
+    if (!location) throw new RedirectRefused(target, `the origin answered ${res.status} without a Location`);
     const next = URL.canParse(location, target) ? new URL(location, target) : null;
-    if (!next) throw new RedirectRefused(`${target}: the origin redirected to ${JSON.stringify(location)}, which is not a URL`);
+    if (!next) throw new RedirectRefused(target, `the origin redirected to ${JSON.stringify(location)}, which is not a URL`);
     if (next.origin !== origin)
       throw new RedirectRefused(
-        `${target}: the origin redirected to another origin (${next.origin}), which is not followed: its token is for ${origin} only; configure the URL that serves the tree itself`,
+        target,
+        `the origin redirected to another origin (${next.origin}), which is not followed: its token is for ${origin} only; configure the URL that serves the tree itself`,
       );
-    if (hop === MAX_REDIRECTS) throw new RedirectRefused(`${target}: more than ${MAX_REDIRECTS} redirects`);
+    if (hop === MAX_REDIRECTS) throw new RedirectRefused(target, `more than ${MAX_REDIRECTS} redirects`);
     target = next.toString();
   }
 }

@@ -1,13 +1,20 @@
 /**
  * A deployed tree read over HTTP(S), so a pipeline with a clean workspace continues the ledger the CDN serves:
- * the manifest first, then every ledger it lists (a few at a time), each checked against the manifest by
- * `openTree`. A bearer token, if the origin wants one, comes from RISK_READINGS_PREVIOUS_TOKEN.
+ * the manifest first, then every file the build reads from it (the catalogue, the ledgers, the AssetRisk files),
+ * a few at a time, held in memory until the build reads each, and each checked against the manifest by
+ * `openTree`. A bearer token, if the origin wants one, comes from RISK_READINGS_PREVIOUS_TOKEN, and goes to that
+ * origin only: a redirect is followed within it and refused to any other (fetchWithinOrigin).
  *
- * The origin is not trusted to behave: every body is read against a limit (a file's size in the manifest, a cap
- * for the manifest itself) counted after decompression, an origin that stops sending is given up after a pause,
- * and each file after a deadline. Each failure is the environment's (exit 3), naming the URL and the cause.
+ * The origin is not trusted to behave, and no bound comes from it: the manifest has a cap, the files the build
+ * reads may together declare no more than a fixed budget (checked before any is fetched, so a manifest that lies
+ * about its sizes costs nothing), every body is read against its declared size counted after decompression, an
+ * origin that stops sending is given up after a pause, each file after a deadline, and the whole read after one
+ * deadline. Each failure is the environment's (exit 3), naming the URL and the cause.
  */
+import { asManifest } from '../contract/manifest-check.js';
+import { fetchWithinOrigin, RedirectRefused } from '../contract/redirects.js';
 import { isLedger, TREE } from '../contract/tree.js';
+import type { Manifest } from '../contract/shapes.js';
 import { EnvironmentError } from '../exit.js';
 import { openTree, type PreviousTree, type ReadBytes } from './previous-tree.js';
 
@@ -16,14 +23,21 @@ const CONCURRENCY = 8;
 export interface FetchLimits {
   /** The most bytes a manifest may have; other files may have exactly the size their manifest entry says. */
   manifestBytes: number;
+  /** The most bytes the files the build reads may declare together: what the read holds in memory at most. */
+  heldBytes: number;
   /** How long the origin may send nothing, from the request on. */
   idleMs: number;
   /** How long one file may take, from the request to its last byte. */
   fileMs: number;
+  /** How long the whole read may take, from the manifest's request to the last file's last byte. */
+  totalMs: number;
 }
 
-/** A tree of 161 assets has a manifest of a few hundred KB; a pause or a file past these is an origin in trouble. */
-const LIMITS: FetchLimits = { manifestBytes: 64 << 20, idleMs: 15_000, fileMs: 45_000 };
+/**
+ * A tree of 161 assets has a manifest of a few hundred KB and ledgers of tens of MB, growing by a row per asset a
+ * day; a pause, a file or a read past these is an origin in trouble.
+ */
+const LIMITS: FetchLimits = { manifestBytes: 16 << 20, heldBytes: 128 << 20, idleMs: 15_000, fileMs: 45_000, totalMs: 120_000 };
 
 /** `https://host/path` (the folder holding v1/) or `https://host/path/v1` → the base every tree path is under. */
 function treeBase(url: string): string {
@@ -33,6 +47,19 @@ function treeBase(url: string): string {
   const path = u.pathname.replace(/\/+$/, '');
   u.pathname = /\/v1$/.test(path) ? `${path}/` : `${path}/v1/`;
   return u.toString();
+}
+
+const RISK = /^assets\/[^/]+\/risk\.json$/;
+
+/**
+ * The files of a tree a build reads (read-inputs.ts): the catalogue, every ledger, every asset's AssetRisk (the
+ * change feed's state and readings carried forward), and for a tree whose manifest lists no pages, the asset list
+ * that names them.
+ */
+function readByBuild(files: Manifest['files'], listsPages: boolean): string[] {
+  return Object.keys(files).filter(
+    (p) => p === TREE.catalog || isLedger(p) || RISK.test(p) || (!listsPages && p === TREE.assetList('ultra')),
+  );
 }
 
 const causeOf = (e: unknown) => {
@@ -51,26 +78,39 @@ async function within<T>(work: Promise<T>, ms: number, onIdle: () => Error): Pro
   }
 }
 
-/** One file of the tree, at most `limit` bytes; undefined for a 404. */
-async function fetchFile(target: string, headers: Record<string, string>, limit: number, l: FetchLimits): Promise<Uint8Array | undefined> {
+/** One file of the tree, at most `limit` bytes; undefined for a 404. `whole` ends it with the whole read. */
+async function fetchFile(
+  target: string,
+  headers: Record<string, string>,
+  limit: number,
+  l: FetchLimits,
+  whole: AbortSignal,
+): Promise<Uint8Array | undefined> {
   const abort = new AbortController();
   const deadline = setTimeout(
     () => abort.abort(new EnvironmentError(target, `the origin took more than ${l.fileMs / 1000} s for one file`)),
     l.fileMs,
   );
+  const signal = AbortSignal.any([abort.signal, whole]);
   const fail = (cause: string) => new EnvironmentError(target, cause);
   const silent = () => fail(`the origin sent nothing for ${l.idleMs / 1000} s`);
-  /** A failure as the environment's: the idle limit's or the deadline's own, else `what` with the network's cause. */
+  /** A failure as the environment's: a limit's own, a refused redirect's, else `what` with the network's cause. */
   const explained = (e: unknown, what: string) =>
     e instanceof EnvironmentError
       ? e
-      : abort.signal.reason instanceof EnvironmentError
-        ? abort.signal.reason
-        : fail(`${what} (${causeOf(e)})`);
+      : signal.reason instanceof EnvironmentError
+        ? signal.reason
+        : e instanceof RedirectRefused
+          ? new EnvironmentError(e.url, e.problem)
+          : fail(`${what} (${causeOf(e)})`);
   try {
     let res: Response;
     try {
-      res = await within(fetch(target, { headers, signal: abort.signal, redirect: 'follow' }), l.idleMs, silent);
+      res = await within(
+        fetchWithinOrigin((url, init) => fetch(url, init), target, { headers, signal }),
+        l.idleMs,
+        silent,
+      );
     } catch (e) {
       throw explained(e, 'cannot fetch the previous tree');
     }
@@ -107,23 +147,59 @@ async function fetchFile(target: string, headers: Record<string, string>, limit:
 export async function fetchTree(url: string, token?: string, limits: FetchLimits = LIMITS): Promise<PreviousTree | null> {
   const base = treeBase(url);
   const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
-  const fetchOne = (path: string, limit: number) => fetchFile(new URL(path, base).toString(), headers, limit, limits);
-  // Each file may be as long as its manifest entry says, the manifest itself up to its cap.
-  const read: ReadBytes = (path, size) => fetchOne(path, size ?? limits.manifestBytes);
-  const manifest = await read(TREE.manifest, undefined);
-  if (!manifest) return null;
-  // Every ledger is needed by the build: fetch them up front, a few at a time, and serve them from memory.
-  const fetched = new Map<string, Uint8Array | undefined>([[TREE.manifest, manifest]]);
-  const tree = await openTree(base, async (path, size) => (fetched.has(path) ? fetched.get(path) : read(path, size)), null);
-  const ledgers = Object.keys(tree.manifest.files).filter(isLedger);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < ledgers.length) {
-        const p = ledgers[next++]!;
-        fetched.set(p, await read(p, tree.manifest.files[p]!.size));
-      }
-    }),
+  const whole = new AbortController();
+  const deadline = setTimeout(
+    () => whole.abort(new EnvironmentError(base, `reading the previous tree took more than ${limits.totalMs / 1000} s`)),
+    limits.totalMs,
   );
-  return tree;
+  const fetchOne = (path: string, limit: number) => fetchFile(new URL(path, base).toString(), headers, limit, limits, whole.signal);
+  try {
+    const manifest = await fetchOne(TREE.manifest, limits.manifestBytes);
+    if (!manifest) return null;
+    // What the build reads, fetched now and held until it reads each (then let go); anything else when asked.
+    const held = new Map<string, Uint8Array | undefined>([[TREE.manifest, manifest]]);
+    const read: ReadBytes = async (path, size) => {
+      if (!held.has(path)) return fetchOne(path, size ?? limits.manifestBytes);
+      const bytes = held.get(path);
+      held.delete(path);
+      return bytes;
+    };
+    const checked = manifestOf(manifest);
+    // A manifest this cannot read is openTree's to refuse, naming what is wrong with it.
+    if (checked) {
+      const files = checked.files;
+      const wanted = readByBuild(files, Array.isArray(checked.pages));
+      const declared = wanted.reduce((sum, p) => sum + files[p]!.size, 0);
+      if (declared > limits.heldBytes)
+        throw new EnvironmentError(
+          new URL(TREE.manifest, base).toString(),
+          `the manifest declares ${declared} bytes for the ${wanted.length} files a build reads, more than the ${limits.heldBytes} it holds in memory at most`,
+        );
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          while (next < wanted.length) {
+            const p = wanted[next++]!;
+            held.set(p, await fetchOne(p, files[p]!.size));
+          }
+        }),
+      ).catch((e: unknown) => {
+        // The first failure ends the others' reads too.
+        whole.abort(e);
+        throw e;
+      });
+    }
+    return await openTree(base, read, null);
+  } finally {
+    clearTimeout(deadline);
+  }
+}
+
+/** The manifest, checked by the shared rule; undefined when it is not one (openTree then says why). */
+function manifestOf(bytes: Uint8Array): Manifest | undefined {
+  try {
+    return asManifest(JSON.parse(Buffer.from(bytes).toString('utf8')), (problem) => new Error(problem));
+  } catch {
+    return undefined;
+  }
 }

@@ -1,10 +1,12 @@
 /**
  * The previous tree read from an origin that misbehaves: a body larger than the tree can hold (announced or
- * decompressed), a body that breaks off, an origin that drips or never answers. Each ends soon, as the environment's
- * failure naming the URL and the cause; a build meeting one exits 3 and leaves no lock.
+ * decompressed), a body that breaks off, an origin that drips or never answers, one slow on every file, a manifest
+ * that lies about its sizes, a redirect to another host. Each ends soon, as the environment's failure naming the URL
+ * and the cause, within a memory budget that does not come from the origin; a build meeting one exits 3 and leaves
+ * no lock, and its token never reaches another host.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import fg from 'fast-glob';
@@ -17,11 +19,17 @@ import { buildSmall, cliAsync, readJson, smallSite, tempDir } from '../../helper
 const root = tempDir('rr-http-tree-');
 const files = new Map<string, Buffer>();
 /** How the origin answers a path, when not with the file as it is. */
-const misbehave = new Map<string, (res: ServerResponse, file: Buffer | undefined) => void>();
+const misbehave = new Map<string, (res: ServerResponse, file: Buffer | undefined, req: IncomingMessage) => void>();
+/** Every path asked of the origin, in order. */
+const requested: string[] = [];
 let server: Server;
 let origin: string;
+/** Another origin (another port), recording the Authorization header of every request that reaches it. */
+let elsewhere: Server;
+let elsewhereUrl = '';
+const reachedElsewhere: (string | undefined)[] = [];
 // The idle limit is well above the drip's 100 ms: a loaded machine can hold a timer back a few hundred ms.
-const LIMITS: FetchLimits = { manifestBytes: 1 << 20, idleMs: 1_000, fileMs: 2_500 };
+const LIMITS: FetchLimits = { manifestBytes: 1 << 20, heldBytes: 64 << 20, idleMs: 1_000, fileMs: 2_500, totalMs: 30_000 };
 const LEDGER = 'v1/assets/BTC/history/full.json';
 
 beforeAll(async () => {
@@ -31,24 +39,42 @@ beforeAll(async () => {
   await buildSmall(pages, out);
   for (const p of fg.sync('v1/**', { cwd: out, followSymbolicLinks: true })) files.set(`/${p}`, readFileSync(join(out, p)));
   server = createServer((req, res) => {
-    const file = files.get(req.url!);
+    requested.push(req.url!);
+    const file = files.get(req.url!.replace(/\?.*/, ''));
     const odd = misbehave.get(req.url!);
-    if (odd) return odd(res, file);
+    if (odd) return odd(res, file, req);
     if (!file) return res.writeHead(404).end();
     res.writeHead(200, { 'content-length': file.byteLength }).end(file);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  elsewhere = createServer((req, res) => {
+    reachedElsewhere.push(req.headers.authorization);
+    res.writeHead(200).end(files.get(req.url!));
+  });
+  await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+  elsewhereUrl = `http://127.0.0.1:${(elsewhere.address() as { port: number }).port}`;
 });
 afterAll(() => {
-  server.closeAllConnections();
-  server.close();
+  for (const s of [server, elsewhere]) {
+    s.closeAllConnections();
+    s.close();
+  }
 });
 
+/** The small tree's manifest with `edit` applied to its parsed form (sizes and hashes left to the edit). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const editedManifest = (edit: (m: any) => void): Buffer => {
+  const m = JSON.parse(files.get('/v1/_manifest.json')!.toString());
+  edit(m);
+  return Buffer.from(JSON.stringify(m));
+};
+const ledgers = () => [...files.keys()].filter((p) => p.endsWith('/history/full.json'));
+
 /** fetchTree's failure, with how long it took. */
-async function failure(): Promise<{ error: unknown; ms: number }> {
+async function failure(limits = LIMITS, token?: string): Promise<{ error: unknown; ms: number }> {
   const start = performance.now();
-  const error = await fetchTree(origin, undefined, LIMITS).then(
+  const error = await fetchTree(origin, token, limits).then(
     () => null,
     (e: unknown) => e,
   );
@@ -148,5 +174,124 @@ describe('fetchTree against an origin', () => {
     const refused = await next('refused').catch((e: Error & { exitCode?: number }) => e);
     expect((refused as Error).message).toMatch(/changes\/ledger\.json does not match _manifest\.json/);
     expect(existsSync(join(root, 'refused', 'v1'))).toBe(false);
+  });
+
+  it('a manifest declaring more than the budget for what a build reads: refused before any file is fetched', async () => {
+    misbehave.clear();
+    // Each ledger declared 4 GB, as a lying origin that would then stream that fast does.
+    const lying = editedManifest((m) => {
+      for (const p of Object.keys(m.files)) if (p.endsWith('/history/full.json')) m.files[p].size = 4 * 2 ** 30;
+    });
+    misbehave.set('/v1/_manifest.json', (res) => res.writeHead(200).end(lying));
+    requested.length = 0;
+    const { error } = await failure();
+    expect(error).toBeInstanceOf(EnvironmentError);
+    expect((error as Error).message).toMatch(
+      new RegExp(
+        `^${origin}/v1/_manifest\\.json: the manifest declares \\d+ bytes for the \\d+ files a build reads, more than the ${LIMITS.heldBytes} it holds in memory at most$`,
+      ),
+    );
+    expect(requested).toEqual(['/v1/_manifest.json']);
+  });
+
+  it('an origin slow on every file but within its limits: the whole read has one deadline, named', async () => {
+    misbehave.clear();
+    // Each file sent in five parts 300 ms apart: within the idle and per-file limits, longer than the whole's.
+    for (const [path, file] of files)
+      if (path !== '/v1/_manifest.json')
+        misbehave.set(path, (res) => {
+          res.writeHead(200, { 'content-length': file.byteLength });
+          const part = Math.ceil(file.byteLength / 5);
+          let sent = 0;
+          const drip = setInterval(() => {
+            if (res.destroyed) return clearInterval(drip);
+            res.write(file.subarray(sent, (sent += part)));
+            if (sent < file.byteLength) return;
+            clearInterval(drip);
+            res.end();
+          }, 300);
+        });
+    const limits = { ...LIMITS, totalMs: 1_000 };
+    const { error, ms } = await failure(limits);
+    expect(error).toBeInstanceOf(EnvironmentError);
+    expect((error as Error).message).toBe(`${origin}/v1/: reading the previous tree took more than 1 s`);
+    expect(ms).toBeLessThan(limits.totalMs + 1_500);
+    misbehave.clear();
+  });
+
+  it('sends its token to its origin only: a redirect to another host is refused, named; one within the origin is followed', async () => {
+    misbehave.clear();
+    const TOKEN = 'previous-tree-token-for-tests';
+    const ledger = ledgers()[0]!;
+    misbehave.set(ledger, (res) => res.writeHead(302, { location: `${elsewhereUrl}${ledger}` }).end());
+    const { error } = await failure(LIMITS, TOKEN);
+    expect(error).toBeInstanceOf(EnvironmentError);
+    expect((error as Error).message).toBe(
+      `${origin}${ledger}: the origin redirected to another origin (${elsewhereUrl}), which is not followed: its token is for ${origin} only; configure the URL that serves the tree itself`,
+    );
+    expect(reachedElsewhere).toEqual([]);
+    // Within the origin, the token goes along (the origin answers the moved file only with it).
+    misbehave.set(ledger, (res) => res.writeHead(301, { location: `${ledger}?moved` }).end());
+    misbehave.set(`${ledger}?moved`, (res, file, req) =>
+      req.headers.authorization === `Bearer ${TOKEN}` ? res.writeHead(200).end(file) : res.writeHead(401).end(),
+    );
+    const tree = (await fetchTree(origin, TOKEN, LIMITS))!;
+    expect((await tree.ledger(ledger.split('/')[3]!))!.length).toBeGreaterThan(0);
+    expect(reachedElsewhere).toEqual([]);
+    misbehave.clear();
+  });
+
+  it('a build against a manifest that lies about its sizes stays within its memory budget and exits 3, named', async () => {
+    const rss = join(root, 'max-rss.mjs');
+    writeFileSync(rss, "process.on('exit', () => process.stderr.write(`max-rss-kb ${process.resourceUsage().maxRSS}\\n`));\n");
+    const build = async (out: string) => {
+      const r = await cliAsync(
+        [
+          'build',
+          '--pages',
+          join(root, 'site'),
+          '--out',
+          join(root, out),
+          '--previous',
+          origin,
+          '--catalog',
+          join(root, 'site', 'catalog.json'),
+        ],
+        { NODE_OPTIONS: `--import ${rss}` },
+      );
+      return { ...r, rssMb: Number(/max-rss-kb (\d+)/.exec(r.stderr)![1]) / 1024 };
+    };
+    // An origin that streams zeros as fast as it can for any ledger, as long as it is asked to.
+    for (const p of ledgers())
+      misbehave.set(p, (res) => {
+        res.writeHead(200);
+        const chunk = Buffer.alloc(1 << 20);
+        const pump = () => {
+          while (!res.destroyed && res.write(chunk));
+          if (!res.destroyed) res.once('drain', pump);
+        };
+        pump();
+      });
+    // Each ledger declared 4 GB: refused from the manifest alone.
+    const huge = editedManifest((m) => {
+      for (const p of Object.keys(m.files)) if (p.endsWith('/history/full.json')) m.files[p].size = 4 * 2 ** 30;
+    });
+    misbehave.set('/v1/_manifest.json', (res) => res.writeHead(200).end(huge));
+    const refused = await build('lying-huge');
+    expect(refused.status, refused.stderr).toBe(3);
+    expect(refused.stderr).toMatch(`${origin}/v1/_manifest.json: the manifest declares`);
+    // The ledgers declared as large as the budget allows between them: each read to its declared size, and no
+    // further. What was held never passed the budget.
+    const within = editedManifest((m) => {
+      const n = ledgers().length;
+      for (const p of Object.keys(m.files)) if (p.endsWith('/history/full.json')) m.files[p].size = Math.floor((128 << 20) / n) - 65_536;
+    });
+    misbehave.set('/v1/_manifest.json', (res) => res.writeHead(200).end(within));
+    const read = await build('lying-within');
+    expect(read.status, read.stderr).toBe(3);
+    expect(read.stderr).toMatch(/history\/full\.json: the body runs past \d+ bytes, more than the tree has/);
+    expect(refused.rssMb, 'peak RSS (MB), refused from the manifest').toBeLessThan(1024);
+    expect(read.rssMb, 'peak RSS (MB), read to the budget').toBeLessThan(1024);
+    misbehave.clear();
   });
 });
