@@ -86,6 +86,7 @@ export function program(): Command {
     .option('--discard-damaged-quotas', HELP.discardDamaged)
     .option('--port <p>', 'port', port('--port'), 8787)
     .option('--host <h>', 'address to listen on', '127.0.0.1')
+    .option('--reuse-port', 'share the port with a serve still running (a rolling restart; Linux, FreeBSD): see docs/production.md')
     .option('--marketplace-host <h>', 'the listing host the x-marketplace-host header must carry')
     .option(
       '--marketplace-secret-file <file>',

@@ -4,6 +4,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { errorBody, TREE, type ErrorCode } from '../../generator/contract/index.js';
@@ -25,7 +26,14 @@ export interface ServeOptions {
   marketplaceHost?: string;
   marketplaceSecret?: string;
   marketplaceName?: string;
-  quotas?: QuotaStore;
+  /**
+   * Where quotas are counted. A promise when the store is still being opened (a quota file another process holds
+   * until it has drained): the server listens at once and holds the requests it receives until the store is open,
+   * or answers them 503 if it cannot be.
+   */
+  quotas?: QuotaStore | Promise<QuotaStore>;
+  /** Bind with SO_REUSEPORT, so a new server can listen on the port of one still running (a rolling restart). */
+  reusePort?: boolean;
   now?: () => number;
   watchMs?: number;
   /** Health reads `stale` past this age of the newest reading (default 36 hours). */
@@ -145,13 +153,32 @@ function requestUrl(target: string): string | null {
   return /^https?:\/\/[^/?#]/i.test(t) && URL.canParse(t) ? t : null;
 }
 
-/** A ShimResponse on the socket: headers and body in one write. */
-function write(res: ServerResponse, r: ShimResponse): void {
-  res.writeHead(r.status, r.headers);
+/** A ShimResponse on the socket: headers and body in one write; the connection closed after it when draining. */
+function write(res: ServerResponse, r: ShimResponse, draining: boolean): void {
+  res.writeHead(r.status, draining ? Object.assign({}, r.headers, { Connection: 'close' }) : r.headers);
   res.end(r.body ?? undefined);
 }
 
-export async function startServer(o: ServeOptions): Promise<{ server: Server; origin: FileOrigin; url: string; metricsUrl?: string }> {
+/** How long a connection may sit idle once the server drains: one that long idle is not mid-request. */
+const DRAIN_IDLE_MS = 1_000;
+/** How long a drain waits for the requests in flight before it cuts what is left. */
+const DRAIN_MS = 10_000;
+
+export interface Started {
+  server: Server;
+  origin: FileOrigin;
+  url: string;
+  metricsUrl?: string;
+  /** Settles once the quota store is open (at once unless ServeOptions.quotas was a promise), or cannot be. */
+  ready: Promise<void>;
+  /**
+   * Stops accepting connections and resolves once every connection is gone: each request in flight is answered
+   * (with `Connection: close`), idle keep-alive connections are closed, and whatever is left after DRAIN_MS is cut.
+   */
+  drain(): Promise<void>;
+}
+
+export async function startServer(o: ServeOptions): Promise<Started> {
   const origin = FileOrigin.open(o.publicDir, o.watchMs);
   const logger = o.logger ?? createLogger('silent');
   const log = (m: string) => logger.warn(m);
@@ -170,44 +197,94 @@ export async function startServer(o: ServeOptions): Promise<{ server: Server; or
     logger.info({ built_at: origin.builtAt }, 'tree reloaded');
   };
   const keys = o.keysFile ? liveKeys(o.keysFile, log, 1_000, () => metrics?.keysReloaded()) : null;
-  const shim = createShim({
-    origin,
-    keys,
-    marketplace: { host: o.marketplaceHost, secret: o.marketplaceSecret, name: o.marketplaceName },
-    quotas: o.quotas,
-    now: o.now,
-    log,
-    compressor: zlibCompressor,
-    docs: packageDocsFiles(),
-    staleAfterMs: o.staleAfterMs,
-    onResponse: (e) => {
-      logAccess(logger, e);
-      metrics?.onResponse(e);
-    },
-  });
+  const makeShim = (quotas: QuotaStore | undefined) =>
+    createShim({
+      origin,
+      keys,
+      marketplace: { host: o.marketplaceHost, secret: o.marketplaceSecret, name: o.marketplaceName },
+      quotas,
+      now: o.now,
+      log,
+      compressor: zlibCompressor,
+      docs: packageDocsFiles(),
+      staleAfterMs: o.staleAfterMs,
+      onResponse: (e) => {
+        logAccess(logger, e);
+        metrics?.onResponse(e);
+      },
+    });
+  // The shim, once its quota store is open; until then requests wait, and if it cannot be opened they are refused.
+  let shim: ReturnType<typeof createShim> | undefined;
+  let unavailable = false;
+  const ready =
+    o.quotas instanceof Promise
+      ? o.quotas.then(
+          (q) => void (shim = makeShim(q)),
+          (e: unknown) => {
+            unavailable = true;
+            throw e;
+          },
+        )
+      : Promise.resolve(void (shim = makeShim(o.quotas)));
+  ready.catch(() => {}); // the caller's to handle; the server answers 503 meanwhile
+  let draining = false;
   const listen = { port: o.port ?? 8787, host: o.host ?? '127.0.0.1' };
   /** The access-log line of a request refused before the handler: method and path as far as they were read. */
   const refused = (method: string, path: string, status: number, code: ErrorCode, bytes: number, id: string) =>
     logAccess(logger, { method, path, request_id: id, route: 'none', status, plan: null, credential: null, code, bytes, ms: 0 });
-  const server = createServer({ maxHeaderSize: 16_384, requireHostHeader: false }, (req: IncomingMessage, res: ServerResponse) => {
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const url = requestUrl(req.url ?? '');
     if (url === null) {
       const id = requestId(headerSource(req.headers).get('x-request-id'));
       const refusal = refusalResponse(new Refusal('bad_parameter', 'The request target is not a path of this API'), { 'X-Request-Id': id });
       refused(req.method ?? '', (req.url ?? '').slice(0, 512), 400, 'bad_parameter', refusal.body!.byteLength, id);
-      return write(res, refusal);
+      return write(res, refusal, draining);
+    }
+    if (!shim) {
+      const again = () => handle(req, res);
+      if (!unavailable) return void ready.then(again, again);
+      const id = requestId(headerSource(req.headers).get('x-request-id'));
+      const refusal = refusalResponse(
+        new Refusal('gateway_not_configured', 'This server cannot count quotas (its quota store could not be opened); retry', {
+          'Retry-After': '1',
+        }),
+        { 'X-Request-Id': id },
+      );
+      refused(req.method ?? '', (req.url ?? '').slice(0, 512), 503, 'gateway_not_configured', refusal.body!.byteLength, id);
+      return write(res, refusal, draining);
     }
     const answer = shim({ method: req.method ?? '', url, headers: headerSource(req.headers) });
-    if (!(answer instanceof Promise)) return write(res, answer);
+    if (!(answer instanceof Promise)) return write(res, answer, draining);
     answer.then(
-      (r) => write(res, r),
+      (r) => write(res, r, draining),
       (e: unknown) => {
         // The pipeline answers every failure itself; this is the socket going away under the write.
         log(`shim: response not sent: ${(e as Error)?.message ?? e}`);
         res.destroy();
       },
     );
+  };
+  const server = createServer({ maxHeaderSize: 16_384, requireHostHeader: false }, handle);
+  // Which connections have a request in progress: a drain closes the others.
+  const sockets = new Set<Socket>();
+  const busy = new Map<Socket, number>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
   });
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket;
+    busy.set(socket, (busy.get(socket) ?? 0) + 1);
+    res.once('close', () => {
+      const n = busy.get(socket)! - 1;
+      if (n) busy.set(socket, n);
+      else busy.delete(socket);
+    });
+  });
+  // An idle keep-alive connection times out: closed, unless a request reached it meanwhile. Node would close it at
+  // once, in the timers phase, before a loop that was held up reads a request already waiting on it; this looks
+  // again after the next poll.
+  server.on('timeout', (socket: Socket) => setImmediate(() => busy.has(socket) || socket.destroy()));
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
     const id = requestId(headerSource(req.headers).get('x-request-id'));
     const bytes = rawError(socket, 405, 'method_not_allowed', 'Only GET is allowed; this API is no proxy', id);
@@ -232,11 +309,29 @@ export async function startServer(o: ServeOptions): Promise<{ server: Server; or
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(listen.port, listen.host, () => resolve());
+    server.listen({ port: listen.port, host: listen.host, reusePort: o.reusePort ?? false }, () => resolve());
   });
+  const closed = new Promise<void>((resolve) => server.once('close', () => resolve()));
+  const drain = (): Promise<void> => {
+    if (draining) return closed;
+    draining = true;
+    // net's close, not http's: http's also closes every idle keep-alive connection at once, and a request already
+    // on its way on one would be lost. New connections go to the server sharing the port (reusePort), or wait.
+    NetServer.prototype.close.call(server);
+    for (const socket of sockets) if (!busy.has(socket)) socket.setTimeout(DRAIN_IDLE_MS);
+    setTimeout(() => server.closeAllConnections(), DRAIN_MS).unref();
+    return closed;
+  };
   const a = server.address() as { address: string; port: number };
   listen.port = a.port;
   const host = a.address.includes(':') ? `[${a.address}]` : a.address;
   const m = metricsServer?.address() as { port: number } | undefined;
-  return { server, origin, url: `http://${host}:${a.port}`, ...(m ? { metricsUrl: `http://${host}:${m.port}/metrics` } : {}) };
+  return {
+    server,
+    origin,
+    url: `http://${host}:${a.port}`,
+    ready,
+    drain,
+    ...(m ? { metricsUrl: `http://${host}:${m.port}/metrics` } : {}),
+  };
 }

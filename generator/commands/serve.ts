@@ -1,10 +1,15 @@
-/** `risk-readings serve`: the auth shim over a built tree, until SIGTERM or SIGINT. */
+/**
+ * `risk-readings serve`: the auth shim over a built tree, until SIGTERM or SIGINT, which drain it: it stops
+ * accepting, answers what is in flight, saves its quota counts and lets go of their store. With `--reuse-port` a new
+ * server listens beside the one it replaces before that one stops, and holds the requests it receives until the old
+ * one has let go of the quota file: a rolling restart on one port refuses no connection and drops no request.
+ */
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startServer } from '../../auth-shim/node/server.js';
 import { openQuotaStore, QuotaFileDamaged, QuotaFileHeld } from '../../auth-shim/node/quota-stores.js';
-import type { QuotaStore } from '../../auth-shim/quota.js';
 import { createLogger } from '../../auth-shim/node/observe.js';
+import type { QuotaStore } from '../../auth-shim/quota.js';
 import { quotaStore, treeFolder } from './options.js';
 
 export interface ServeFlags {
@@ -22,6 +27,7 @@ export interface ServeFlags {
   discardDamagedQuotas?: boolean;
   metricsPort?: number;
   logLevel: string;
+  reusePort?: boolean;
 }
 
 /** A secret given on the command line is visible to every user of the machine (`ps`): say so, and how else. */
@@ -51,23 +57,31 @@ export async function run(o: ServeFlags): Promise<void> {
   const fromEnv = process.env.RISK_READINGS_QUOTAS;
   // The environment's store is held to the path rule --quotas is (exit 2 naming it), before anything starts.
   const quotaSpec = o.quotas ?? (fromEnv ? quotaStore('RISK_READINGS_QUOTAS')(fromEnv) : join(publicDir, '.risk-readings-quotas.json'));
-  let quotas: QuotaStore;
-  try {
-    quotas = await openQuotaStore(quotaSpec, (m) => logger.warn(m), o.quotasWait, { discardDamaged: o.discardDamagedQuotas });
-  } catch (e) {
-    if (!(e instanceof QuotaFileHeld || e instanceof QuotaFileDamaged)) throw e;
-    // The environment, not the usage: another process holds the file, or it is damaged (decision 27's exit 3).
-    process.stderr.write(`risk-readings serve: ${e.message}\n`);
+  const where = quotaSpec.replace(/\/\/[^@/]*@/, '//***@');
+  const opening = openQuotaStore(quotaSpec, (m) => logger.warn(m), o.quotasWait, { discardDamaged: o.discardDamagedQuotas });
+  let opened: QuotaStore | undefined;
+  opening.then((q) => (opened = q)).catch(() => {}); // a failure is handled below, once it is awaited
+  /** Exit 3, naming why: the environment, not the usage (decision 27). */
+  const environment = (message: string): never => {
+    process.stderr.write(`risk-readings serve: ${message}\n`);
     logger.flush();
     process.exit(3); // the logger's flush timer would keep a server that never started alive
-  }
-  // A server that cannot start lets go of its quota store (a Redis client would keep the process alive).
-  const { server, url, metricsUrl } = await startServer({
+  };
+  // Another process holds the file, or it is damaged: the environment, not the usage (decision 27's exit 3).
+  const held = (e: unknown) => {
+    if (e instanceof QuotaFileHeld || e instanceof QuotaFileDamaged) environment(e.message);
+    throw e;
+  };
+  // Without --reuse-port the port is free only once the server before has stopped: open the store (waiting for the
+  // one before to let go of it), then listen. With it, listen first and let requests wait for the store.
+  const quotas = o.reusePort ? opening : await opening.catch(held);
+  const started = await startServer({
     publicDir,
     keysFile: o.keys && resolve(o.keys),
     port: o.port,
     host: o.host,
     quotas,
+    reusePort: o.reusePort,
     logger,
     staleAfterMs: o.staleAfter,
     metricsPort: o.metricsPort,
@@ -75,29 +89,37 @@ export async function run(o: ServeFlags): Promise<void> {
     marketplaceSecret: secret || undefined,
     marketplaceName: o.marketplaceName,
   }).catch(async (e: NodeJS.ErrnoException & { port?: number }) => {
-    await quotas.close?.();
+    // A server that cannot start lets go of its quota store (a Redis client would keep the process alive); one still
+    // waiting for a quota file is not waited for (a lock its dead holder left is taken over at once).
+    await opened?.close?.();
     // A port taken or not ours to bind is the machine's state, not the command's: exit 3, named.
-    if (e.code === 'EADDRINUSE' || e.code === 'EACCES') {
-      const why = e.code === 'EADDRINUSE' ? 'already in use' : 'not permitted';
-      process.stderr.write(
-        `risk-readings serve: ${e.port === o.metricsPort ? '--metrics-port' : '--port'} ${e.port} on ${o.host}: ${why}\n`,
-      );
-      logger.flush();
-      process.exit(3);
-    }
+    const option = e.port === o.metricsPort ? '--metrics-port' : '--port';
+    if (e.code === 'EADDRINUSE' || e.code === 'EACCES')
+      environment(`${option} ${e.port} on ${o.host}: ${e.code === 'EADDRINUSE' ? 'already in use' : 'not permitted'}`);
+    if (o.reusePort && (e.code === 'ENOTSUP' || e.code === 'EOPNOTSUPP'))
+      environment(`--reuse-port: this platform cannot share a port between processes (Linux 3.9+, FreeBSD 12+ can)`);
     throw e;
   });
-  // Counts reach their store before the process goes: a deploy or restart loses none of them.
+  // Counts reach their store before the process goes: a deploy or restart loses none of them, nor a request.
   const stop = async () => {
-    server.close();
-    await quotas.close?.();
+    await started.drain();
+    await (await opening.catch(() => undefined))?.close?.();
     logger.flush();
     process.exit(0);
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+  const { url, metricsUrl } = started;
+  if (o.reusePort) {
+    process.stderr.write(`listening at ${url} (--reuse-port); requests wait until the quotas in ${where} are open\n`);
+    await started.ready.catch(async (e: unknown) => {
+      process.removeListener('SIGTERM', stop);
+      process.removeListener('SIGINT', stop);
+      await started.drain();
+      held(e);
+    });
+  }
   const keys = o.keys ? 'keys from ' + resolve(o.keys) : 'no key store: data endpoints answer 503';
-  const where = quotaSpec.replace(/\/\/[^@/]*@/, '//***@');
   process.stderr.write(
     `serving ${publicDir}/v1 at ${url}/v1/, docs at ${url}/docs (${keys}; quotas in ${where}${metricsUrl ? `; metrics at ${metricsUrl}` : ''})\n`,
   );
