@@ -316,7 +316,8 @@ export async function startServer(o: ServeOptions): Promise<Started> {
     if (draining) return closed;
     draining = true;
     // net's close, not http's: http's also closes every idle keep-alive connection at once, and a request already
-    // on its way on one would be lost. New connections go to the server sharing the port (reusePort), or wait.
+    // on its way on one would be lost. New connections go to a server sharing the port (reusePort); without one,
+    // they are refused until the next server listens.
     NetServer.prototype.close.call(server);
     for (const socket of sockets) if (!busy.has(socket)) socket.setTimeout(DRAIN_IDLE_MS);
     setTimeout(() => server.closeAllConnections(), DRAIN_MS).unref();
