@@ -1,49 +1,133 @@
 /**
- * Load from a second process: autocannon against one URL for a bounded time (or, as `n<count>`, a bounded number
- * of requests); prints {rps, p50, p99, non2xx, bytes_per_response (headers and body as received)}.
- * With a rotation file (`{"header": "...", "values": [...]}`) each request carries the next value in that header,
- * so a load can spread over thousands of keys the way real traffic does.
+ * One load: wrk against one URL (bench/wrk.lua) for a bounded time, with the CPU the loaded server and wrk itself spent meanwhile. A server's CPU while loaded says whether the
+ * figure measures it: a server short of a full core was waiting on its load generator (or on the machine), and the
+ * bench marks a ratio taken against such a baseline invalid.
  */
-import { readFileSync } from 'node:fs';
-import autocannon from 'autocannon';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const [url, headersJson, seconds, connections, rotationFile] = process.argv.slice(2) as [
-  string,
-  string,
-  string,
-  string,
-  string | undefined,
-];
-const rotation = rotationFile ? (JSON.parse(readFileSync(rotationFile, 'utf8')) as { header: string; values: string[] }) : undefined;
-let next = 0;
-const result = await autocannon({
-  url,
-  headers: JSON.parse(headersJson),
-  connections: Number(connections),
-  pipelining: 1,
-  ...(seconds.startsWith('n') ? { amount: Number(seconds.slice(1)) } : { duration: Number(seconds) }),
-  ...(rotation
-    ? {
-        requests: [
-          {
-            setupRequest: (req: autocannon.Request) => ({
-              ...req,
-              headers: { ...req.headers, [rotation.header]: rotation.values[next++ % rotation.values.length]! },
-            }),
-          },
-        ],
-      }
-    : {}),
-});
-process.stdout.write(
-  JSON.stringify({
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    requests: result.requests.total,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    timeouts: result.timeouts,
-    bytes_per_response: result.requests.total ? Math.round(result.throughput.total / result.requests.total) : 0,
-  }) + '\n',
-);
+/** The script sits beside this file's source, not in dist/. */
+const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench', 'wrk.lua');
+
+export interface Load {
+  rps: number;
+  requests: number;
+  /** Responses with an HTTP status of 400 or more. */
+  status_errors: number;
+  /** Connect, read and write errors, and timeouts. */
+  errors: number;
+  /** Latencies in milliseconds, to the microsecond. */
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  bytes_per_response: number;
+  /** The loaded server's CPU over the load, as a share of one core (all its threads). */
+  server_cpu: number;
+  /** The server's CPU time per response, in microseconds. */
+  server_us_per_request: number;
+  /** wrk's CPU over the load, as a share of one core. */
+  wrk_cpu: number;
+}
+
+export interface LoadOptions {
+  url: string;
+  /** Sent with every request. */
+  headers?: Record<string, string>;
+  /** Seconds. */
+  seconds: number;
+  connections: number;
+  /** The server process to measure. */
+  pid: number;
+  /** Each request carries the next of these values in `header`. */
+  rotation?: { header: string; file: string };
+  /** The CPU wrk runs on, where the bench pins processes. */
+  cpu?: number;
+}
+
+/** Whether wrk can be run here; the error says how to get it. */
+export function checkWrk(): void {
+  const r = spawnSync('wrk', ['-v'], { encoding: 'utf8' });
+  if (r.error)
+    throw new Error(
+      'the bench loads its servers with wrk, which is not on PATH: install it (Debian/Ubuntu `apt-get install wrk`, macOS `brew install wrk`) and run the bench again',
+    );
+}
+
+/** A rotation file as wrk.lua reads it: one value a line. */
+export function writeRotation(file: string, values: string[]): string {
+  writeFileSync(file, values.join('\n') + '\n');
+  return file;
+}
+
+/** utime + stime of a process (all its threads), in seconds; `self` also reads the children it waited for. */
+function cpuSeconds(pid: number | 'self', children = false): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // After the command's closing parenthesis: utime and stime are fields 14 and 15 of stat(5), cutime and cstime 16, 17.
+  const at = children ? 13 : 11;
+  return (Number(fields[at]) + Number(fields[at + 1])) / TICKS;
+}
+/** USER_HZ: 100 on every Linux the kernel's ABI has, which /proc reports times in. */
+const TICKS = 100;
+
+/** wrk with the options of a load, pinned to `cpu` where given; its standard output. */
+function wrk(o: Omit<LoadOptions, 'pid' | 'seconds'>, seconds: number, scriptArgs: string[] = []): string {
+  const args = [
+    '-t1',
+    `-c${o.connections}`,
+    `-d${seconds}s`,
+    '--timeout',
+    '10s',
+    '-s',
+    SCRIPT,
+    ...Object.entries(o.headers ?? {}).flatMap(([k, v]) => ['-H', `${k}: ${v}`]),
+    o.url,
+    '--',
+    ...(o.rotation ? [o.rotation.file, o.rotation.header] : []),
+    ...scriptArgs,
+  ];
+  const [command, argv] = o.cpu === undefined ? ['wrk', args] : ['taskset', ['-c', String(o.cpu), 'wrk', ...args]];
+  const r = spawnSync(command, argv, { encoding: 'utf8', maxBuffer: 1 << 20 });
+  if (r.status !== 0)
+    throw new Error(`${command} ${argv.join(' ')} failed (${r.error?.message ?? `status ${r.status}`}): ${r.stderr}${r.stdout}`);
+  return r.stdout;
+}
+
+/** Requests until `count` responses came back (an hour at most): a warm-up, measuring nothing. */
+export function warm(o: Omit<LoadOptions, 'pid' | 'seconds'>, count: number): void {
+  const out = wrk(o, 3600, [`stop=${count}`]);
+  if (!out.includes('wrk-warm ')) throw new Error(`wrk stopped before ${count} responses: ${out}`);
+}
+
+export function load(o: LoadOptions): Load {
+  const serverBefore = cpuSeconds(o.pid);
+  const wrkBefore = cpuSeconds('self', true);
+  const start = performance.now();
+  const out = wrk(o, o.seconds);
+  const wall = (performance.now() - start) / 1000;
+  const serverCpu = cpuSeconds(o.pid) - serverBefore;
+  const wrkCpu = cpuSeconds('self', true) - wrkBefore;
+  const line = out.split('\n').find((l) => l.startsWith('wrk-json '));
+  if (!line) throw new Error(`wrk printed no result for ${o.url}: ${out}`);
+  const w = JSON.parse(line.slice('wrk-json '.length)) as Record<string, number>;
+  // The server's share of a core over the load itself (wrk's duration); wrk's over its whole run, set-up included.
+  const duration = w.duration_us! / 1e6;
+  const ms = (us: number) => us / 1000;
+  const requests = w.requests!;
+  return {
+    rps: requests / duration,
+    requests,
+    status_errors: w.non2xx!,
+    errors: w.errors! + w.timeouts!,
+    p50: ms(w.p50_us!),
+    p90: ms(w.p90_us!),
+    p99: ms(w.p99_us!),
+    max: ms(w.max_us!),
+    bytes_per_response: requests ? Math.round(w.bytes! / requests) : 0,
+    server_cpu: serverCpu / duration,
+    server_us_per_request: requests ? (serverCpu * 1e6) / requests : 0,
+    wrk_cpu: wrkCpu / wall,
+  };
+}

@@ -1,20 +1,25 @@
 /**
- * `npm run bench`: the build against its floor, and the shim against a bare Node server, each measured as a
- * ratio in the same run (these machines are noisy; absolute times are not what the project promises).
- * Options: --assets N (default all), --seconds S per load (default 5), --connections C (default 10),
- * --repeats R builds (default 2), --out FILE (default bench/results.json).
+ * `npm run bench`: the build against its floor and at four times the site, the shim against bare Node, and the
+ * paying callers' paths against the reference (paid.ts), each as a ratio in the same run (these machines are
+ * noisy; absolute times are not what the project promises). Servers are loaded by wrk (load.ts), which must be on
+ * PATH. Options: --assets N (default all), --scale K (the scaled site, K times the assets; default 4, 1 skips it),
+ * --seconds S per load (default 5), --connections C (default 50), --repeats R builds (default 2), --rounds R of
+ * the paid paths (default 3), --no-pin (leave processes where the scheduler puts them), --out FILE (default
+ * bench/results.json).
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { loadCatalog } from '../generator/catalog/catalog.js';
 import { isLedger } from '../generator/contract/tree.js';
-import { sha256 } from '../generator/output/manifest.js';
-import { MARKETPLACE } from './marketplace.js';
 import { writeSite } from '../fixtures/synth/site.js';
+import { checkWrk, type Load } from './load.js';
+import { FULL_CORE, median, paidPaths } from './paid.js';
+import { scaledCatalog, scaledSymbols } from './scaled-site.js';
+import { loadServer, placement, startBenchServer, warmServer, type Running, type Target } from './servers.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -23,9 +28,11 @@ const arg = (name: string, fallback: string) => {
   return i > 0 ? process.argv[i + 1]! : fallback;
 };
 const assets = Number(arg('assets', '0')) || undefined;
-const seconds = arg('seconds', '5');
-const connections = arg('connections', '10');
+const scale = Number(arg('scale', '4'));
+const seconds = Number(arg('seconds', '5'));
+const connections = Number(arg('connections', '50'));
 const repeats = Number(arg('repeats', '2'));
+const rounds = Number(arg('rounds', '3'));
 const outFile = arg('out', join(root, 'bench', 'results.json'));
 const KEYS = join(root, 'fixtures', 'keys', 'example-keys.json');
 const AUTH = { 'X-API-Key': 'rr_demo_ultra_key_not_secret' };
@@ -75,10 +82,42 @@ function hotMb(out: string): number {
   return bytes / 2 ** 20;
 }
 
+async function redisAnswers(url: string): Promise<boolean> {
+  const probe = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: 1_000,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+  });
+  probe.on('error', () => {});
+  const ok = await probe
+    .connect()
+    .then(() => probe.ping())
+    .then(
+      () => true,
+      () => false,
+    );
+  probe.disconnect();
+  return ok;
+}
+
+checkWrk();
+const at = placement(!process.argv.includes('--no-pin'));
 const work = mkdtempSync(join(tmpdir(), 'rr-bench-'));
-const site = join(work, 'site');
-const trees = join(work, 'trees');
 try {
+  const results = await measure(work);
+  mkdirSync(dirname(outFile), { recursive: true });
+  writeFileSync(outFile, JSON.stringify(results, null, 2) + '\n');
+  process.stdout.write(report(results) + `\nwritten to ${outFile}\n`);
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
+
+async function measure(work: string) {
+  const site = join(work, 'site');
+  const trees = join(work, 'trees');
+  const load1 = loadavg()[0]!;
   const spread = spreadFolder(trees);
   if (!spread) process.stderr.write(`bench: ${trees} takes no ext4 'T' attribute: build times include the file system's own history\n`);
   const catalog = loadCatalog();
@@ -88,7 +127,7 @@ try {
 
   // Build: floor and full build alternate, best of each; then rebuilds where no page changed.
   type Floor = { ms: number; pages: number; bytes: number };
-  type Build = { ms: number; maxRssMb: number; timings: Record<string, number>; parsed: number };
+  type Build = { ms: number; maxRssMb: number; timings: Record<string, number>; parsed: number; pages: number };
   const floors: Floor[] = [];
   const fulls: Build[] = [];
   // Each build into an empty folder of its own; the last one serves as day 1's tree and the shim's.
@@ -121,28 +160,42 @@ try {
   // Beside the best of each side, each round's own ratio (a build over the floor run just before it): the machine's
   // speed moves within a run, and a short fast spell lands on a floor more easily than on a build twice as long.
   const roundRatios = (builds: Build[], floorsOf: Floor[]) => builds.map((b, i) => b.ms / floorsOf[i]!.ms);
-  const median = (xs: number[]) => {
-    const s = [...xs].sort((a, b) => a - b);
-    const mid = s.length >> 1;
-    return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-  };
   const mb = floor.bytes / 1e6;
 
-  // Shim: four servers, loaded one at a time from a separate autocannon process.
-  const servers = await Promise.all(
-    ['shim', 'shim-quiet', 'bare', 'static'].map(
-      (kind) =>
-        new Promise<{ kind: string; url: string; kill: () => void; pid: number }>((resolve, reject) => {
-          const p = spawn(process.execPath, [join(here, 'server.js'), kind, out, KEYS], { stdio: ['ignore', 'pipe', 'inherit'] });
-          p.stdout.once('data', (d: Buffer) => resolve({ kind, url: d.toString().trim(), kill: () => p.kill(), pid: p.pid! }));
-          p.once('error', reject);
-        }),
-    ),
-  );
-  const url = (kind: string) => servers.find((s) => s.kind === kind)!.url;
+  // The site at `scale` times the assets (copies of each under new symbols, with a catalogue to match): its full
+  // build alternates with the site's own, so time per page at both sizes is taken in the same spell of the machine.
+  let scaled: { assets: number; pages: number; megabytes: number; builds: Build[]; base: Build[] } | null = null;
+  if (scale > 1) {
+    const big = join(work, 'site-scaled');
+    const bigWritten = await writeSite({
+      out: big,
+      day: 1,
+      catalog: scaledCatalog(catalog, scale),
+      symbols: scaledSymbols(written.assets, scale),
+    });
+    const bigFloor = child<Floor>('floor.js', big);
+    const builds: Build[] = [];
+    const base: Build[] = [];
+    for (let i = 0; i < repeats; i++) {
+      base.push(child<Build>('build-once.js', site, join(trees, `base-${i}`), siteCatalog));
+      builds.push(child<Build>('build-once.js', big, join(trees, `scaled-${i}`), join(big, 'catalog.json')));
+    }
+    scaled = {
+      assets: bigWritten.assets.length,
+      pages: bigFloor.pages,
+      megabytes: Number((bigFloor.bytes / 1e6).toFixed(1)),
+      builds,
+      base,
+    };
+  }
+
+  // Shim: loaded alone, one at a time; bare Node before and after each shim load.
+  const servers = new Map<string, Running>();
+  for (const kind of ['shim', 'shim-quiet', 'bare', 'static'])
+    servers.set(kind, await startBenchServer(kind, out, KEYS, join(work, `${kind}.log`), at));
+  const server = (kind: string) => servers.get(kind)!;
   // Memory after start-up, before any load: the shim holding the whole tree's hot files against bare Node.
-  const pidOf = (kind: string) => servers.find((s) => s.kind === kind)!.pid;
-  const rss = { shim_mb: rssMb(pidOf('shim')), bare_mb: rssMb(pidOf('bare')) };
+  const rss = { shim_mb: rssMb(server('shim').pid), bare_mb: rssMb(server('bare').pid) };
   const full365 = JSON.parse(readFileSync(join(out, 'v1/assets/BTC/history/full.json'), 'utf8')).data.rows as { date: string }[];
   const from = full365[Math.floor(full365.length / 2)]!.date;
   const bulk = catalog
@@ -150,26 +203,40 @@ try {
     .slice(0, 25)
     .map((a) => a.symbol)
     .join(',');
-  type Load = { rps: number; p50: number; p99: number; requests: number; non2xx: number; errors: number; bytes_per_response: number };
-  const load = (target: string, headers: Record<string, string> = {}) =>
-    child<Load>('load.js', target, JSON.stringify(headers), seconds, connections);
-  // Warm the servers' JIT (the quiet shim's too: measured once, it would otherwise be measured cold), then two
-  // alternating rounds of the pair that makes the ratio; the better of each.
-  for (const kind of ['shim', 'shim-quiet'])
-    child<Load>('load.js', `${url(kind)}/v1/assets/BTC/risk`, JSON.stringify(AUTH), '1', connections);
-  child<Load>('load.js', `${url('bare')}/`, '{}', '1', connections);
-  const best = (a: Load, b: Load) => (a.rps >= b.rps ? a : b);
-  let shimRisk = load(`${url('shim')}/v1/assets/BTC/risk`, AUTH);
-  let bare = load(`${url('bare')}/`);
-  shimRisk = best(shimRisk, load(`${url('shim')}/v1/assets/BTC/risk`, AUTH));
-  bare = best(bare, load(`${url('bare')}/`));
+  const target = (kind: string, path: string, headers: Record<string, string> = AUTH): Target => ({
+    url: server(kind).url + path,
+    headers,
+    connections,
+  });
+  const risk = '/v1/assets/BTC/risk';
+  const loadOf = (kind: string, path: string, headers?: Record<string, string>) =>
+    loadServer(server(kind), target(kind, path, headers), seconds, at);
+  // Warm the servers' JIT (the quiet shim's too: measured once, it would otherwise be measured cold).
+  for (const kind of ['shim', 'shim-quiet']) warmServer(server(kind), target(kind, risk), 20_000, at);
+  warmServer(server('bare'), target('bare', '/', {}), 20_000, at);
+  const bareLoads: Load[] = [loadOf('bare', '/', {})];
+  const shimRisk: Load[] = [];
+  const shimQuiet: Load[] = [];
+  for (let i = 0; i < 2; i++) {
+    shimRisk.push(loadOf('shim', risk));
+    bareLoads.push(loadOf('bare', '/', {}));
+    shimQuiet.push(loadOf('shim-quiet', risk));
+    bareLoads.push(loadOf('bare', '/', {}));
+  }
+  const bracket = (shim: Load[], every: number, offset: number) =>
+    shim.map((l, i) => {
+      const [b, a] = [bareLoads[i * every + offset]!, bareLoads[i * every + offset + 1]!];
+      return { ratio: l.rps / ((b.rps + a.rps) / 2), valid: b.server_cpu >= FULL_CORE && a.server_cpu >= FULL_CORE };
+    });
+  const riskRatios = bracket(shimRisk, 2, 0);
+  const quietRatios = bracket(shimQuiet, 2, 1);
   const loads = {
+    bare_node_same_bytes: bareLoads,
     shim_risk: shimRisk,
-    bare_node_same_bytes: bare,
-    shim_risk_log_silent: load(`${url('shim-quiet')}/v1/assets/BTC/risk`, AUTH),
-    serve_handler_same_file: load(`${url('static')}/v1/assets/BTC/risk.json`),
-    shim_history_cut: load(`${url('shim')}/v1/assets/BTC/history?limit=50&from=${from}`, AUTH),
-    shim_bulk_25: load(`${url('shim')}/v1/bulk/risk?symbols=${bulk}`, AUTH),
+    shim_risk_log_silent: shimQuiet,
+    serve_handler_same_file: [loadOf('static', '/v1/assets/BTC/risk.json', {})],
+    shim_history_cut: [loadOf('shim', `/v1/assets/BTC/history?limit=50&from=${from}`)],
+    shim_bulk_25: [loadOf('shim', `/v1/bulk/risk?symbols=${bulk}`)],
   };
 
   // Compression (decision 23): the same requests plain and with `Accept-Encoding: br, gzip`, one after the other.
@@ -177,12 +244,12 @@ try {
   const compressed: Record<string, { plain: Load; br_gzip: Load; bytes_saved: number; rps_ratio: number }> = {};
   for (const [name, path] of [
     ['asset_list_ultra', '/v1/assets'],
-    ['risk', '/v1/assets/BTC/risk'],
+    ['risk', risk],
     ['history_page_365', '/v1/assets/BTC/history?limit=365'],
     ['history_cut_on_the_fly', `/v1/assets/BTC/history?limit=50&from=${from}`],
   ] as const) {
-    const plain = load(`${url('shim')}${path}`, AUTH);
-    const br = load(`${url('shim')}${path}`, BR);
+    const plain = loadOf('shim', path);
+    const br = loadOf('shim', path, BR);
     compressed[name] = {
       plain,
       br_gzip: br,
@@ -190,83 +257,29 @@ try {
       rps_ratio: br.rps / plain.rps,
     };
   }
+  for (const s of servers.values()) s.stop();
 
-  // Paying callers' paths on the real clock: 20,000 direct keys in rotation, each request counted in the store
-  // (no key meets its limit), and the marketplace's proxy-secret path with 1,000 subscriber keys in rotation.
-  const keyFile = join(work, 'bench-keys.json');
-  const direct = Array.from({ length: 20_000 }, (_, i) => `rr_bench_${i.toString(36).padStart(6, '0')}`);
-  // Basic keys past their 5 requests a minute: after each key's first five, every request is a 429 refusal.
-  const limited = Array.from({ length: 100 }, (_, i) => `rr_bench_basic_${i}`);
-  const record = (k: string, plan: string) => ({ sha256: sha256(k), plan, label: 'bench' });
-  writeFileSync(keyFile, JSON.stringify({ keys: [...direct.map((k) => record(k, 'ultra')), ...limited.map((k) => record(k, 'basic'))] }));
-  const rotation = (name: string, header: string, values: string[]) => {
-    const f = join(work, `${name}.json`);
-    writeFileSync(f, JSON.stringify({ header, values }));
-    return f;
-  };
-  const directKeys = rotation('direct', 'X-API-Key', direct);
-  const refusedKeys = rotation('limited', 'X-API-Key', limited);
-  const subscribers = rotation(
-    'subscribers',
-    'X-RapidAPI-Key',
-    Array.from({ length: 1_000 }, (_, i) => `subscriber_${i}`),
-  );
-  const market = { 'X-RapidAPI-Host': MARKETPLACE.host, 'X-RapidAPI-Proxy-Secret': MARKETPLACE.secret, 'X-RapidAPI-Subscription': 'ULTRA' };
-  const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-  const probe = new Redis(redisUrl, {
-    lazyConnect: true,
-    connectTimeout: 1_000,
-    maxRetriesPerRequest: 0,
-    enableOfflineQueue: false,
-    retryStrategy: () => null,
+  const redis = await redisAnswers(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const paid = await paidPaths({ work, tree: out, seconds, connections, rounds, redis, at });
+
+  const ratioSummary = (rs: { ratio: number; valid: boolean }[]) => ({
+    rounds: rs.map((r) => r.ratio),
+    valid: rs.map((r) => r.valid),
+    median: median(rs.filter((r) => r.valid).map((r) => r.ratio)),
   });
-  probe.on('error', () => {});
-  const haveRedis = await probe
-    .connect()
-    .then(() => probe.ping())
-    .then(
-      () => true,
-      () => false,
-    );
-  probe.disconnect();
-  const stores = ['memory', 'disk', ...(haveRedis ? ['redis'] : [])];
-  const paid = await Promise.all(
-    stores.map(
-      (store) =>
-        new Promise<{ store: string; url: string; kill: () => void; pid: number }>((resolve, reject) => {
-          const p = spawn(process.execPath, [join(here, 'server.js'), `paid-${store}`, out, keyFile], {
-            stdio: ['ignore', 'pipe', 'inherit'],
-          });
-          p.stdout.once('data', (d: Buffer) => resolve({ store, url: d.toString().trim(), kill: () => p.kill(), pid: p.pid! }));
-          p.once('error', reject);
-        }),
-    ),
-  );
-  const loadRotating = (target: string, headers: Record<string, string>, file: string) =>
-    child<Load>('load.js', target, JSON.stringify(headers), seconds, connections, file);
-  // Bare Node is loaded the same way (the same rotating headers, which the load generator pays for too), so each
-  // ratio compares the servers and not the load: the better of two rounds, one before and one after.
-  const bareDirect = () => loadRotating(`${url('bare')}/`, {}, directKeys);
-  const bareMarket = () => loadRotating(`${url('bare')}/`, market, subscribers);
-  let bareLoads = { direct: bareDirect(), marketplace: bareMarket() };
-  const paidLoads: Record<string, Load> = {};
-  for (const { store, url: base } of paid) {
-    // Every key once first, as a running server has seen its customers' keys: the figure is the steady state.
-    child<Load>('load.js', `${base}/v1/assets/BTC/risk`, '{}', `n${direct.length}`, connections, directKeys);
-    paidLoads[`direct_key_${store}`] = loadRotating(`${base}/v1/assets/BTC/risk`, {}, directKeys);
-    paidLoads[`marketplace_${store}`] = loadRotating(`${base}/v1/assets/BTC/risk`, market, subscribers);
-    paidLoads[`refused_429_${store}`] = loadRotating(`${base}/v1/assets/BTC/risk`, {}, refusedKeys);
-  }
-  bareLoads = { direct: best(bareLoads.direct, bareDirect()), marketplace: best(bareLoads.marketplace, bareMarket()) };
-  for (const s of [...servers, ...paid]) s.kill();
-  const bareFor = (k: string) => (k.startsWith('marketplace') ? bareLoads.marketplace : bareLoads.direct);
-  const paidRatios = Object.fromEntries(Object.entries(paidLoads).map(([k, l]) => [k, l.rps / bareFor(k).rps]));
-  // autocannon's latencies are whole milliseconds: within 2x of bare's p99, or 1 ms where bare's rounds to 0.
-  const p99Met = (k: string) => paidLoads[k]!.p99 <= Math.max(1, 2 * bareFor(k).p99);
-
+  const perPage = (b: Build) => b.ms / b.pages;
   const results = {
     date: new Date().toISOString().slice(0, 10),
-    machine: { cpus: cpus().length, model: cpus()[0]?.model ?? '', memory_gb: Math.round(totalmem() / 2 ** 30), node: process.version },
+    machine: {
+      cpus: cpus().length,
+      model: cpus()[0]?.model ?? '',
+      memory_gb: Math.round(totalmem() / 2 ** 30),
+      node: process.version,
+      /** The one-minute load average when the bench started and when it ended: how busy the machine was. */
+      load_average: [load1, loadavg()[0]!],
+      /** The core the servers ran on and wrk's, when pinned. */
+      pinned: at,
+    },
     site: { assets: written.assets.length, pages: floor.pages, megabytes: Number(mb.toFixed(1)) },
     /** Whether each timed build wrote into a block group of its own (spreadFolder). */
     output_in_fresh_block_groups: spread,
@@ -292,80 +305,117 @@ try {
       goal_rebuild_ratio: 0.25,
       full_stages_ms: full.timings,
       rebuild_stages_ms: rebuild.timings,
+      scaled: scaled && {
+        times: scale,
+        assets: scaled.assets,
+        pages: scaled.pages,
+        megabytes: scaled.megabytes,
+        full_s: scaled.builds.map((b) => b.ms / 1000),
+        peak_rss_mb: Math.max(...scaled.builds.map((b) => b.maxRssMb)),
+        goal_rss_mb: 512,
+        ms_per_page: scaled.builds.map(perPage),
+        base_ms_per_page: scaled.base.map(perPage),
+        base_peak_rss_mb: Math.max(...scaled.base.map((b) => b.maxRssMb)),
+        /** Each round's time per page at scale over the site's own, built just before. */
+        round_ratios_per_page: scaled.builds.map((b, i) => perPage(b) / perPage(scaled!.base[i]!)),
+      },
     },
     shim: {
-      seconds: Number(seconds),
-      connections: Number(connections),
-      ...loads,
-      ratio_shim_to_bare: loads.shim_risk.rps / loads.bare_node_same_bytes.rps,
-      goal_ratio: 0.8,
+      seconds,
+      connections,
+      loads,
+      ratio_shim_to_bare: ratioSummary(riskRatios),
+      ratio_shim_silent_to_bare: ratioSummary(quietRatios),
       compression: compressed,
     },
     paid: {
-      direct_keys: direct.length,
-      bare_node_same_load: bareLoads,
-      ...paidLoads,
-      ratios_to_bare: paidRatios,
-      goal_ratio: 0.8,
-      goal_applies_to: [
-        'direct_key_memory',
-        'marketplace_memory',
-        'refused_429_memory',
-        'direct_key_disk',
-        'marketplace_disk',
-        'refused_429_disk',
-      ],
-      p99_within_2x_of_bare: Object.fromEntries(Object.keys(paidLoads).map((k) => [k, p99Met(k)])),
+      ...paid,
       rss_after_start: { ...rss, ratio: rss.shim_mb / rss.bare_mb, goal_ratio: 2, tree_hot_mb: hotMb(out) },
     },
   };
-  mkdirSync(dirname(outFile), { recursive: true });
-  writeFileSync(outFile, JSON.stringify(results, null, 2) + '\n');
+  return results;
+}
 
-  const f = (x: number, d = 2) => x.toFixed(d);
-  const b = results.build;
+type Results = Awaited<ReturnType<typeof measure>>;
+
+/** The table printed at the end: every ratio with its rounds, and each baseline's CPU beside it. */
+function report(r: Results): string {
+  const f = (x: number | null, d = 2) => (x === null ? '-' : x.toFixed(d));
+  const b = r.build;
+  const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
+  const cpu = (l: Load) => `${Math.round(100 * l.server_cpu)}%${l.server_cpu < FULL_CORE ? '!' : ''}`;
+  const loadLine = (name: string, l: Load) =>
+    `${name.padEnd(30)} ${f(l.rps, 0).padStart(7)}  ${f(l.p50, 2).padStart(6)}  ${f(l.p99, 2).padStart(7)}  ${cpu(l).padStart(5)}  ${f(l.server_us_per_request, 1).padStart(6)}  ${f(l.wrk_cpu * 100, 0).padStart(4)}%  ${l.status_errors}`;
   const lines = [
-    `risk-readings bench ${results.date} · ${results.machine.cpus} × ${results.machine.model} · ${results.machine.node}`,
-    `site: ${results.site.assets} assets, ${results.site.pages} pages, ${results.site.megabytes} MB` +
-      (spread ? '' : ' · outputs not in fresh block groups (see spreadFolder)'),
+    `risk-readings bench ${r.date} · ${r.machine.cpus} × ${r.machine.model} · ${r.machine.node} · load average ${r.machine.load_average.map((x) => x.toFixed(1)).join(' → ')}` +
+      (r.machine.pinned.server === undefined
+        ? ' · not pinned'
+        : ` · servers on core ${r.machine.pinned.server}, wrk on ${r.machine.pinned.wrk}`),
+    `site: ${r.site.assets} assets, ${r.site.pages} pages, ${r.site.megabytes} MB` +
+      (r.output_in_fresh_block_groups ? '' : ' · outputs not in fresh block groups (see spreadFolder)'),
     '',
     'build                          value        goal',
     `floor (read + JSON.parse)      ${f(b.floor_s)} s`,
     `full build                     ${f(b.full_s)} s`,
-    `  ratio to floor               ${f(b.ratio_full_to_floor)}         <= ${b.goal_ratio}   ${b.ratio_full_to_floor <= b.goal_ratio ? 'met' : 'MISSED'}`,
-    `  each round's ratio           ${b.round_ratios_full.map((r) => f(r)).join(', ')} (median ${f(median(b.round_ratios_full))})`,
+    `  ratio to floor               ${f(b.ratio_full_to_floor)}         <= ${b.goal_ratio}   ${verdict(b.ratio_full_to_floor <= b.goal_ratio)}`,
+    `  each round's ratio           ${b.round_ratios_full.map((x) => f(x)).join(', ')} (median ${f(median(b.round_ratios_full))})`,
     `  pages/s, MB/s                ${f(b.pages_per_s, 0)}, ${f(b.mb_per_s, 1)}`,
-    `  peak RSS                     ${f(b.peak_rss_mb, 0)} MB       < ${b.goal_rss_mb} MB ${b.peak_rss_mb < b.goal_rss_mb ? 'met' : 'MISSED'}`,
+    `  peak RSS                     ${f(b.peak_rss_mb, 0)} MB       < ${b.goal_rss_mb} MB ${verdict(b.peak_rss_mb < b.goal_rss_mb)}`,
     `day 2 over day 1 (floor ${f(b.day2_floor_s)} s)   ${f(b.day2_s)} s`,
-    `  ratio to its floor           ${f(b.ratio_day2_to_floor)}         <= ${b.goal_day2_ratio}  ${b.ratio_day2_to_floor <= b.goal_day2_ratio ? 'met' : 'MISSED'}`,
-    `  each round's ratio           ${b.round_ratios_day2.map((r) => f(r)).join(', ')} (median ${f(median(b.round_ratios_day2))})`,
+    `  ratio to its floor           ${f(b.ratio_day2_to_floor)}         <= ${b.goal_day2_ratio}  ${verdict(b.ratio_day2_to_floor <= b.goal_day2_ratio)}`,
+    `  each round's ratio           ${b.round_ratios_day2.map((x) => f(x)).join(', ')} (median ${f(median(b.round_ratios_day2))})`,
     `rebuild, no page changed       ${f(b.rebuild_unchanged_s)} s`,
-    `  ratio to full build          ${f(b.ratio_rebuild_to_full)}         <= ${b.goal_rebuild_ratio}  ${b.ratio_rebuild_to_full <= b.goal_rebuild_ratio ? 'met' : 'MISSED'}`,
+    `  ratio to full build          ${f(b.ratio_rebuild_to_full)}         <= ${b.goal_rebuild_ratio}  ${verdict(b.ratio_rebuild_to_full <= b.goal_rebuild_ratio)}`,
+  ];
+  const s = r.build.scaled;
+  if (s)
+    lines.push(
+      `${s.times}x the site: ${s.assets} assets, ${s.pages} pages, ${s.megabytes} MB`,
+      `  full build                   ${s.full_s.map((x) => f(x)).join(', ')} s`,
+      `  ms per page, 1x → ${s.times}x        ${s.base_ms_per_page.map((x) => f(x)).join(', ')} → ${s.ms_per_page.map((x) => f(x)).join(', ')} (each round's ratio ${s.round_ratios_per_page.map((x) => f(x)).join(', ')})`,
+      `  peak RSS, 1x → ${s.times}x           ${f(s.base_peak_rss_mb, 0)} → ${f(s.peak_rss_mb, 0)} MB   < ${s.goal_rss_mb} MB ${verdict(s.peak_rss_mb < s.goal_rss_mb)}`,
+    );
+  const sh = r.shim;
+  const ratioLine = (name: string, x: { rounds: number[]; valid: boolean[]; median: number | null }) =>
+    `  ${name.padEnd(28)} ${x.rounds.map((v, i) => f(v) + (x.valid[i] ? '' : '!')).join(', ')} (median of valid rounds ${f(x.median)})`;
+  lines.push(
     '',
-    `shim (${seconds} s each, ${connections} connections)   req/s     p50 ms  p99 ms  non-2xx`,
-    ...Object.entries(loads).map(
-      ([k, l]) => `${k.padEnd(34)} ${f(l.rps, 0).padStart(7)}  ${String(l.p50).padStart(6)}  ${String(l.p99).padStart(6)}  ${l.non2xx}`,
-    ),
-    `  shim / bare                      ${f(results.shim.ratio_shim_to_bare)}      >= ${results.shim.goal_ratio}  ${results.shim.ratio_shim_to_bare >= results.shim.goal_ratio ? 'met' : 'MISSED'}`,
+    `shim, one fixed key (${sh.seconds} s each, ${sh.connections} connections)   req/s  p50 ms  p99 ms    CPU  µs/req   wrk  HTTP>=400`,
+    ...Object.entries(sh.loads).flatMap(([k, ls]) => ls.map((l, i) => loadLine(`${k}${ls.length > 1 ? ` #${i + 1}` : ''}`, l))),
+    ratioLine('shim / bare', sh.ratio_shim_to_bare),
+    ratioLine('shim (log silent) / bare', sh.ratio_shim_silent_to_bare),
     '',
     'compression: plain vs br, gzip    bytes/response        bytes saved   req/s plain → br   ratio',
-    ...Object.entries(compressed).map(
+    ...Object.entries(sh.compression).map(
       ([k, c]) =>
         `${k.padEnd(32)} ${String(c.plain.bytes_per_response).padStart(7)} → ${String(c.br_gzip.bytes_per_response).padEnd(7)}  ${(100 * c.bytes_saved).toFixed(0).padStart(5)} %     ${f(c.plain.rps, 0).padStart(6)} → ${f(c.br_gzip.rps, 0).padEnd(6)}   ${f(c.rps_ratio)}`,
     ),
+  );
+  const p = r.paid;
+  lines.push(
     '',
-    `paid paths, real counting (${direct.length} keys)   req/s   ratio to bare`,
-    ...Object.entries(paidLoads).map(([k, l]) => {
-      const r = paidRatios[k]!;
-      const judged = results.paid.goal_applies_to.includes(k);
-      const verdict = judged ? (r >= 0.8 ? '>= 0.8 met' : '>= 0.8 MISSED') : '(beside)';
-      return `${k.padEnd(34)} ${f(l.rps, 0).padStart(7)}  ${f(r).padStart(5)}  ${verdict}  p99 ${l.p99} ms (bare ${bareFor(k).p99}) ${p99Met(k) ? 'met' : 'MISSED'}  non-2xx ${l.non2xx}`;
-    }),
-    `RSS after start-up: shim ${f(rss.shim_mb, 0)} MB (tree's hot files ${f(results.paid.rss_after_start.tree_hot_mb, 1)} MB), bare ${f(rss.bare_mb, 0)} MB: ${f(results.paid.rss_after_start.ratio)}x  <= 2  ${results.paid.rss_after_start.ratio <= 2 ? 'met' : 'MISSED'}`,
-    '',
-    `written to ${outFile}`,
-  ];
-  process.stdout.write(lines.join('\n') + '\n');
-} finally {
-  rmSync(work, { recursive: true, force: true });
+    `paid paths, real counting (${p.direct_keys} keys; each shim load between two of its reference's)`,
+    `path, round                        req/s  p50 ms  p99 ms    CPU  µs/req   wrk  HTTP>=400   reference before | after: req/s, CPU`,
+  );
+  for (const [name, c] of Object.entries(p.paths))
+    c.shim.forEach((l, i) => {
+      const [before, after] = c.baseline[i]!;
+      lines.push(`${loadLine(`${name} #${i + 1}`, l)}   ${f(before.rps, 0)} ${cpu(before)} | ${f(after.rps, 0)} ${cpu(after)}`);
+    });
+  lines.push('', `ratios to the reference, round by round (! marks a round whose reference ran short of ${FULL_CORE * 100}% of a core)`);
+  for (const [name, c] of Object.entries(p.paths)) {
+    const rounds = c.ratios.map((v, i) => f(v) + (c.valid[i] ? '' : '!')).join(', ');
+    const goal = c.judged
+      ? `>= ${p.goal_ratio} ${c.median_ratio === null ? 'INVALID' : verdict(c.median_ratio >= p.goal_ratio)}; p99 ${f(c.median_p99_ratio)}x <= ${p.goal_p99_ratio} ${c.median_p99_ratio === null ? 'INVALID' : verdict(c.median_p99_ratio <= p.goal_p99_ratio)}`
+      : '(beside)';
+    lines.push(
+      `  ${name.padEnd(20)} ${rounds} (median ${f(c.median_ratio)}) ${goal}; CPU per request ${c.cpu_ratios.map((v) => f(v)).join(', ')}`,
+    );
+  }
+  const d = p.disk_p99_to_memory;
+  lines.push(
+    `  disk p99 / memory p99  ${d.rounds.map((v, i) => f(v) + (d.valid[i] ? '' : '!')).join(', ')} (median ${f(d.median)}) <= ${d.goal} ${d.median === null ? 'INVALID' : verdict(d.median <= d.goal)}`,
+    `RSS after start-up: shim ${f(p.rss_after_start.shim_mb, 0)} MB (tree's hot files ${f(p.rss_after_start.tree_hot_mb, 1)} MB), bare ${f(p.rss_after_start.bare_mb, 0)} MB: ${f(p.rss_after_start.ratio)}x  <= 2  ${verdict(p.rss_after_start.ratio <= 2)}`,
+  );
+  return lines.join('\n');
 }

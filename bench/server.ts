@@ -1,6 +1,14 @@
 /**
- * One server under load, in its own process: `shim` (its access log on, as `serve` runs by default), `shim-quiet`
- * (`--log-level silent`), `bare` (node:http sending the same bytes) or `static` (serve-handler). Prints its URL.
+ * One server under load, in its own process; prints its URL. Args: kind, tree folder, key file, access-log file.
+ *   shim          the shim on one fixed key, its clock moving a minute per 50 requests (every request counted)
+ *   shim-quiet    the same with `--log-level silent`
+ *   paid-<store>  the shim as paying callers meet it, on the real clock: quotas in `memory`, `disk` or `redis`
+ *   reference     bare node:http doing the least an honest metered gateway does (reference.ts), counting in
+ *                 memory; `reference-redis` counting in Redis
+ *   bare          node:http sending the shim's bytes and nothing else
+ *   static        serve-handler serving the tree's files
+ * The shims and the reference write their access log where `serve` sends it in production: a file (`serve`'s
+ * stdout, redirected by its process manager).
  */
 import { credentialHeaders } from '../auth-shim/credentials.js';
 import { randomUUID } from 'node:crypto';
@@ -12,10 +20,10 @@ import { startServer } from '../auth-shim/node/server.js';
 import { openQuotaStore } from '../auth-shim/node/quota-stores.js';
 import { createLogger } from '../auth-shim/node/observe.js';
 import { MARKETPLACE } from './marketplace.js';
+import { referenceServer } from './reference.js';
 
-const [kind, publicDir, keysFile] = process.argv.slice(2) as [string, string, string];
-// The access log as `serve` writes it by default (level info, a JSON line per request), into /dev/null.
-const logger = createLogger('info', '/dev/null');
+const [kind, publicDir, keysFile, logFile] = process.argv.slice(2) as [string, string, string, string];
+const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const listen = (server: ReturnType<typeof createServer>) =>
   new Promise<string>((resolve) =>
     server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as { port: number }).port}`)),
@@ -34,40 +42,39 @@ if (kind === 'shim' || kind === 'shim-quiet') {
     if (n % 50 === 0) t += 61_000;
     return t;
   };
-  url = (
-    await startServer({ publicDir, keysFile, port: 0, watchMs: 0, now: clock, logger: kind === 'shim' ? logger : createLogger('silent') })
-  ).url;
+  const logger = kind === 'shim' ? createLogger('info', logFile) : createLogger('silent');
+  url = (await startServer({ publicDir, keysFile, port: 0, watchMs: 0, now: clock, logger })).url;
 } else if (kind === 'bare') {
   const body = readFileSync(join(publicDir, 'v1/assets/BTC/risk.json'));
   const manifest = JSON.parse(readFileSync(join(publicDir, 'v1/_manifest.json'), 'utf8'));
   // The same response as the shim's, headers included (the RateLimit values fixed): the same bytes on the wire.
   const headers = {
     'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': String(body.length),
     ETag: `"${manifest.files['assets/BTC/risk.json'].sha256}"`,
     'Cache-Control': 'private, max-age=60',
     Vary: `${credentialHeaders({}).join(', ')}, Accept-Encoding`,
     'RateLimit-Limit': '60',
     'RateLimit-Remaining': '59',
     'RateLimit-Reset': '30',
+    'X-RateLimit-Requests-Limit': '500000',
+    'X-RateLimit-Requests-Remaining': '499999',
+    'X-RateLimit-Requests-Reset': '1500000',
   };
   url = await listen(
     // Each response with an id of its own, as the shim sends (decision 31).
     createServer((_req, res) => {
-      res.writeHead(200, { ...headers, 'X-Request-Id': randomUUID() });
+      res.writeHead(200, { ...headers, 'X-Request-Id': randomUUID(), 'Content-Length': String(body.length) });
       res.end(body);
     }),
   );
+} else if (kind === 'reference' || kind === 'reference-redis') {
+  url = await listen(await referenceServer({ publicDir, keysFile, logFile, redisUrl: kind === 'reference-redis' ? redisUrl : undefined }));
 } else if (kind.startsWith('paid-')) {
   // The path paying callers take, on the real clock: direct keys counted in the named store, and the
   // marketplace's proxy-secret path (counted by the marketplace).
   const spec = kind.slice('paid-'.length);
   const quotas = await openQuotaStore(
-    spec === 'disk'
-      ? join(publicDir, '.bench-quotas.json')
-      : spec === 'redis'
-        ? (process.env.REDIS_URL ?? 'redis://127.0.0.1:6379')
-        : 'memory',
+    spec === 'disk' ? join(publicDir, `.bench-quotas-${process.pid}.json`) : spec === 'redis' ? redisUrl : 'memory',
     (m) => process.stderr.write(m + '\n'),
   );
   url = (
@@ -79,11 +86,13 @@ if (kind === 'shim' || kind === 'shim-quiet') {
       quotas,
       marketplaceHost: MARKETPLACE.host,
       marketplaceSecret: MARKETPLACE.secret,
-      logger,
+      logger: createLogger('info', logFile),
     })
   ).url;
-} else {
+} else if (kind === 'static') {
   url = await listen(createServer((req, res) => handler(req, res, { public: publicDir })));
+} else {
+  throw new Error(`bench/server: no server kind ${kind}`);
 }
 process.stdout.write(url + '\n');
 process.on('SIGINT', () => process.exit(0));

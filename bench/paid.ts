@@ -1,0 +1,176 @@
+/**
+ * The paying callers' paths against the reference (reference.ts), on the real clock: direct keys drawn in rotation
+ * from 20,000 stored ultra keys, every request counted in the store (memory, disk, and Redis where one answers);
+ * the marketplace's proxy-secret path (1,000 subscriber keys in rotation); and 429 refusals (100 basic keys past
+ * their 5 requests a minute), beside. Each server is loaded alone. In every round each shim load is bracketed by
+ * loads of its reference (before and after), and its ratio is taken against their mean, so a machine whose speed
+ * drifts during a round bills both sides alike; a ratio whose reference was short of 90% of a core is invalid.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { sha256 } from '../generator/output/manifest.js';
+import { writeRotation, type Load } from './load.js';
+import { MARKETPLACE } from './marketplace.js';
+import { loadServer, startBenchServer, warmServer, type Placement, type Running, type Target } from './servers.js';
+
+export const DIRECT_KEYS = 20_000;
+/** A load's baseline is valid when its server used at least this share of a core. */
+export const FULL_CORE = 0.9;
+export const GOAL_RATIO = 0.9;
+export const GOAL_P99 = 2;
+
+export interface PaidOptions {
+  work: string;
+  tree: string;
+  seconds: number;
+  connections: number;
+  rounds: number;
+  redis: boolean;
+  at: Placement;
+}
+
+/** A shim path against its reference: every round's loads and ratios, and their medians. */
+export interface Compared {
+  reference: string;
+  shim: Load[];
+  /** The reference's loads around each of the shim's (before, after). */
+  baseline: [Load, Load][];
+  /** Shim rps over the mean of its two baselines', per round. */
+  ratios: number[];
+  /** Whether both baselines of the round ran at a full core (FULL_CORE). */
+  valid: boolean[];
+  /** Shim p99 over the baselines' mean p99, per round. */
+  p99_ratios: number[];
+  median_ratio: number | null;
+  median_p99_ratio: number | null;
+  /** Shim CPU per request over the reference's, per round (less sensitive to a busy machine than rps). */
+  cpu_ratios: number[];
+  /** Judged against GOAL_RATIO and GOAL_P99, or shown beside. */
+  judged: boolean;
+}
+
+export const median = (xs: number[]): number | null => {
+  if (!xs.length) return null;
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+};
+
+export async function paidPaths(o: PaidOptions) {
+  // 20,000 ultra keys that no load exhausts, and 100 basic keys every load takes past their minute.
+  const direct = Array.from({ length: DIRECT_KEYS }, (_, i) => `rr_bench_${i.toString(36).padStart(6, '0')}`);
+  const limited = Array.from({ length: 100 }, (_, i) => `rr_bench_basic_${i}`);
+  const record = (k: string, plan: string) => ({ sha256: sha256(k), plan, label: 'bench' });
+  const keyFile = join(o.work, 'bench-keys.json');
+  writeFileSync(keyFile, JSON.stringify({ keys: [...direct.map((k) => record(k, 'ultra')), ...limited.map((k) => record(k, 'basic'))] }));
+  const path = '/v1/assets/BTC/risk';
+  const rotation = (name: string, header: string, values: string[]) => ({
+    header,
+    file: writeRotation(join(o.work, `${name}.txt`), values),
+  });
+  const directKeys = rotation('direct', 'X-API-Key', direct);
+  const refusedKeys = rotation('limited', 'X-API-Key', limited);
+  const subscribers = rotation(
+    'subscribers',
+    'X-RapidAPI-Key',
+    Array.from({ length: 1_000 }, (_, i) => `subscriber_${i}`),
+  );
+  const market = { 'X-RapidAPI-Host': MARKETPLACE.host, 'X-RapidAPI-Proxy-Secret': MARKETPLACE.secret, 'X-RapidAPI-Subscription': 'ULTRA' };
+
+  const kinds = ['reference', 'paid-memory', 'paid-disk', ...(o.redis ? ['reference-redis', 'paid-redis'] : [])];
+  const servers = new Map<string, Running>();
+  try {
+    for (const kind of kinds) servers.set(kind, await startBenchServer(kind, o.tree, keyFile, join(o.work, `${kind}.log`), o.at));
+    const server = (kind: string) => servers.get(kind)!;
+    const at = (url: string) => url + path;
+    const targets = {
+      direct: (s: Running): Target => ({ url: at(s.url), connections: o.connections, rotation: directKeys }),
+      market: (s: Running): Target => ({ url: at(s.url), connections: o.connections, headers: market, rotation: subscribers }),
+      refused: (s: Running): Target => ({ url: at(s.url), connections: o.connections, rotation: refusedKeys }),
+    };
+    // Every key once first, as a running server has seen its customers' keys: the figures are the steady state.
+    for (const s of servers.values()) {
+      warmServer(s, targets.direct(s), direct.length, o.at);
+      warmServer(s, targets.market(s), 1_000, o.at);
+    }
+    const pairs: { name: string; reference: string; shim: string; target: keyof typeof targets; judged: boolean }[] = [
+      { name: 'direct_key_memory', reference: 'reference', shim: 'paid-memory', target: 'direct', judged: true },
+      { name: 'direct_key_disk', reference: 'reference', shim: 'paid-disk', target: 'direct', judged: true },
+      ...(o.redis
+        ? [{ name: 'direct_key_redis', reference: 'reference-redis', shim: 'paid-redis', target: 'direct' as const, judged: true }]
+        : []),
+      { name: 'marketplace', reference: 'reference', shim: 'paid-memory', target: 'market', judged: true },
+      { name: 'refused_429_memory', reference: 'reference', shim: 'paid-memory', target: 'refused', judged: false },
+      { name: 'refused_429_disk', reference: 'reference', shim: 'paid-disk', target: 'refused', judged: false },
+    ];
+    const compared: Record<string, Compared> = Object.fromEntries(
+      pairs.map((p) => [
+        p.name,
+        {
+          reference: p.reference,
+          shim: [],
+          baseline: [],
+          ratios: [],
+          valid: [],
+          p99_ratios: [],
+          cpu_ratios: [],
+          median_ratio: null,
+          median_p99_ratio: null,
+          judged: p.judged,
+        },
+      ]),
+    );
+    const disk_p99_to_memory: number[] = [];
+    const disk_p99_valid: boolean[] = [];
+    for (let round = 0; round < o.rounds; round++) {
+      // Reference, shim, reference, shim, ... reference: each shim load between two of its reference's, for each
+      // reference and target in turn.
+      const groups = new Map<string, typeof pairs>();
+      for (const p of pairs) groups.set(`${p.reference} ${p.target}`, [...(groups.get(`${p.reference} ${p.target}`) ?? []), p]);
+      for (const group of groups.values()) {
+        const ref = server(group[0]!.reference);
+        const target = targets[group[0]!.target];
+        let before = loadServer(ref, target(ref), o.seconds, o.at);
+        for (const p of group) {
+          const shim = loadServer(server(p.shim), target(server(p.shim)), o.seconds, o.at);
+          const after = loadServer(ref, target(ref), o.seconds, o.at);
+          const c = compared[p.name]!;
+          const base = { rps: (before.rps + after.rps) / 2, p99: (before.p99 + after.p99) / 2 };
+          const us = (before.server_us_per_request + after.server_us_per_request) / 2;
+          c.shim.push(shim);
+          c.baseline.push([before, after]);
+          c.ratios.push(shim.rps / base.rps);
+          c.valid.push(before.server_cpu >= FULL_CORE && after.server_cpu >= FULL_CORE);
+          c.p99_ratios.push(shim.p99 / base.p99);
+          c.cpu_ratios.push(us / shim.server_us_per_request);
+          before = after;
+        }
+      }
+      const [memory, disk] = [compared.direct_key_memory!, compared.direct_key_disk!];
+      disk_p99_to_memory.push(disk.shim[round]!.p99 / memory.shim[round]!.p99);
+      disk_p99_valid.push(memory.valid[round]! && disk.valid[round]!);
+    }
+    for (const c of Object.values(compared)) {
+      c.median_ratio = median(c.ratios.filter((_, i) => c.valid[i]));
+      c.median_p99_ratio = median(c.p99_ratios.filter((_, i) => c.valid[i]));
+    }
+    return {
+      direct_keys: direct.length,
+      rounds: o.rounds,
+      seconds: o.seconds,
+      connections: o.connections,
+      goal_ratio: GOAL_RATIO,
+      goal_p99_ratio: GOAL_P99,
+      full_core: FULL_CORE,
+      paths: compared,
+      disk_p99_to_memory: {
+        rounds: disk_p99_to_memory,
+        valid: disk_p99_valid,
+        median: median(disk_p99_to_memory.filter((_, i) => disk_p99_valid[i])),
+        goal: GOAL_P99,
+      },
+    };
+  } finally {
+    for (const s of servers.values()) s.stop();
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * The bench's servers, each in a process of its own (server.ts), and where processes run: on a machine of two or
+ * more cores the servers share the first core and wrk has the second, so a server loaded alone has a core to itself
+ * and its load generator never competes with it.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, truncateSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { load, warm, type Load, type LoadOptions } from './load.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+export interface Placement {
+  /** The core the servers run on, and wrk's; undefined where processes are not pinned. */
+  server?: number;
+  wrk?: number;
+}
+
+/** Servers on core 0 and wrk on core 1 where there are two cores and `taskset` (util-linux); else unpinned. */
+export function placement(wanted: boolean): Placement {
+  if (!wanted || cpus().length < 2 || spawnSync('taskset', ['-V'], { stdio: 'ignore' }).status !== 0) return {};
+  return { server: 0, wrk: 1 };
+}
+
+export interface Running {
+  kind: string;
+  url: string;
+  pid: number;
+  /** The access log's file (truncated after each load, so a long bench does not fill the disk). */
+  log: string;
+  stop(): void;
+}
+
+/** Starts `server.js <kind>` over a tree and a key file, its access log into `log`; resolves once it listens. */
+export function startBenchServer(kind: string, tree: string, keys: string, log: string, at: Placement): Promise<Running> {
+  const args = [join(here, 'server.js'), kind, tree, keys, log];
+  const [command, argv] =
+    at.server === undefined ? [process.execPath, args] : ['taskset', ['-c', String(at.server), process.execPath, ...args]];
+  return new Promise((resolve, reject) => {
+    const p = spawn(command, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
+    p.stdout.once('data', (d: Buffer) => resolve({ kind, url: d.toString().trim(), pid: p.pid!, log, stop: () => p.kill() }));
+    p.once('error', reject);
+    p.once('exit', (code) => reject(new Error(`bench server ${kind} exited (${code}) before it listened`)));
+  });
+}
+
+export type Target = Omit<LoadOptions, 'pid' | 'seconds' | 'cpu'>;
+
+/** One timed load of a running server, wrk placed beside it; its log file emptied afterwards. */
+export function loadServer(s: Running, t: Target, seconds: number, at: Placement): Load {
+  const l = load({ ...t, seconds, pid: s.pid, cpu: at.wrk });
+  if (existsSync(s.log)) truncateSync(s.log, 0);
+  return l;
+}
+
+/** Requests until `count` responses, measuring nothing: JIT warm-up, or every rotating key seen once. */
+export function warmServer(s: Running, t: Target, count: number, at: Placement): void {
+  warm({ ...t, cpu: at.wrk }, count);
+  if (existsSync(s.log)) truncateSync(s.log, 0);
+}
