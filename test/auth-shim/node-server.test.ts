@@ -1,13 +1,14 @@
 /** The Node entry over real HTTP on loopback: the shared suite, plus what only a real server shows. */
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { closeSync, copyFileSync, existsSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { request as httpRequest } from 'node:http';
-import { connect } from 'node:net';
+import { connect, createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildSmall, smallSite, tempDir, until } from '../helpers.js';
+import { BIN, buildSmall, smallSite, tempDir, until } from '../helpers.js';
 import { startServer } from '../../auth-shim/node/server.js';
-import { createLogger } from '../../auth-shim/node/observe.js';
+import { createLogger, logAccess } from '../../auth-shim/node/observe.js';
 import { minuteClock, shimSuite, type Call } from './suite.js';
 import { KEY, KEYS_FILE, copiedTree } from './tree.js';
 
@@ -199,6 +200,80 @@ describe('Node server: raw HTTP', () => {
     } finally {
       await new Promise<void>((r) => s.server.close(() => r()));
     }
+  });
+});
+
+describe('Node server: the access log in a file, as serve writes it under a process manager', () => {
+  it("writes every request's line, in order with its own warnings, those still batched at SIGTERM included", async () => {
+    const keys = join(root, 'log-keys.json');
+    copyFileSync(KEYS_FILE, keys);
+    const logFile = join(root, 'serve.log');
+    const fd = openSync(logFile, 'w');
+    const port = await new Promise<number>((resolve) => {
+      const s = createNetServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => resolve(p));
+      });
+    });
+    const serve = spawn(process.execPath, [BIN, 'serve', '--public', out, '--keys', keys, '--quotas', 'memory', '--port', String(port)], {
+      stdio: ['ignore', fd, 'pipe'],
+    });
+    closeSync(fd);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        serve.stderr!.on('data', (d) => String(d).includes('serving') && resolve());
+        serve.on('exit', (code) => reject(new Error(`serve exited ${code}`)));
+      });
+      const get = async (i: number) => {
+        const res = await fetch(`http://127.0.0.1:${port}/v1/assets/BTC/risk`, {
+          headers: { 'X-API-Key': KEY.ultra, 'X-Request-Id': `req-${i}` },
+        });
+        await res.arrayBuffer();
+      };
+      // Enough lines for several batches, a warning (the key file reloaded) among them, and the last few pending.
+      for (let i = 0; i < 150; i++) await get(i);
+      writeFileSync(keys, readFileSync(KEYS_FILE, 'utf8') + '\n');
+      await until(() => readFileSync(logFile, 'utf8').includes('keys: reloaded'), 5_000);
+      for (let i = 150; i < 200; i++) await get(i);
+    } finally {
+      serve.kill('SIGTERM');
+      await new Promise((r) => serve.once('exit', r));
+    }
+    const lines = readFileSync(logFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { msg: string; request_id?: string; credential?: string });
+    const requests = lines.filter((l) => l.msg === 'request');
+    expect(requests.map((l) => l.request_id)).toEqual(Array.from({ length: 200 }, (_, i) => `req-${i}`));
+    expect(requests.every((l) => l.credential?.startsWith('key:') && !JSON.stringify(l).includes(KEY.ultra))).toBe(true);
+    // The warning sits where it happened: after every request before the reload, before every one after it.
+    const reload = lines.findIndex((l) => l.msg.startsWith('keys: reloaded'));
+    expect(lines.slice(0, reload).filter((l) => l.msg === 'request')).toHaveLength(150);
+  });
+
+  it('writes a field that needs escaping as JSON escaped, and every other field as it is', async () => {
+    const logFile = join(root, 'escaped.log');
+    const logger = createLogger('info', logFile);
+    const odd = 'ftp://x"y\\z\n\u00e9\u2028';
+    const event = {
+      request_id: 'id-1',
+      route: 'none',
+      status: 400,
+      plan: null,
+      credential: null,
+      code: 'bad_parameter' as const,
+      bytes: 1,
+      ms: 0,
+    };
+    logAccess(logger, { ...event, method: 'GET', path: odd });
+    logAccess(logger, { ...event, method: 'GET', path: '/v1/assets/BRK.B/risk' });
+    logger.flush();
+    const lines = await until(() => {
+      const text = existsSync(logFile) ? readFileSync(logFile, 'utf8') : '';
+      return text.split('\n').length > 2 ? text.trim().split('\n') : null;
+    });
+    expect(lines!.map((l) => JSON.parse(l).path)).toEqual([odd, '/v1/assets/BRK.B/risk']);
+    expect(lines![1]).toContain('"path":"/v1/assets/BRK.B/risk"');
   });
 });
 
