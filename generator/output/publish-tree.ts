@@ -1,10 +1,11 @@
 /**
- * Publishes a planned tree: serialise every document, validate the whole tree, hard-link from the previous tree
- * each file (and compressed variant) whose bytes it already holds, write and compress the rest into a staging
- * folder, write the manifest last and swap the tree in (live-tree.ts). Any failure discards the staging folder,
- * so nothing of a failed tree is ever seen.
+ * Publishes a planned tree into a staging folder, one document at a time: serialise it, validate it, hard-link it
+ * from the previous tree where that holds its bytes already (and its compressed variants), else write it and have
+ * its variants made; then the rules across files, the manifest last, and the swap (live-tree.ts). A document's
+ * bytes are dropped once written, so the build's memory does not grow with the tree's bytes. Any failure (a file
+ * that breaks the contract included) discards the staging folder, so nothing of a failed tree is ever seen.
  */
-import { copyFileSync, linkSync, mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, linkSync, mkdirSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { ENCODING_SUFFIX, ENCODINGS, hasVariants, type Encoding } from '../contract/encodings.js';
@@ -56,31 +57,19 @@ export async function publishTree(i: PublishInputs): Promise<Published> {
   }
 }
 
+/**
+ * The most bytes handed to the compression thread and not yet back. Each file is written as soon as it is
+ * serialised and checked, so the build holds no copy of the tree; only the files waiting for their variants are
+ * held, and this bounds them (the thread may compress more slowly than this one serialises).
+ */
+const COMPRESSING_MAX_BYTES = 2 * 2 ** 20;
+
 async function publishWith(i: PublishInputs, zip: Compressor): Promise<Published> {
   const before = i.previous?.manifest.files ?? {};
-  const bytes = new Map<string, Buffer>();
   const entries = new Map<string, ManifestEntry>();
   const problems: string[] = [];
   const schema = compileSchemas(i.contract);
-  // Each changed file's variants are made on another thread while this one serialises and validates the rest.
-  const variants = new Map<string, Promise<Buffer[]>>();
-  const compressed = (path: string) => {
-    if (!variants.has(path)) variants.set(path, zip.variants(bytes.get(path)!));
-    return variants.get(path)!;
-  };
-  for (const [path, doc] of i.objects) {
-    const b = Buffer.from(toJson(doc));
-    const entry = digest(b);
-    bytes.set(path, b);
-    entries.set(path, entry);
-    problems.push(...fileProblems(schema, path, doc));
-    if (hasVariants(path, entry.size) && before[path]?.sha256 !== entry.sha256) void compressed(path).catch(() => {});
-  }
-  if (!problems.length) problems.push(...treeProblems(i.objects));
-  if (problems.length) throw new TreeInvalid(problems);
-
-  const unchanged = [...entries].filter(([path, e]) => before[path]?.sha256 === e.sha256).map(([path]) => path);
-  const lent = await lendable(i.previous, unchanged);
+  const canLend = lender(i.previous);
   const staging = await newStaging(i.out);
   try {
     const folders = new Set<string>();
@@ -94,20 +83,43 @@ async function publishWith(i: PublishInputs, zip: Compressor): Promise<Published
       if (data) writeNamed(file, data);
       else if (lend(join(i.previous!.tree!, path), file)) linked++;
     };
-    for (const [path, entry] of entries) {
-      place(path, lent.has(path) ? null : bytes.get(path)!);
+    // Files whose variants the compression thread is making, oldest first, and their bytes in all.
+    const compressing: { path: string; entry: ManifestEntry; size: number; made: Promise<Buffer[]> }[] = [];
+    let compressingBytes = 0;
+    const settleOldest = async () => {
+      const { path, entry, size, made } = compressing.shift()!;
+      compressingBytes -= size;
+      const variants = await made;
+      entry.encodings = Object.fromEntries(ENCODINGS.map((e, k) => [e, digest(variants[k]!)])) as Record<Encoding, Digest>;
+      ENCODINGS.forEach((e, k) => place(variantPath(path, e), variants[k]!));
+    };
+    for (const [path, doc] of i.objects) {
+      const b = Buffer.from(toJson(doc));
+      const entry: ManifestEntry = digest(b);
+      entries.set(path, entry);
+      problems.push(...fileProblems(schema, path, doc));
+      // A tree that breaks the contract is never published: past its first problem, only the problems are collected.
+      if (problems.length) continue;
+      const unchanged = before[path]?.sha256 === entry.sha256;
+      place(path, unchanged && canLend(path, entry.size) ? null : b);
       if (!hasVariants(path, entry.size)) continue;
       // An unchanged file's variants are the previous tree's, lent with it where it still holds them intact.
       const previous = before[path]?.encodings;
-      if (previous && ENCODINGS.every((e) => lent.has(variantPath(path, e)))) {
+      if (unchanged && previous && ENCODINGS.every((e) => canLend(variantPath(path, e), previous[e]!.size))) {
         entry.encodings = previous;
         for (const e of ENCODINGS) place(variantPath(path, e), null);
         continue;
       }
-      const made = await compressed(path);
-      entry.encodings = Object.fromEntries(ENCODINGS.map((e, k) => [e, digest(made[k]!)])) as Record<Encoding, Digest>;
-      ENCODINGS.forEach((e, k) => place(variantPath(path, e), made[k]!));
+      const made = zip.variants(b);
+      // Awaited in turn; one that fails while another is awaited must not go unhandled meanwhile.
+      made.catch(() => {});
+      compressing.push({ path, entry, size: b.byteLength, made });
+      compressingBytes += b.byteLength;
+      while (compressingBytes > COMPRESSING_MAX_BYTES) await settleOldest();
     }
+    if (!problems.length) problems.push(...treeProblems(i.objects));
+    if (problems.length) throw new TreeInvalid(problems);
+    while (compressing.length) await settleOldest();
     const tree = manifest(entries, i.builtAt, i.pages, sha256(toJson(i.contract)));
     writeNamed(join(staging, TREE.manifest), toJson(tree));
     await publish(i.out, staging, i.builtAt);
@@ -143,15 +155,20 @@ export async function relinkTree(out: string, tree: string, previous: Manifest, 
   }
 }
 
-/** Which of `paths`, and their compressed variants, the previous tree can lend (see `reusable`). */
-async function lendable(previous: PublishInputs['previous'], paths: string[]): Promise<Set<string>> {
-  if (!previous?.tree || paths.length === 0) return new Set();
+/**
+ * Whether the previous tree can lend a file of this size (see `reusable`): asked once per unchanged file, as the
+ * build reaches it.
+ */
+function lender(previous: PublishInputs['previous']): (path: string, size: number) => boolean {
+  if (!previous?.tree) return () => false;
+  const tree = previous.tree;
+  const manifestMtime = statSync(join(tree, TREE.manifest), { throwIfNoEntry: false })?.mtimeMs ?? -Infinity;
   const sizes = manifestSizes(previous.manifest);
-  const candidates = new Map<string, number>();
-  for (const path of paths)
-    for (const p of [path, ...ENCODINGS.map((e) => variantPath(path, e))]) if (sizes.has(p)) candidates.set(p, sizes.get(p)!);
-  return reusable(previous.tree, candidates);
+  return (path, size) => sizes.get(path) === size && intact(statSync(join(tree, path), { throwIfNoEntry: false }), size, manifestMtime);
 }
+
+/** A file is trusted only if its size matches and it is no newer than its manifest (written last): not edited by hand. */
+const intact = (st: Stats | undefined, size: number, manifestMtime: number) => !!st && st.size === size && st.mtimeMs <= manifestMtime;
 
 /** Every file a manifest lists, compressed variants included, with its size: what `reusable` checks. */
 function manifestSizes(m: Manifest): Map<string, number> {
@@ -175,8 +192,7 @@ async function reusable(tree: string, candidates: Map<string, number>): Promise<
   );
   const out = new Set<string>();
   await forEachLimited([...candidates], 64, async ([path, size]) => {
-    const st = await stat(join(tree, path)).catch(() => null);
-    if (st && st.size === size && st.mtimeMs <= manifestMtime) out.add(path);
+    if (intact(await stat(join(tree, path)).catch(() => undefined), size, manifestMtime)) out.add(path);
   });
   return out;
 }
