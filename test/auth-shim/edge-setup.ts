@@ -99,12 +99,14 @@ export async function startEdge(o: EdgeOptions): Promise<Edge> {
   });
   await new Promise<void>((r) => origin.listen(0, '127.0.0.1', () => r()));
   const originUrl = `http://127.0.0.1:${(origin.address() as { port: number }).port}/`;
-  const workerOptions = configuredOptions();
   const bundle = mkdtempSync(join(tmpdir(), 'rr-edge-bundle-'));
+  // Bundled first: wrangler's build step makes the assets folder the config names, which reading the config needs.
+  const scriptPath = bundleWorker(o.entry, bundle);
+  const workerOptions = configuredOptions();
   const mf = new Miniflare({
     ...workerOptions,
     modules: true,
-    scriptPath: bundleWorker(o.entry, bundle),
+    scriptPath,
     modulesRoot: bundle,
     bindings: { ...workerOptions.bindings, ORIGIN_URL: originUrl, ORIGIN_TOKEN, MARKETPLACE_HOST, ...o.bindings },
     ...(o.persistTo ? { kvPersist: join(o.persistTo, 'v3', 'kv') } : {}),
