@@ -19,6 +19,22 @@ export type DocsFileName = keyof typeof DOCS_FILES;
 /** A package file with its tag, and compressed variants where the runtime made them. */
 export type DocsFiles = (name: DocsFileName) => OriginFile | Promise<OriginFile>;
 
+/**
+ * The package files as each runtime reads them (`load`), each read once and kept; a read that fails is tried again
+ * at the next request rather than kept as a failure.
+ */
+export function loadedOnce(load: (name: DocsFileName) => Promise<OriginFile>): DocsFiles {
+  const files = new Map<DocsFileName, Promise<OriginFile>>();
+  return (name) => {
+    let f = files.get(name);
+    if (!f) {
+      files.set(name, (f = load(name)));
+      f.catch(() => files.delete(name));
+    }
+    return f;
+  };
+}
+
 const PAGE = `<!doctype html>
 <html lang="en">
 <head>

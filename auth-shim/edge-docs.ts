@@ -4,7 +4,7 @@
  * `[assets]`), and the worker reads them through the assets binding, once per isolate, so they are served like
  * any other docs file (the shim's headers, a strong ETag, 304). Served as they are; the CDN in front compresses.
  */
-import type { DocsFiles, DocsFileName } from './docs.js';
+import { loadedOnce, type DocsFiles } from './docs.js';
 import { OriginError, type OriginFile } from './origin.js';
 import { sha256Hex } from './sha256.js';
 
@@ -14,20 +14,12 @@ export interface AssetsBinding {
 }
 
 export function assetDocsFiles(assets: AssetsBinding): DocsFiles {
-  const files = new Map<DocsFileName, Promise<OriginFile>>();
-  const load = async (name: DocsFileName): Promise<OriginFile> => {
+  const load = async (name: string): Promise<OriginFile> => {
     // The assets binding matches the path only; the host is a placeholder.
     const res = await assets.fetch(new Request(`https://assets.invalid/docs/${name}`));
     if (!res.ok) throw new OriginError(`docs/${name}: the deployment's static assets answered ${res.status}`);
     const bytes = new Uint8Array(await res.arrayBuffer());
     return { bytes, etag: `"${await sha256Hex(bytes)}"` };
   };
-  return (name) => {
-    let f = files.get(name);
-    if (!f) {
-      files.set(name, (f = load(name)));
-      f.catch(() => files.delete(name));
-    }
-    return f;
-  };
+  return loadedOnce(load);
 }
