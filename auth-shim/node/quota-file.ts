@@ -3,14 +3,15 @@
  *
  *   <file>              the snapshot, JSON: {"schema": 2, "journal": G, "credentials": {credential: counts}}
  *   <file>.journal.G    what was counted after it, in binary records (below), appended once a second
- *   <file>.bak          the snapshot before it (the last good copy), whose journals are kept too
+ *   <file>.bak          the snapshot before it (the last good copy, a file of its own), whose journals are kept too
  *
  * The counts are the snapshot's, then each journal's records from generation G on, in order, each applied by the
  * quota rule's own `recordCharge`. A record is a few bytes written on the request path into memory, and a flush is
  * one write of what accumulated: its cost is what was counted since the last one, never every credential. A
  * compaction writes a new snapshot (a slice of credentials per turn of the event loop, to a temporary file, synced,
- * renamed over the old one after a link keeps that as `.bak`), continuing at journal G+1, and removes the journals no
- * snapshot needs.
+ * renamed over the old one after a link keeps that as `.bak`, which the rename then leaves the only name of the old
+ * one), continuing at journal G+1, and removes the journals no snapshot needs. A start that writes a snapshot keeps
+ * a copy of it as `.bak`, never a link: damage to the snapshot in place must not reach its copy.
  *
  * A journal starts with MAGIC, then frames: a u32 length and the CRC-32 of the payload, then the payload, whole
  * records (all little-endian): DEFINE (1, u32 id, u16 bytes, the credential in UTF-8, once per credential per
@@ -26,7 +27,6 @@ import {
   closeSync,
   existsSync,
   fsyncSync,
-  linkSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -392,16 +392,39 @@ function readOnce(file: string, salvage: boolean): QuotaFileState | null {
 const head = (generation: number) => `{"schema":${SCHEMA},"journal":${generation},"credentials":{`;
 const entry = (credential: string, c: Counts) => `${JSON.stringify(credential)}:${JSON.stringify(c)}`;
 
-/** Keeps the snapshot as it is now as `.bak`, with a link (no copy) where the file system allows one. */
+/**
+ * Keeps the snapshot as it is now as `.bak`: a copy of its own, synced, never a second link to it, which damage to
+ * the snapshot in place (a truncate, a disk error) would reach too (decision 71: the copy is what a damaged snapshot
+ * is restored from).
+ */
 export function keepBackupSync(file: string): void {
   if (!existsSync(file)) return;
   const tmp = `${backupFile(file)}.${process.pid}.tmp`;
+  const fd = openSync(tmp, 'w');
   try {
-    linkSync(file, tmp);
-  } catch {
-    writeFileSync(tmp, readFileSync(file));
+    writeFileSync(fd, readFileSync(file));
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
   }
   renameSync(tmp, backupFile(file));
+  syncFolder(file);
+}
+
+/**
+ * Makes `.bak` a copy of its own where it is another link to the snapshot: a compaction links the old snapshot as
+ * `.bak` just before the new one is renamed over it, so a crash between the two leaves one file under both names
+ * (and so did a start before decision 71's copy). Returns whether it did.
+ */
+export function unlinkBackupFromSnapshotSync(file: string): boolean {
+  try {
+    const [a, b] = [statSync(file), statSync(backupFile(file))];
+    if (a.ino !== b.ino || a.dev !== b.dev) return false;
+  } catch {
+    return false;
+  }
+  keepBackupSync(file);
+  return true;
 }
 
 function syncFolder(file: string): void {

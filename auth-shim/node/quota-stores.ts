@@ -33,6 +33,7 @@ import {
   readQuotaFile,
   removeJournalsBefore,
   setAside,
+  unlinkBackupFromSnapshotSync,
   writeSnapshot,
   writeSnapshotSync,
 } from './quota-file.js';
@@ -145,7 +146,7 @@ export class DiskQuotaStore extends MemoryQuotaStore {
       if (state.legacy && !existsSync(`${file}.schema-1`)) linkSync(file, `${file}.schema-1`);
       snapshotBytes = writeSnapshotSync(file, state.generation, state.counts);
       keepBackupSync(file);
-    }
+    } else if (unlinkBackupFromSnapshotSync(file)) log(`quotas: ${file}.bak was another name for ${file}; it is now a copy of its own`);
     const journal = await openJournal(file, state.generation, state.journalBytes);
     const store = new DiskQuotaStore(
       file,

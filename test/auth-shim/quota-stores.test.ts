@@ -5,7 +5,18 @@
  * (default redis://127.0.0.1:6379); where none answers they are skipped with the reason, except under CI=true.
  */
 import { spawn } from 'node:child_process';
-import { appendFileSync, copyFileSync, existsSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  copyFileSync,
+  existsSync,
+  linkSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -462,6 +473,37 @@ describe('the disk store (the default of serve)', () => {
     const error = await DiskQuotaStore.open(file).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(QuotaFileDamaged);
     expect((error as Error).message).toMatch(new RegExp(`^${journal}: frame 1 fails its checksum\\. `));
+  });
+
+  it('the copy (.bak) is a file of its own from the first start: a snapshot emptied in place is restored with the cp serve prints', async () => {
+    const file = join(root, 'own-copy.json');
+    const s = await DiskQuotaStore.open(file);
+    for (let i = 0; i < 3; i++) s.take('key:h', basic, T0 + i, monthOf(T0));
+    await s.close();
+    expect(statSync(`${file}.bak`).ino).not.toBe(statSync(file).ino);
+    expect(statSync(file).nlink).toBe(1);
+    truncateSync(file, 0);
+    const error = await DiskQuotaStore.open(file).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(QuotaFileDamaged);
+    expect((error as Error).message).toContain(`stop serve, then cp ${file}.bak ${file}`);
+    copyFileSync(`${file}.bak`, file);
+    const restored = await open(() => DiskQuotaStore.open(file));
+    expect(restored.take('key:h', basic, T0 + 4, monthOf(T0))).toMatchObject({ ok: true, minuteUsed: 4, monthUsed: 4 });
+  });
+
+  it('a .bak that is another name for the snapshot (a crash mid-compaction, a start before it was a copy) is made a copy at start', async () => {
+    const file = join(root, 'linked-copy.json');
+    const s = await DiskQuotaStore.open(file);
+    s.take('key:i', basic, T0, monthOf(T0));
+    await s.close();
+    rmSync(`${file}.bak`);
+    linkSync(file, `${file}.bak`);
+    const logs: string[] = [];
+    const again = await open(() => DiskQuotaStore.open(file, { log: (m) => logs.push(m) }));
+    expect(statSync(`${file}.bak`).ino).not.toBe(statSync(file).ino);
+    expect(readFileSync(`${file}.bak`, 'utf8')).toBe(readFileSync(file, 'utf8'));
+    expect(logs).toEqual([`quotas: ${file}.bak was another name for ${file}; it is now a copy of its own`]);
+    expect(again.take('key:i', basic, T0 + 1, monthOf(T0))).toMatchObject({ ok: true, monthUsed: 2 });
   });
 
   it('a last frame cut short by a crash: the frames before it are kept, and the next save starts after them', async () => {
