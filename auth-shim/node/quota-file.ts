@@ -14,14 +14,19 @@
  * a copy of it as `.bak`, never a link: damage to the snapshot in place must not reach its copy.
  *
  * A journal starts with MAGIC, then frames: a u32 length and the CRC-32 of the payload, then the payload, whole
- * records (all little-endian): DEFINE (1, u32 id, u16 bytes, the credential in UTF-8, once per credential per
- * journal), REQUEST (2, u32 id, f64 time, f64 month start: the minute and the month), MINUTE (3, u32 id, f64 time:
- * the minute alone) and REFUND (4, u32 id, f64 month start: a 304 returns its month's charge).
+ * records (all little-endian): DEFINE (1, u32 id, u16 bytes, the credential in UTF-8), REQUEST (2, u32 id, f64 time,
+ * f64 month start: the minute and the month), MINUTE (3, u32 id, f64 time: the minute alone) and REFUND (4, u32 id,
+ * f64 month start: a 304 returns its month's charge). Each frame defines the credentials it counts before it gives
+ * them by number (decision 86), so a frame reads without the ones before it; journals written before that defined
+ * each credential once per journal, and a definition holds until another frame gives its number a name.
  *
  * Damage is never read as "no counts" (that would make a cut file free usage for everyone): a snapshot that does not
- * parse, or a frame whose checksum fails with more after it, is refused, naming the file. Only the last frame of the
- * last journal may be cut short: a crash in the middle of an append leaves that, and the frames before it hold
- * every earlier flush.
+ * parse, or a frame that does not check (its length, its checksum, its records) with more after it, is refused,
+ * naming the file, the frame and how to go on as the files on disk allow. Only the last frame of the last journal may
+ * be cut short: a crash in the middle of an append leaves that, and the frames before it hold every earlier flush.
+ * A salvage (`serve --discard-damaged-quotas`) keeps every frame that checks: past a damaged frame, reading goes on
+ * at the next frame that checks, where the damaged one's length says or, that length being damaged too, at the first
+ * position from which frames check again; what it drops is named in bytes.
  */
 import {
   closeSync,
@@ -50,20 +55,51 @@ export const MAGIC = Buffer.from('rr-quota-journal 1\n');
 const Record = { Define: 1, Request: 2, Minute: 3, Refund: 4 } as const;
 const FRAME_HEAD = 8;
 
-/** A quota file that cannot be read: named, with how to recover (serve exits 3 with it). */
+/** A quota file that cannot be read: named, with how to go on as what is on disk allows (serve exits 3 with it). */
 export class QuotaFileDamaged extends Error {
   constructor(
     readonly file: string,
     where: string,
     reason: string,
+    recovery: string,
   ) {
     super(
-      `${where}: ${reason}. The counts in ${file} cannot be read, and a damaged quota file is never taken for empty counts: ` +
-        `restore it (${backupFile(file)} is the copy before the last save, and its journals are kept beside it: ` +
-        `stop serve, then cp ${backupFile(file)} ${file}), or start from what can still be read with serve --discard-damaged-quotas, ` +
-        'which moves the damaged files aside',
+      `${where}: ${reason}. The counts in ${file} cannot be read, and a damaged quota file is never taken for empty counts: ${recovery}`,
     );
   }
+}
+
+/** Journals `gs` (ascending) as `FILE.journal.3` or `FILE.journal.3 to FILE.journal.7`. */
+function journalsNamed(file: string, gs: number[]): string {
+  return gs.length === 1 ? journalFile(file, gs[0]!) : `${journalFile(file, gs[0]!)} to ${journalFile(file, gs.at(-1)!)}`;
+}
+
+/**
+ * How to go on from a damaged quota file, as what is on disk allows (decision 71): restoring the copy is offered
+ * only where it is there, reads, and would help (the damage is in the snapshot, not in a journal the copy needs
+ * too); the salvage is described by what it keeps and drops. `copy` is null when the snapshot itself read, 'read'
+ * when it did not and its copy did, else why the copy cannot stand in.
+ */
+function recovery(file: string, o: { copy: string | null; journals: number[]; drops: string[]; frames: number }): string {
+  const bak = backupFile(file);
+  const salvage = 'serve --discard-damaged-quotas';
+  const keeping = `keeps the ${plural(o.frames, 'journal frame')} that check${o.frames === 1 ? 's' : ''} and drops only ${o.drops.join('; ')}`;
+  if (o.copy === 'read' && !o.drops.length)
+    return (
+      `restore it (${bak} is the copy before the last save, and its journals are kept beside it: stop serve, then cp ${bak} ${file}), ` +
+      `or start with ${salvage}, which counts on from that copy and its journals alike and moves the damaged file aside`
+    );
+  if (o.copy === null || o.copy === 'read')
+    return (
+      `${existsSync(bak) ? `restoring ${bak} would not help, since the damage is in a journal it needs too; ` : ''}` +
+      `start with ${salvage}, which ${o.copy === 'read' ? `counts on from ${bak}, ` : ''}${keeping}, and moves the damaged files aside`
+    );
+  const from = o.journals.length ? `its journals alone (${journalsNamed(file, o.journals)})` : 'no counts at all (no journal is beside it)';
+  return (
+    `no copy of it can be restored (${bak} ${o.copy}): restore ${file} from a backup of your own, or start with ${salvage}, ` +
+    `which counts on from ${from}, without what the snapshot held before them${o.drops.length ? `, ${keeping}` : ''}, ` +
+    'and moves the damaged files aside'
+  );
 }
 
 const CountsShape = z.object({
@@ -137,84 +173,212 @@ function readSnapshot(path: string): { credentials: Map<string, Counts>; generat
   return { credentials, generation: parsed.data.schema === SCHEMA ? parsed.data.journal : 0, legacy, bytes: Buffer.byteLength(text) };
 }
 
-class JournalDamage extends Error {}
+/** A record of a journal frame, parsed: what it says, before it is applied. */
+type JournalRecord =
+  | { type: typeof Record.Define; id: number; credential: string }
+  | { type: typeof Record.Request | typeof Record.Minute; id: number; now: number; start: number | null }
+  | { type: typeof Record.Refund; id: number; start: number };
+
+/** A frame's payload as records; throws naming the first thing that is not a whole record. */
+function parseRecords(p: Buffer): JournalRecord[] {
+  const records: JournalRecord[] = [];
+  let at = 0;
+  const need = (n: number) => {
+    if (at + n > p.length) throw new Error('its last record runs past its end');
+  };
+  while (at < p.length) {
+    const type = p[at]!;
+    need(5);
+    const id = p.readUInt32LE(at + 1);
+    if (type === Record.Define) {
+      need(7);
+      const length = p.readUInt16LE(at + 5);
+      need(7 + length);
+      const credential = p.toString('utf8', at + 7, at + 7 + length);
+      // A name that is not UTF-8 is no credential the writer named: a frame found while resynchronising is held to it.
+      if (Buffer.byteLength(credential) !== length) throw new Error(`the credential defined at byte ${at} is not UTF-8`);
+      records.push({ type, id, credential });
+      at += 7 + length;
+    } else if (type === Record.Request || type === Record.Minute) {
+      need(type === Record.Request ? 21 : 13);
+      const now = p.readDoubleLE(at + 5);
+      records.push({ type, id, now, start: type === Record.Request ? p.readDoubleLE(at + 13) : null });
+      at += type === Record.Request ? 21 : 13;
+    } else if (type === Record.Refund) {
+      need(13);
+      records.push({ type, id, start: p.readDoubleLE(at + 5) });
+      at += 13;
+    } else throw new Error(`unknown record ${type} at byte ${at}`);
+  }
+  return records;
+}
 
 /**
- * Applies one journal's records to `state`; returns the bytes of whole frames. A frame that fails its checksum with
- * more after it, or a record that does not parse, is damage (thrown). The last frame cut short, or failing its
- * checksum where nothing follows it, is a crash in the middle of an append: allowed where `cutAllowed`.
+ * The frame at `at`: its end and records when it checks (its length fits the file, its CRC matches, its payload is
+ * whole records); else why not, with its end when only its records are wrong (its bounds are then sound).
  */
-function replay(path: string, state: Map<string, Counts>, cutAllowed: boolean): { whole: number; cut: boolean } {
+function frameAt(
+  bytes: Buffer,
+  at: number,
+): { ok: true; end: number; records: JournalRecord[] } | { ok: false; why: string; end?: number } {
+  if (bytes.length - at < FRAME_HEAD) return { ok: false, why: 'is cut short' };
+  const length = bytes.readUInt32LE(at);
+  const end = at + FRAME_HEAD + length;
+  if (length === 0) return { ok: false, why: 'has a length of 0' };
+  if (end > bytes.length)
+    return { ok: false, why: `is cut short (its length says ${length} bytes, ${bytes.length - at - FRAME_HEAD} follow)` };
+  const payload = bytes.subarray(at + FRAME_HEAD, end);
+  if (crc32(payload) !== bytes.readUInt32LE(at + 4)) return { ok: false, why: 'fails its checksum' };
+  try {
+    return { ok: true, end, records: parseRecords(payload) };
+  } catch (e) {
+    return { ok: false, why: (e as Error).message, end };
+  }
+}
+
+/**
+ * Where reading can go on after a frame at `at` that does not check (decision 86): where its own length says it
+ * ends, when a frame that checks starts there; else the first later position where a frame checks and is followed
+ * by the journal's end, another frame that checks, or a frame cut short at the end. A CRC-32 that matches and a
+ * payload of whole records is what a frame is; asking its successor to check too makes a frame found by chance in
+ * the damaged bytes out of reach. Null: no frame checks after the damage.
+ */
+function nextFrame(bytes: Buffer, at: number): number | null {
+  const n = bytes.length;
+  if (n - at >= FRAME_HEAD) {
+    const end = at + FRAME_HEAD + bytes.readUInt32LE(at);
+    if (end > at + FRAME_HEAD && end < n && frameAt(bytes, end).ok) return end;
+  }
+  const followed = (end: number) => {
+    if (end === n) return true;
+    const next = frameAt(bytes, end);
+    return next.ok || (next.end === undefined && next.why.startsWith('is cut short'));
+  };
+  for (let p = at + 1; p + FRAME_HEAD < n; p++) {
+    const type = bytes[p + FRAME_HEAD];
+    if (type !== Record.Define && type !== Record.Request && type !== Record.Minute && type !== Record.Refund) continue;
+    const f = frameAt(bytes, p);
+    if (f.ok && followed(f.end)) return p;
+  }
+  return null;
+}
+
+/** What could not be read, and what reading on without it drops (frames, bytes or records, named). */
+interface Damage {
+  why: string;
+  dropped: string;
+}
+
+/** One journal as read: what its frames counted went into the state; what could not be read is named in `damage`. */
+interface JournalRead {
+  /** Bytes up to the end of its last whole frame (where the next append goes). */
+  whole: number;
+  /** Its last frame was cut short (an append a crash interrupted): allowed only where `cutAllowed`. */
+  cut: boolean;
+  /** Frames read and applied. */
+  frames: number;
+  damage: Damage[];
+}
+
+const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
+
+/**
+ * Applies one journal's records to `state`, frame by frame. A frame that does not check is damage: it is named,
+ * with its bytes, and reading goes on at the next frame that checks (`nextFrame`), so one damaged frame costs that
+ * frame alone; each frame names the credentials it counts (decision 86), so the ones after it still read. Where no
+ * frame checks after the damage, the rest of the journal is the damage, unless `cutAllowed` (the last journal):
+ * then it is the last frame cut short by a crash in the middle of an append, and `whole` ends before it.
+ */
+function replay(path: string, state: Map<string, Counts>, cutAllowed: boolean): JournalRead {
   let bytes: Buffer;
   try {
     bytes = readFileSync(path);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { whole: 0, cut: false };
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { whole: 0, cut: false, frames: 0, damage: [] };
     throw e;
   }
+  const damage: Damage[] = [];
   // A crash between creating the file and writing its first bytes leaves it empty, or its start cut short.
   if (bytes.length < MAGIC.length && MAGIC.subarray(0, bytes.length).equals(bytes)) {
-    if (bytes.length && !cutAllowed) throw new JournalDamage('it is cut short in its first bytes, and a later journal follows it');
-    return { whole: 0, cut: bytes.length > 0 };
+    if (bytes.length && !cutAllowed)
+      damage.push({ why: 'it is cut short in its first bytes, and a later journal follows it', dropped: plural(bytes.length, 'byte') });
+    return { whole: 0, cut: bytes.length > 0 && cutAllowed, frames: 0, damage };
   }
-  if (!bytes.subarray(0, MAGIC.length).equals(MAGIC)) throw new JournalDamage('it does not start as a quota journal');
-  const names = new Map<number, string>();
   let at = MAGIC.length;
+  if (!bytes.subarray(0, MAGIC.length).equals(MAGIC)) {
+    // Its first bytes are not a journal's: frames after them that check are still read.
+    const next = frameAt(bytes, at).ok ? at : nextFrame(bytes, 0);
+    const why = 'it does not start as a quota journal';
+    if (next === null)
+      return { whole: 0, cut: false, frames: 0, damage: [{ why: `${why}, and no frame in it checks`, dropped: 'all of it' }] };
+    damage.push({ why, dropped: `its first ${plural(next, 'byte')}` });
+    at = next;
+  }
+  const names = new Map<number, string>();
   let frame = 0;
+  let frames = 0;
   while (at < bytes.length) {
     frame++;
-    const length = bytes.length - at >= FRAME_HEAD ? bytes.readUInt32LE(at) : -1;
-    const end = at + FRAME_HEAD + length;
-    const whole = length > 0 && end <= bytes.length && crc32(bytes.subarray(at + FRAME_HEAD, end)) === bytes.readUInt32LE(at + 4);
-    if (!whole) {
-      // Cut short, or failing its checksum with nothing after it: the append a crash interrupted.
-      const last = length <= 0 || end >= bytes.length;
-      if (last && cutAllowed) return { whole: at, cut: true };
-      throw new JournalDamage(last ? `frame ${frame} is cut short, and a later journal follows it` : `frame ${frame} fails its checksum`);
+    const f = frameAt(bytes, at);
+    if (f.ok) {
+      let unnamed = 0;
+      for (const r of f.records) {
+        if (r.type === Record.Define) names.set(r.id, r.credential);
+        else if (!names.has(r.id)) unnamed++;
+      }
+      // A record whose credential no frame read defines cannot be counted: named, and the others in the frame kept.
+      if (unnamed)
+        damage.push({
+          why: `frame ${frame}: ${plural(unnamed, 'record')} name${unnamed === 1 ? 's' : ''} a credential no frame read defines`,
+          dropped: `${plural(unnamed, 'record')} of frame ${frame}`,
+        });
+      for (const r of f.records) if (r.type !== Record.Define && names.has(r.id)) applyRecord(r, names.get(r.id)!, state);
+      frames++;
+      at = f.end;
+      continue;
     }
-    try {
-      applyFrame(bytes.subarray(at + FRAME_HEAD, end), names, state);
-    } catch (e) {
-      throw new JournalDamage(`frame ${frame}: ${(e as Error).message}`);
+    const span = (end: number) => `${plural(end - at, 'byte')} from byte ${at}`;
+    if (f.end !== undefined) {
+      // It checks, but its records do not parse: its bounds are sound, and it alone is lost.
+      damage.push({ why: `frame ${frame}: ${f.why}`, dropped: `frame ${frame} (${span(f.end)})` });
+      names.clear();
+      at = f.end;
+      continue;
     }
-    at = end;
+    const next = nextFrame(bytes, at);
+    if (next === null) {
+      if (cutAllowed) return { whole: at, cut: true, frames, damage };
+      damage.push({
+        why: `frame ${frame} ${f.why}, and a later journal follows it`,
+        dropped: `frame ${frame} to its end (${span(bytes.length)})`,
+      });
+      return { whole: at, cut: false, frames, damage };
+    }
+    const own = next === at + FRAME_HEAD + bytes.readUInt32LE(at);
+    damage.push({
+      why: `frame ${frame} ${f.why}`,
+      dropped: own ? `frame ${frame} (${span(next)})` : `frame ${frame} to the next frame that checks (${span(next)})`,
+    });
+    // What the dropped bytes defined is unknown, and they may have given a number another credential's name: a
+    // record after them counts only under a name a frame after them gives (a journal of this version names every
+    // credential in each frame; one written before did so once per journal, and its later records are dropped).
+    names.clear();
+    at = next;
   }
-  return { whole: at, cut: false };
+  return { whole: at, cut: false, frames, damage };
 }
 
-function applyFrame(p: Buffer, names: Map<number, string>, state: Map<string, Counts>): void {
-  const counts = (id: number, monthStart: number) => {
-    const credential = names.get(id);
-    if (credential === undefined) throw new Error(`a record names credential ${id}, never defined`);
-    let c = state.get(credential);
-    if (!c) state.set(credential, (c = { minute: [], monthStart, month: 0, past: [] }));
-    return c;
-  };
-  let at = 0;
-  while (at < p.length) {
-    const type = p[at]!;
-    const id = p.readUInt32LE(at + 1);
-    if (type === Record.Define) {
-      const length = p.readUInt16LE(at + 5);
-      names.set(id, p.toString('utf8', at + 7, at + 7 + length));
-      at += 7 + length;
-    } else if (type === Record.Request || type === Record.Minute) {
-      const now = p.readDoubleLE(at + 5);
-      const start = type === Record.Request ? p.readDoubleLE(at + 13) : monthOf(now).start;
-      recordCharge(counts(id, start), { now, month: { start, end: start }, kind: type === Record.Request ? 'request' : 'minute' });
-      at += type === Record.Request ? 21 : 13;
-    } else if (type === Record.Refund) {
-      const start = p.readDoubleLE(at + 5);
-      recordCharge(counts(id, start), { now: 0, month: { start, end: start }, kind: 'refund' });
-      at += 13;
-    } else throw new Error(`unknown record ${type} at byte ${at}`);
-  }
-  if (at !== p.length) throw new Error('its last record runs past its end');
+function applyRecord(r: Exclude<JournalRecord, { type: typeof Record.Define }>, credential: string, state: Map<string, Counts>): void {
+  const start = r.type === Record.Minute ? monthOf(r.now).start : r.start!;
+  let c = state.get(credential);
+  if (!c) state.set(credential, (c = { minute: [], monthStart: start, month: 0, past: [] }));
+  if (r.type === Record.Refund) recordCharge(c, { now: 0, month: { start, end: start }, kind: 'refund' });
+  else recordCharge(c, { now: r.now, month: { start, end: start }, kind: r.type === Record.Request ? 'request' : 'minute' });
 }
 
 /**
  * What the store counted since its last flush, as journal records: written into memory as each request is counted,
- * and taken out whole by the flush. Credentials are named once per journal (DEFINE), then by number.
+ * and taken out whole by the flush. Each frame names the credentials it counts (DEFINE), then gives them by number.
  */
 export class JournalRecords {
   private buf = Buffer.allocUnsafe(64 * 1024);
@@ -278,23 +442,26 @@ export class JournalRecords {
     return this.buf.subarray(0, this.used);
   }
 
-  /** The frame was written: what waited is on disk. */
+  /**
+   * The frame was written: what waited is on disk. The next frame names its credentials again (decision 86), so that
+   * each frame reads without the ones before it, and damage to one loses that frame alone.
+   */
   written(): void {
     this.used = FRAME_HEAD;
+    this.ids = new Map();
   }
 
-  /** A new journal: credentials are named again in it. */
+  /** A new journal: what waits is dropped (the next snapshot holds it), and credentials are named again. */
   startJournal(): void {
-    this.used = FRAME_HEAD;
-    this.ids = new Map();
+    this.written();
   }
 }
 
 /**
  * The counts in `file` and its journals, or null when there is no file yet. Read-only: `usage` reads a file that a
- * running `serve` writes, and never takes its lock. Damage throws QuotaFileDamaged, unless `salvage`: then what is
- * still readable is kept (the snapshot, else the copy before it; then each journal up to its damage) and the
- * damaged files are listed.
+ * running `serve` writes, and never takes its lock. Damage throws QuotaFileDamaged, whose advice is what the files
+ * on disk allow, unless `salvage`: then what is still readable is kept (the snapshot, else the copy before it; then
+ * every journal frame that checks), what was dropped is named in `notes`, and the damaged files are listed.
  */
 export function readQuotaFile(file: string, { salvage = false } = {}): QuotaFileState | null {
   // A compaction between reading the snapshot and its journals replaces the snapshot: read again.
@@ -318,25 +485,28 @@ function readOnce(file: string, salvage: boolean): QuotaFileState | null {
   const generations = journalGenerations(file);
   const notes: string[] = [];
   const damaged: string[] = [];
+  /** What could not be read, in order: the first is the refusal's reason. */
+  const problems: { where: string; reason: string }[] = [];
+  /** What a salvage drops, each naming its file (the refusal's advice and the salvage's log say it). */
+  const drops: string[] = [];
   let snapshot: ReturnType<typeof readSnapshot> | null;
+  let copy: string | null = null;
   try {
     snapshot = readSnapshot(file);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
       if (!generations.length) return null;
-      if (!salvage)
-        throw new QuotaFileDamaged(file, file, `it is missing, but its journal ${journalFile(file, generations.at(-1)!)} is there`);
-      notes.push(`${file}: missing`);
+      problems.push({ where: file, reason: `it is missing, but its journal ${journalFile(file, generations.at(-1)!)} is there` });
     } else {
-      if (!salvage) throw new QuotaFileDamaged(file, file, (e as Error).message);
-      notes.push(`${file}: ${(e as Error).message}`);
+      problems.push({ where: file, reason: (e as Error).message });
       damaged.push(file);
     }
     try {
       snapshot = readSnapshot(backupFile(file));
-      notes.push(`starting from ${backupFile(file)}`);
-    } catch {
+      copy = 'read';
+    } catch (b) {
       snapshot = null;
+      copy = (b as NodeJS.ErrnoException).code === 'ENOENT' ? 'is not there' : `cannot be read either (${(b as Error).message})`;
     }
   }
   const state = snapshot?.credentials ?? new Map<string, Counts>();
@@ -345,37 +515,46 @@ function readOnce(file: string, salvage: boolean): QuotaFileState | null {
   const from = snapshot ? (snapshot.legacy ? top + 1 : snapshot.generation) : (generations[0] ?? 1);
   const journals = generations.filter((g) => g >= from);
   // They follow the snapshot one by one (its own may be absent only when none follows: a crash before it was made).
-  if (!salvage && journals.some((g, i) => g !== from + i))
-    throw new QuotaFileDamaged(
-      file,
-      journalFile(file, from),
-      `the journals beside it are ${journals.join(', ')}, not ${from} and the ones after it`,
-    );
+  const missing: number[] = [];
+  for (let g = from; g < (journals.at(-1) ?? from); g++) if (!journals.includes(g)) missing.push(g);
+  if (missing.length) {
+    problems.push({
+      where: journalFile(file, from),
+      reason: `the journals beside it are ${journals.join(', ')}, not ${from} and the ones after it`,
+    });
+    drops.push(`${journalsNamed(file, missing)} (missing), with what ${missing.length === 1 ? 'it' : 'they'} counted`);
+  }
   let journalBytes = 0;
   let journalTotal = 0;
+  let frames = 0;
   for (const [i, g] of journals.entries()) {
     const path = journalFile(file, g);
     const last = i === journals.length - 1;
-    let result: { whole: number; cut: boolean };
-    try {
-      result = replay(path, state, last || salvage);
-    } catch (e) {
-      if (!(e instanceof JournalDamage)) throw e;
-      if (!salvage) throw new QuotaFileDamaged(file, path, e.message);
-      // The records before the damage were applied; the journals after it count on from there.
-      notes.push(`${path}: ${e.message}`);
+    const read = replay(path, state, last);
+    frames += read.frames;
+    if (read.damage.length) {
+      problems.push({ where: path, reason: read.damage[0]!.why });
+      drops.push(...read.damage.map((d) => `${d.dropped} of ${path}`));
       damaged.push(path);
-      continue;
     }
-    if (result.cut) {
-      notes.push(`${path}: its last frame was cut short (a crash while saving); the ones before it are kept`);
-      if (salvage && !last) damaged.push(path);
-    }
-    journalTotal += result.whole;
-    if (last) journalBytes = result.whole;
+    if (read.cut) notes.push(`${path}: its last frame was cut short (a crash while saving); the ones before it are kept`);
+    journalTotal += read.whole;
+    if (last) journalBytes = read.whole;
   }
+  if (problems.length && !salvage) {
+    const first = problems[0]!;
+    throw new QuotaFileDamaged(file, first.where, first.reason, recovery(file, { copy, journals, drops, frames }));
+  }
+  if (copy !== null)
+    notes.unshift(
+      `${problems[0]!.where}: ${problems[0]!.reason}; ` +
+        (copy === 'read'
+          ? `starting from ${backupFile(file)}`
+          : `${backupFile(file)} ${copy}: counting from the journals alone, without what the snapshot held before them`),
+    );
+  notes.push(...drops.map((d) => `dropped ${d}`));
   // Counts to be written as a new snapshot (of the first format, or salvaged) continue in a journal of their own.
-  const fresh = snapshot?.legacy || damaged.length > 0 || (salvage && !snapshot);
+  const fresh = snapshot?.legacy || problems.length > 0 || (salvage && !snapshot);
   return {
     counts: state,
     snapshotGeneration: snapshot && !fresh ? snapshot.generation : 0,

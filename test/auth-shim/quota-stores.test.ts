@@ -19,6 +19,7 @@ import {
 } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -162,6 +163,21 @@ afterAll(async () => {
 });
 
 const basic = PLAN_LIMITS.basic;
+const u32 = (n: number) => {
+  const b = Buffer.alloc(4);
+  b.writeUInt32LE(n);
+  return b;
+};
+const u16 = (n: number) => {
+  const b = Buffer.alloc(2);
+  b.writeUInt16LE(n);
+  return b;
+};
+const f64 = (n: number) => {
+  const b = Buffer.alloc(8);
+  b.writeDoubleLE(n);
+  return b;
+};
 const T0 = Date.UTC(2026, 9, 14, 12, 0, 0);
 
 describe.each(stores)('the rule, in the %s store', (_name, make) => {
@@ -359,11 +375,13 @@ describe('the disk store (the default of serve)', () => {
     expect(before).toBeGreaterThan(20_000 * 5 * 20);
     s.take('key:7', limits, T0 + 10, monthOf(T0));
     s.flush();
-    // One frame (length and checksum) holding one record: the credential's number, the time and the month.
-    expect(statSync(journal).size - before).toBe(8 + 21);
+    // One frame (length and checksum) naming its one credential (decision 86) and holding one record: the
+    // credential's number, the time and the month.
+    const frame = 8 + 7 + 'key:7'.length + 21;
+    expect(statSync(journal).size - before).toBe(frame);
     // Nothing counted, nothing written.
     s.flush();
-    expect(statSync(journal).size - before).toBe(8 + 21);
+    expect(statSync(journal).size - before).toBe(frame);
     await s.close();
     const again = await open(() => DiskQuotaStore.open(file));
     expect(again.take('key:7', limits, T0 + 20, monthOf(T0))).toMatchObject({ ok: true, minuteUsed: 7, monthUsed: 7 });
@@ -473,6 +491,11 @@ describe('the disk store (the default of serve)', () => {
     const error = await DiskQuotaStore.open(file).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(QuotaFileDamaged);
     expect((error as Error).message).toMatch(new RegExp(`^${journal}: frame 1 fails its checksum\\. `));
+    // The copy cannot help with a journal's damage: the advice is the salvage, saying what it keeps and drops.
+    expect((error as Error).message).toContain(`restoring ${file}.bak would not help, since the damage is in a journal it needs too`);
+    expect((error as Error).message).toMatch(
+      /--discard-damaged-quotas, which keeps the 1 journal frame that checks and drops only frame 1 \(\d+ bytes from byte 19\) of /,
+    );
   });
 
   it('the copy (.bak) is a file of its own from the first start: a snapshot emptied in place is restored with the cp serve prints', async () => {
@@ -504,6 +527,110 @@ describe('the disk store (the default of serve)', () => {
     expect(readFileSync(`${file}.bak`, 'utf8')).toBe(readFileSync(file, 'utf8'));
     expect(logs).toEqual([`quotas: ${file}.bak was another name for ${file}; it is now a copy of its own`]);
     expect(again.take('key:i', basic, T0 + 1, monthOf(T0))).toMatchObject({ ok: true, monthUsed: 2 });
+  });
+
+  it('a snapshot deleted beside its journals: the advice names the copy only when it is there', async () => {
+    const file = join(root, 'deleted.json');
+    const s = await DiskQuotaStore.open(file);
+    s.take('key:j', basic, T0, monthOf(T0));
+    await s.close();
+    rmSync(file);
+    const withCopy = await DiskQuotaStore.open(file).catch((e: unknown) => e);
+    expect((withCopy as Error).message).toMatch(new RegExp(`^${file}: it is missing, but its journal ${file}\\.journal\\.1 is there\\. `));
+    expect((withCopy as Error).message).toContain(`cp ${file}.bak ${file}`);
+    rmSync(`${file}.bak`);
+    const without = await DiskQuotaStore.open(file).catch((e: unknown) => e);
+    expect(without).toBeInstanceOf(QuotaFileDamaged);
+    expect((without as Error).message).not.toMatch(/\bcp /);
+    expect((without as Error).message).toContain(
+      `no copy of it can be restored (${file}.bak is not there): restore ${file} from a backup of your own, or start with ` +
+        `serve --discard-damaged-quotas, which counts on from its journals alone (${file}.journal.1), without what the snapshot held before them`,
+    );
+    // So it does: the journal holds every count since the first start, and a new snapshot (with its copy) is written.
+    const salvaged = await open(() => DiskQuotaStore.open(file, { discardDamaged: true }));
+    expect(salvaged.take('key:j', basic, T0 + 1, monthOf(T0))).toMatchObject({ ok: true, monthUsed: 2 });
+    expect(existsSync(file) && existsSync(`${file}.bak`)).toBe(true);
+  });
+
+  /** A journal of `frames` flushes, each of `per` requests of one credential: the disk store's own writing. */
+  async function journalOf(file: string, frames: number, per: number): Promise<string> {
+    const s = await DiskQuotaStore.open(file, { flushMs: 3_600_000 });
+    const limits = { perMinute: 1e6, perMonth: 1e6 };
+    for (let f = 0; f < frames; f++) {
+      for (let i = 0; i < per; i++) s.take('key:k', limits, T0 + f * 1_000 + i, monthOf(T0));
+      s.flush();
+    }
+    await s.close();
+    return journalFile(file, 1);
+  }
+  const monthOfK = (file: string, o?: { salvage: boolean }) => readQuotaFile(file, o)!.counts.get('key:k')!.month;
+
+  it('one damaged frame among 22: the salvage keeps the 21 others, and the refusal says so beforehand', async () => {
+    const file = join(root, 'one-of-22.json');
+    const journal = await journalOf(file, 22, 44);
+    const bytes = readFileSync(journal);
+    const first = bytes.readUInt32LE(MAGIC.length) + 8;
+    bytes[MAGIC.length + 8 + 30] = bytes[MAGIC.length + 8 + 30]! ^ 0x01; // one bit of a record of frame 1
+    writeFileSync(journal, bytes);
+    const error = await DiskQuotaStore.open(file).catch((e: unknown) => e);
+    expect((error as Error).message).toMatch(new RegExp(`^${journal}: frame 1 fails its checksum\\. `));
+    expect((error as Error).message).toContain(
+      `serve --discard-damaged-quotas, which keeps the 21 journal frames that check and drops only frame 1 (${first} bytes from byte 19) of ${journal}`,
+    );
+    const logs: string[] = [];
+    const salvaged = await open(() => DiskQuotaStore.open(file, { discardDamaged: true, log: (m) => logs.push(m) }));
+    // Lost: frame 1's 44 requests, and nothing else.
+    expect(salvaged.take('key:k', { perMinute: 1e6, perMonth: 1e6 }, T0 + 99_000, monthOf(T0)).monthUsed).toBe(21 * 44 + 1);
+    expect(logs.join('\n')).toMatch(new RegExp(`dropped frame 1 \\(${first} bytes from byte 19\\) of .*moved aside: ${journal} -> `));
+  });
+
+  it('a damaged length: reading goes on at the next frame that checks, in the last journal too (never taken for a crash)', async () => {
+    for (const [name, length] of [
+      ['past-the-end', 0x7fff_ffff], // runs past the end of the journal, as an interrupted append would
+      ['too-short', 40], // ends inside its own records
+      ['zero', 0],
+    ] as const) {
+      const file = join(root, `length-${name}.json`);
+      const journal = await journalOf(file, 6, 10);
+      const bytes = readFileSync(journal);
+      bytes.writeUInt32LE(length, MAGIC.length);
+      writeFileSync(journal, bytes);
+      const error = await DiskQuotaStore.open(file).catch((e: unknown) => e);
+      expect(error, name).toBeInstanceOf(QuotaFileDamaged);
+      expect((error as Error).message, name).toMatch(
+        /which keeps the 5 journal frames that check and drops only frame 1 to the next frame that checks/,
+      );
+      expect(readFileSync(journal).equals(bytes), `${name}: the refusal leaves the journal as it was`).toBe(true);
+      expect(monthOfK(file, { salvage: true }), name).toBe(50);
+    }
+  });
+
+  it('a journal written before each frame named its credentials: records after the damage are dropped and counted, never given to another credential', async () => {
+    const file = join(root, 'first-journal-format.json');
+    const s = await DiskQuotaStore.open(file);
+    await s.close();
+    const define = (id: number, name: string) => Buffer.concat([Buffer.from([1]), u32(id), u16(name.length), Buffer.from(name)]);
+    const request = (id: number, now: number) => Buffer.concat([Buffer.from([2]), u32(id), f64(now), f64(monthOf(T0).start)]);
+    const frame = (...records: Buffer[]) => {
+      const p = Buffer.concat(records);
+      return Buffer.concat([u32(p.length), u32(crc32(p)), p]);
+    };
+    // Frame 1 names key:a number 0; a restart's first frame (2) gives number 0 to key:b; frame 3 counts number 0: key:b.
+    const frames = [frame(define(0, 'key:a'), request(0, T0)), frame(define(0, 'key:b'), request(0, T0)), frame(request(0, T0 + 1))];
+    writeFileSync(journalFile(file, 1), Buffer.concat([MAGIC, ...frames]));
+    expect([...readQuotaFile(file)!.counts].map(([k, c]) => [k, c.month])).toEqual([
+      ['key:a', 1],
+      ['key:b', 2],
+    ]);
+    const damaged = Buffer.concat([MAGIC, frames[0]!, frames[1]!, frames[2]!]);
+    damaged[MAGIC.length + frames[0]!.length + 12] = damaged[MAGIC.length + frames[0]!.length + 12]! ^ 0x01; // in frame 2
+    writeFileSync(journalFile(file, 1), damaged);
+    const error = await DiskQuotaStore.open(file).catch((e: unknown) => e);
+    expect((error as Error).message).toContain(
+      `drops only frame 2 (${frames[1]!.length} bytes from byte ${MAGIC.length + frames[0]!.length}) of ${journalFile(file, 1)}; 1 record of frame 3 of ${journalFile(file, 1)}`,
+    );
+    // Frame 3's record is key:b's; with frame 2 lost it is dropped, not counted for key:a.
+    expect([...readQuotaFile(file, { salvage: true })!.counts].map(([k, c]) => [k, c.month])).toEqual([['key:a', 1]]);
   });
 
   it('a last frame cut short by a crash: the frames before it are kept, and the next save starts after them', async () => {
