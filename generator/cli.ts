@@ -118,6 +118,7 @@ export function program(): Command {
   const listed = 'list the keys: hash prefix, plan, state (active, expiring, expired), created, expires, label (never the key)';
   command(keys, 'list', listed, () => import('./commands/keys.js').then((m) => m.list))
     .requiredOption(...store)
+    .option('--revoked', 'list the revoked keys too, after the others (state revoked, with when), as billing keeps them')
     .option('--json', 'a JSON array');
   command(keys, 'revoke', HELP.revoke, () => import('./commands/keys.js').then((m) => m.revoke))
     .requiredOption(...store)
@@ -128,7 +129,7 @@ export function program(): Command {
     .requiredOption('--quotas <file|redis://host:port>', 'the quota store serve counts in: its file, or its Redis', quotaCounts('--quotas'))
     .requiredOption('--keys <file>', "the credential store, for each key's label and plan", existingPath('--keys', 'file'))
     .option('--month <YYYY-MM>', 'the calendar month (UTC) to report (default: the current one)', yearMonth('--month'))
-    .addOption(new Option('--json', 'an array of {credential, label, plan, month, requests}').conflicts('csv'))
+    .addOption(new Option('--json', 'an array of {credential, label, plan, month, requests, revoked}').conflicts('csv'))
     .option('--csv', 'the same columns as CSV, with a header line');
 
   command(cli, 'preview', 'browse a built tree as plain files, no auth', () => import('./commands/preview.js').then((m) => m.run))

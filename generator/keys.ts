@@ -1,7 +1,7 @@
 /**
  * `risk-readings keys` (decisions 12, 22 and 37): issue a direct key (its SHA-256 stored with the plan, the time and
  * an expiry if it has one), roll a label's keys over to a new one, list keys with their state without ever showing
- * one, revoke by label or hash prefix. Every change replaces the file whole, so a running server that reloads it
+ * one, revoke by label or hash prefix (kept beside the keys for billing, decision 87). Every change replaces the file whole, so a running server that reloads it
  * never reads half a file, and holds the file's lock from its read to its write, so two commands at once never lose
  * each other's change: every printed key is stored, a revoked key stays revoked.
  */
@@ -9,12 +9,15 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import lockfile from 'proper-lockfile';
-import { hasExpired, keyExpiry, keyStoreFromJson, type KeyRecord, type KeyStoreFile } from './contract/keys.js';
+import { hasExpired, keyExpiry, keyFileFromJson, type KeyFile, type KeyRecord, type RevokedKeyRecord } from './contract/keys.js';
 import type { Plan } from './contract/plans.js';
 import { sha256 } from './output/manifest.js';
 
-/** The key file, checked; an absent file is an empty store. Errors name the file and the entry. */
-function readKeys(file: string): KeyStoreFile {
+/**
+ * The key file, checked; an absent file is an empty store. Errors name the file and the entry. The document is
+ * returned as written (a member the format does not know, written by hand, is kept when the file is rewritten).
+ */
+function readKeys(file: string): KeyFile {
   if (!existsSync(file)) return { keys: [] };
   let doc: unknown;
   try {
@@ -22,13 +25,15 @@ function readKeys(file: string): KeyStoreFile {
   } catch (e) {
     throw new Error(`${file}: not JSON (${(e as Error).message})`, { cause: e });
   }
-  keyStoreFromJson(doc, file);
-  return doc as KeyStoreFile;
+  keyFileFromJson(doc, file);
+  return doc as KeyFile;
 }
 
-async function writeKeys(file: string, doc: KeyStoreFile): Promise<void> {
+async function writeKeys(file: string, doc: KeyFile): Promise<void> {
   const tmp = `${file}.${process.pid}.tmp`;
-  await writeFile(tmp, JSON.stringify(doc, null, 2) + '\n', { mode: 0o600 });
+  // A file that never had a key revoked keeps the shape of decision 12.
+  const { revoked, ...rest } = doc;
+  await writeFile(tmp, JSON.stringify(revoked?.length ? doc : rest, null, 2) + '\n', { mode: 0o600 });
   await rename(tmp, file);
 }
 
@@ -37,7 +42,7 @@ async function writeKeys(file: string, doc: KeyStoreFile): Promise<void> {
  * make). Another command holding it is waited for, up to about ten seconds; a lock whose holder died is taken over
  * once it is ten seconds old.
  */
-async function changeKeys<T>(file: string, change: (doc: KeyStoreFile) => { doc: KeyStoreFile; result: T }): Promise<T> {
+async function changeKeys<T>(file: string, change: (doc: KeyFile) => { doc: KeyFile; result: T }): Promise<T> {
   let release: () => Promise<void>;
   try {
     release = await lockfile.lock(file, { realpath: false, stale: 10_000, retries: { retries: 100, minTimeout: 10, maxTimeout: 100 } });
@@ -111,7 +116,7 @@ export async function rollKeys(file: string, label: string, overlapMs: number, n
   });
 }
 
-/** A key as `keys list` shows it: never the key, its hash's first 8 hex digits. */
+/** A key as `keys list` shows it: never the key, its hash's first 8 hex digits; `revoked` when it was (decision 87). */
 export interface KeyListing {
   label: string;
   plan: Plan;
@@ -119,6 +124,7 @@ export interface KeyListing {
   created: string | null;
   expires: string | null;
   state: KeyState;
+  revoked: string | null;
 }
 
 /**
@@ -126,7 +132,7 @@ export interface KeyListing {
  * EXPIRING_WITHIN_MS away (a rolled key's overlap, a trial's last week), so an operator sees in time which customers
  * need a new key; `active` otherwise, a key without `expires` included.
  */
-type KeyState = 'active' | 'expiring' | 'expired';
+type KeyState = 'active' | 'expiring' | 'expired' | 'revoked';
 export const EXPIRING_WITHIN_MS = 7 * 86_400_000;
 
 function keyState(rec: Pick<KeyRecord, 'expires'>, now: number): KeyState {
@@ -135,22 +141,27 @@ function keyState(rec: Pick<KeyRecord, 'expires'>, now: number): KeyState {
   return expiry - now <= EXPIRING_WITHIN_MS ? 'expiring' : 'active';
 }
 
-const listing = (k: KeyRecord, now: Date): KeyListing => ({
+const listing = (k: KeyRecord | RevokedKeyRecord, now: Date): KeyListing => ({
   label: k.label,
   plan: k.plan,
   sha256_prefix: k.sha256.slice(0, 8),
   created: k.created ?? null,
   expires: k.expires ?? null,
-  state: keyState(k, now.getTime()),
+  state: 'revoked' in k ? 'revoked' : keyState(k, now.getTime()),
+  revoked: 'revoked' in k ? k.revoked : null,
 });
 
-export function listKeys(file: string, now = new Date()): KeyListing[] {
-  return readKeys(file).keys.map((k) => listing(k, now));
+/** The keys in force, in the file's order; with `revoked`, then the revoked ones, in the order they were revoked. */
+export function listKeys(file: string, now = new Date(), { revoked = false } = {}): KeyListing[] {
+  const doc = readKeys(file);
+  return [...doc.keys, ...(revoked ? (doc.revoked ?? []) : [])].map((k) => listing(k, now));
 }
 
 /**
  * Removes the keys with exactly this label, or the one key whose hash starts with `sha256` (8 hex digits or
- * more; a prefix that matches several keys is refused). Returns what it removed; throws when nothing matches.
+ * more; a prefix that matches several keys is refused), from `keys`, and keeps each, with the time, in `revoked`
+ * (decision 87): what `usage` bills a month's requests of a revoked key under. Returns what it removed; throws when
+ * nothing matches.
  */
 export async function revokeKeys(file: string, by: { label?: string; sha256?: string }, now = new Date()): Promise<KeyListing[]> {
   if (by.sha256 !== undefined && !/^[0-9a-f]{8,64}$/.test(by.sha256.toLowerCase()))
@@ -169,7 +180,8 @@ export async function revokeKeys(file: string, by: { label?: string; sha256?: st
       throw new Error(
         `${file}: no key ${by.sha256 !== undefined ? `has a hash starting ${by.sha256}` : `is labelled ${JSON.stringify(by.label)}`}`,
       );
-    const result = gone.map((k) => listing(k, now));
-    return { doc: { ...doc, keys: doc.keys.filter((k) => !match(k)) }, result };
+    const revoked = gone.map((k): RevokedKeyRecord => ({ ...k, revoked: stamp(now.getTime()) }));
+    const result = revoked.map((k) => listing(k, now));
+    return { doc: { ...doc, keys: doc.keys.filter((k) => !match(k)), revoked: [...(doc.revoked ?? []), ...revoked] }, result };
   });
 }

@@ -37,11 +37,18 @@ export async function roll(o: { keys: string; label: string; overlap: number; ex
   if (!rolled.ending.length) process.stderr.write(`no key labelled ${JSON.stringify(o.label)} was still valid: the new key renews it\n`);
 }
 
-const COLUMNS = ['sha256', 'plan', 'state', 'created', 'expires', 'label'] as const;
-
-/** One row a key, under a header line; never a key. */
-function table(rows: KeyListing[]): string {
-  const cells = rows.map((r) => [r.sha256_prefix, r.plan, r.state, r.created ?? '-', r.expires ?? '-', r.label]);
+/** One row a key, under a header line; never a key. With `revoked`, when each revoked key was (decision 87). */
+function table(rows: KeyListing[], revoked: boolean): string {
+  const COLUMNS = ['sha256', 'plan', 'state', 'created', 'expires', ...(revoked ? ['revoked'] : []), 'label'];
+  const cells = rows.map((r) => [
+    r.sha256_prefix,
+    r.plan,
+    r.state,
+    r.created ?? '-',
+    r.expires ?? '-',
+    ...(revoked ? [r.revoked ?? '-'] : []),
+    r.label,
+  ]);
   const widths = COLUMNS.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i]!.length)));
   const line = (row: readonly string[]) =>
     row
@@ -51,11 +58,11 @@ function table(rows: KeyListing[]): string {
   return [COLUMNS, ...cells].map(line).join('\n') + '\n';
 }
 
-export async function list(o: { keys: string; json?: boolean }): Promise<void> {
-  const rows = await keysCommand(async () => listKeys(resolve(o.keys)));
+export async function list(o: { keys: string; json?: boolean; revoked?: boolean }): Promise<void> {
+  const rows = await keysCommand(async () => listKeys(resolve(o.keys), new Date(), { revoked: o.revoked }));
   if (!rows) return;
   if (o.json) process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
-  else if (rows.length) process.stdout.write(table(rows));
+  else if (rows.length) process.stdout.write(table(rows, o.revoked === true));
   else process.stderr.write(`no keys in ${resolve(o.keys)}\n`);
 }
 

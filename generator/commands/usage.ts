@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { monthTotals, shownUrl, TotalsUnreadable } from '../../auth-shim/node/quota-totals.js';
 import { monthName, monthOf, monthsAfter, MONTHS_KEPT, type MonthWindow } from '../../auth-shim/quota.js';
-import { keyStoreFromJson, type KeyStore } from '../contract/keys.js';
+import { keyFileFromJson, type KeyFile } from '../contract/keys.js';
 import type { Plan } from '../contract/plans.js';
 
 export interface UsageFlags {
@@ -19,13 +19,17 @@ export interface UsageFlags {
   csv?: boolean;
 }
 
-/** One line of the bill: a key of the key file, or a credential counted but no longer in it (plan and label null). */
+/**
+ * One line of the bill: a key of the key file; a key revoked from it, with its label, plan and when it was revoked
+ * (decision 87); or a credential counted of which the file keeps nothing (plan and label null).
+ */
 interface UsageRow {
   credential: string;
   label: string | null;
   plan: Plan | null;
   month: string;
   requests: number;
+  revoked: string | null;
 }
 
 /** The month named `YYYY-MM` (already checked by the option's parser), or the current one. */
@@ -38,9 +42,9 @@ function window(month: string | undefined, now: number): MonthWindow {
 /** A key file that cannot be read: exit 1, named. */
 class KeysUnreadable extends Error {}
 
-function readKeys(file: string): KeyStore {
+function readKeys(file: string): KeyFile {
   try {
-    return keyStoreFromJson(JSON.parse(readFileSync(file, 'utf8')), file);
+    return keyFileFromJson(JSON.parse(readFileSync(file, 'utf8')), file);
   } catch (e) {
     throw new KeysUnreadable(e instanceof SyntaxError ? `${file}: cannot read the key store (${e.message})` : (e as Error).message, {
       cause: e,
@@ -48,22 +52,31 @@ function readKeys(file: string): KeyStore {
   }
 }
 
-/** The rows of the bill: the key file's keys in its order, then what else was counted, by credential. */
-function usageRows(keys: KeyStore, totals: Map<string, number>, month: string): UsageRow[] {
+/**
+ * The rows of the bill: the key file's keys in its order; then each revoked key counted in the month, in the order
+ * they were revoked; then what else was counted, by credential.
+ */
+function usageRows(file: KeyFile, totals: Map<string, number>, month: string): UsageRow[] {
   const rows: UsageRow[] = [];
   const billed = new Set<string>();
-  for (const k of keys.values()) {
+  const bill = (k: { sha256: string; label: string; plan: Plan }, revoked: string | null) => {
     const credential = `key:${k.sha256}`;
+    if (billed.has(credential)) return;
     billed.add(credential);
-    rows.push({ credential: `key:${k.sha256.slice(0, 8)}`, label: k.label, plan: k.plan, month, requests: totals.get(credential) ?? 0 });
-  }
+    const requests = totals.get(credential) ?? 0;
+    // A key in force is billed at 0 too (it was there to be used); a revoked one only when it was used.
+    if (revoked === null || requests > 0)
+      rows.push({ credential: `key:${k.sha256.slice(0, 8)}`, label: k.label, plan: k.plan, month, requests, revoked });
+  };
+  for (const k of file.keys) bill(k, null);
+  for (const k of file.revoked ?? []) bill(k, k.revoked);
   const others = [...totals].filter(([c]) => !billed.has(c)).sort(([a], [b]) => (a < b ? -1 : 1));
   for (const [c, requests] of others)
-    rows.push({ credential: c.startsWith('key:') ? c.slice(0, 12) : c, label: null, plan: null, month, requests });
+    rows.push({ credential: c.startsWith('key:') ? c.slice(0, 12) : c, label: null, plan: null, month, requests, revoked: null });
   return rows;
 }
 
-const COLUMNS = ['credential', 'label', 'plan', 'month', 'requests'] as const;
+const COLUMNS = ['credential', 'label', 'plan', 'month', 'requests', 'revoked'] as const;
 
 /** A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break. */
 const field = (v: string | number | null) => {
@@ -79,7 +92,14 @@ function table(rows: UsageRow[]): string {
   const total = rows.reduce((sum, r) => sum + r.requests, 0);
   return [
     line('credential', 'plan', 'requests', 'label'),
-    ...rows.map((r) => line(r.credential, r.plan ?? '-', String(r.requests), r.label ?? '(not in the key file)')),
+    ...rows.map((r) =>
+      line(
+        r.credential,
+        r.plan ?? '-',
+        String(r.requests),
+        r.label === null ? '(not in the key file)' : r.revoked ? `${r.label} (revoked ${r.revoked})` : r.label,
+      ),
+    ),
     line('total', '', String(total), ''),
   ]
     .map((l) => l.trimEnd())

@@ -1,7 +1,8 @@
 /**
  * The direct-key store (decisions 12, 22 and 37): `{"keys": [{sha256, plan, label, created?, expires?}]}`. The `keys` commands
  * write it and the shim reads it: the format is this one zod shape. Runtime-neutral, and the one shape the shim
- * parses at run time, so it is written with zod/mini: the edge bundle carries only what this shape uses.
+ * parses at run time, so it is written with zod/mini: the edge bundle carries only what this shape uses. Beside
+ * `keys`, `revoked` keeps what billing needs of each revoked key (decision 87); the shim's parser never reads it.
  */
 // zod/mini: the same zod, tree-shaken, so the edge bundle carries only what this shape uses.
 import * as z from 'zod/mini';
@@ -25,24 +26,49 @@ export const KeyRecord = z.object({
    */
   expires: z.optional(z.string({ error: isoInstant }).check(z.refine((v) => Number.isFinite(isoInstantMs(v)), { error: isoInstant }))),
 });
-export const KeyStoreFile = z.object({ keys: z.array(KeyRecord) });
+/**
+ * What the shim reads of the key file: `keys` alone. Any other member (`revoked`) is dropped unread, so nothing in it
+ * can ever be taken for a credential, and a mistake in it never stops a server from reading its keys.
+ */
+const KeyStoreFile = z.object({ keys: z.array(KeyRecord) });
+
+/**
+ * A revoked key (decision 87): its record as it was, and when `keys revoke` removed it from `keys`. `usage` bills a
+ * month's requests of a key revoked in it under its label and plan; no credential check reads it.
+ */
+export const RevokedKeyRecord = z.extend(KeyRecord, {
+  revoked: z.string({ error: isoInstant }).check(z.refine((v) => Number.isFinite(isoInstantMs(v)), { error: isoInstant })),
+});
+/** The key file as the `keys` and `usage` commands read it: the keys in force, and the ones revoked. */
+const KeyFileShape = z.object({ keys: z.array(KeyRecord), revoked: z.optional(z.array(RevokedKeyRecord)) });
 
 export type KeyRecord = z.infer<typeof KeyRecord>;
-export type KeyStoreFile = z.infer<typeof KeyStoreFile>;
+export type RevokedKeyRecord = z.infer<typeof RevokedKeyRecord>;
+export type KeyFile = z.infer<typeof KeyFileShape>;
 /** The credential store of decision 12, loaded: SHA-256 hex of the key to its record. */
 export type KeyStore = ReadonlyMap<string, KeyRecord>;
+
+/** The first problem zod found in a key file, as `<source>: keys[2].plan: expected ...`. */
+function keyFileProblem(issue: z.core.$ZodIssue, source: string): Error {
+  const [list, index, field] = issue.path;
+  if (index === undefined) return new Error(`${source}: ${list === 'revoked' ? `revoked: expected an array` : 'expected {"keys": [...]}'}`);
+  const entry = `${String(list)}[${String(index)}]`;
+  if (field === undefined) return new Error(`${source}: ${entry}: expected an object {sha256, plan, label}`);
+  return new Error(`${source}: ${entry}.${String(field)}: ${issue.message}`);
+}
 
 /** Parses a key store file; throws naming the entry and field that is wrong (`keys[2].plan: expected ...`). */
 export function keyStoreFromJson(json: unknown, source = 'keys'): KeyStore {
   const parsed = KeyStoreFile.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const [, index, field] = issue.path;
-    if (index === undefined) throw new Error(`${source}: expected {"keys": [...]}`);
-    if (field === undefined) throw new Error(`${source}: keys[${String(index)}]: expected an object {sha256, plan, label}`);
-    throw new Error(`${source}: keys[${String(index)}].${String(field)}: ${issue.message}`);
-  }
+  if (!parsed.success) throw keyFileProblem(parsed.error.issues[0]!, source);
   return new Map(parsed.data.keys.map((k) => [k.sha256, k]));
+}
+
+/** The whole key file, `revoked` included (the commands' read); throws as `keyStoreFromJson` does. */
+export function keyFileFromJson(json: unknown, source = 'keys'): KeyFile {
+  const parsed = KeyFileShape.safeParse(json);
+  if (!parsed.success) throw keyFileProblem(parsed.error.issues[0]!, source);
+  return parsed.data;
 }
 
 /** When a record's key stops working, in milliseconds (decision 37): Infinity for a key that does not expire. */

@@ -5,7 +5,7 @@
  * quotas in a Durable Object per credential.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -13,7 +13,8 @@ import type { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCS_FILES } from '../../auth-shim/docs.js';
 import { KEYS_REFRESH_MS } from '../../auth-shim/edge-keys.js';
-import { until } from '../helpers.js';
+import { revokeKeys } from '../../generator/keys.js';
+import { tempDir, until } from '../helpers.js';
 import { startEdge, type Edge } from './edge-setup.js';
 import { KEY, KEYS_FILE, builtTree, treeJson } from './tree.js';
 
@@ -205,8 +206,14 @@ describe('edge entry under workerd', () => {
     await edge.putKeys('{"keys": [{"sha256": "not hex", "plan": "pro"}]}');
     await new Promise((r) => setTimeout(r, KEYS_REFRESH_MS + 500));
     expect(await statusOf(NEW_KEY)).toBe(200);
-    store.keys.pop();
-    await edge.putKeys(JSON.stringify(store));
+    // Revoked as `keys revoke` writes it: the record kept in `revoked` for billing (decision 87), which the edge never
+    // reads as a credential.
+    const file = join(tempDir('rr-edge-keys-'), 'keys.json');
+    writeFileSync(file, JSON.stringify(store));
+    await revokeKeys(file, { label: 'pushed' });
+    const revoked = readFileSync(file, 'utf8');
+    expect(JSON.parse(revoked).revoked).toEqual([expect.objectContaining({ sha256: sha256Hex(NEW_KEY), plan: 'pro' })]);
+    await edge.putKeys(revoked);
     expect(await until(async () => (await statusOf(NEW_KEY)) === 401, KEYS_REFRESH_MS * 4, 200)).toBe(true);
     expect(await statusOf(KEY.pro)).toBe(200);
   });

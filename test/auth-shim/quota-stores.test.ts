@@ -753,6 +753,8 @@ describe('live keys (decision 22)', () => {
       for (let i = 0; i < 3; i++) expect((await get(KEY.basic)).status).toBe(200);
       const label = JSON.parse(readFileSync(keys, 'utf8')).keys.find((k: { plan: string }) => k.plan === 'pro').label;
       await revokeKeys(keys, { label });
+      // Kept beside the keys for billing (decision 87), where the server's reload never reads a credential.
+      expect(JSON.parse(readFileSync(keys, 'utf8')).revoked).toEqual([expect.objectContaining({ label, plan: 'pro' })]);
       expect(await until(async () => (await get(KEY.pro)).status === 401, 2_000, 100)).toBe(true);
       // The basic key's three requests of this minute still count.
       expect((await get(KEY.basic)).status).toBe(200);

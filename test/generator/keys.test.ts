@@ -158,7 +158,7 @@ describe('keys over time, as an operator runs them (compiled CLI)', () => {
       ['Until', 'basic', 'active'],
       ['Acme Corp', 'pro', 'active'],
     ]);
-    expect(Object.keys(rows[0]!)).toEqual(['label', 'plan', 'sha256_prefix', 'created', 'expires', 'state']);
+    expect(Object.keys(rows[0]!)).toEqual(['label', 'plan', 'sha256_prefix', 'created', 'expires', 'state', 'revoked']);
     const table = cli(['keys', 'list', '--keys', file]).stdout.split('\n');
     expect(table[0]).toMatch(/^sha256 +plan +state +created +expires +label$/);
     expect(table[1]).toMatch(new RegExp(`^${oldPrefix}  pro    expiring  \\S+Z  \\S+Z  Acme Corp$`));
@@ -172,6 +172,20 @@ describe('keys over time, as an operator runs them (compiled CLI)', () => {
 
     const both = cli(['keys', 'revoke', '--keys', file, '--label', 'Acme Corp']);
     expect(both.stdout.split('\n').filter(Boolean)).toEqual([`revoked ${oldPrefix} pro Acme Corp`, `revoked ${newPrefix} pro Acme Corp`]);
+    // Gone from the keys in force; kept for billing (decision 87), and listed with --revoked, after the others.
+    expect(records(file).map((k) => k.label)).toEqual(['Trial', 'Until']);
+    const all = JSON.parse(cli(['keys', 'list', '--keys', file, '--revoked', '--json']).stdout) as Record<string, unknown>[];
+    expect(all.map((r) => [r.label, r.state, r.sha256_prefix])).toEqual([
+      ['Trial', 'expiring', expect.any(String)],
+      ['Until', 'active', expect.any(String)],
+      ['Acme Corp', 'revoked', oldPrefix],
+      ['Acme Corp', 'revoked', newPrefix],
+    ]);
+    expect(all[2]!.revoked).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    expect(all[0]!.revoked).toBeNull();
+    const withRevoked = cli(['keys', 'list', '--keys', file, '--revoked']).stdout.split('\n');
+    expect(withRevoked[0]).toMatch(/^sha256 +plan +state +created +expires +revoked +label$/);
+    expect(withRevoked[3]).toMatch(new RegExp(`^${oldPrefix}  pro    revoked   \\S+Z  \\S+Z  \\S+Z  Acme Corp$`));
 
     const mistakes: [string[], number, string][] = [
       [['add', '--plan', 'pro', '--expires', '2020-01-01T00:00:00Z'], 2, '--expires 2020-01-01T00:00:00Z has already passed'],

@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DiskQuotaStore, RedisQuotaStore } from '../../../auth-shim/node/quota-stores.js';
 import { monthOf, type Limits } from '../../../auth-shim/quota.js';
-import { addKey } from '../../../generator/keys.js';
+import { addKey, revokeKeys } from '../../../generator/keys.js';
 import { cliAsync, tempDir } from '../../helpers.js';
 
 const root = tempDir('rr-usage-');
@@ -21,9 +21,11 @@ const sha = (key: string) => createHash('sha256').update(key).digest('hex');
 const lots: Limits = { perMinute: 1_000_000, perMonth: 1_000_000 };
 const SEPT = Date.UTC(2026, 8, 10);
 const OCT = Date.UTC(2026, 9, 10);
-/** A key counted in the store and revoked since: billed by its hash prefix. */
-const REVOKED = `key:${randomBytes(32).toString('hex')}`;
-let keys: { acme: string; beta: string; idle: string };
+/** A credential counted in the store of which the key file keeps nothing (removed by hand): billed by its hash prefix. */
+const UNKNOWN = `key:${randomBytes(32).toString('hex')}`;
+/** When `keys revoke` removed the key labelled Gone Ltd, counted in September. */
+const REVOKED_AT = new Date(Date.UTC(2026, 8, 20, 12));
+let keys: { acme: string; beta: string; idle: string; gone: string };
 
 /** `n` requests of `credential` from `at`, one a second. */
 function count(store: DiskQuotaStore | RedisQuotaStore, credential: string, at: number, n: number) {
@@ -35,27 +37,40 @@ beforeAll(async () => {
     acme: await addKey(keysFile, 'pro', 'Acme Corp'),
     beta: await addKey(keysFile, 'basic', 'Beta, "the second" Ltd'),
     idle: await addKey(keysFile, 'ultra', 'Idle'),
+    gone: await addKey(keysFile, 'ultra', 'Gone Ltd'),
   };
   const store = await DiskQuotaStore.open(quotaFile);
   await count(store, `key:${sha(keys.acme)}`, SEPT, 7);
   await count(store, `key:${sha(keys.acme)}`, OCT, 3);
   await count(store, `key:${sha(keys.beta)}`, SEPT, 2);
-  await count(store, REVOKED, SEPT, 4);
+  await count(store, UNKNOWN, SEPT, 4);
+  await count(store, `key:${sha(keys.gone)}`, SEPT, 9);
   await count(store, `key:${sha(keys.beta)}`, Date.now(), 5);
   await store.close();
+  await revokeKeys(keysFile, { label: 'Gone Ltd' }, REVOKED_AT);
 });
 
 const usage = (...args: string[]) => cliAsync(['usage', '--keys', keysFile, ...args]);
 
 describe('risk-readings usage', () => {
-  it('--json: each key of the key file in its order, then each other credential counted, by hash prefix', async () => {
+  it('--json: each key of the key file in its order, then each key revoked, then each other credential counted', async () => {
     const r = await usage('--quotas', quotaFile, '--month', '2026-09', '--json');
     expect(r.status, r.stderr).toBe(0);
+    const row = (credential: string, label: string | null, plan: string | null, requests: number, revoked: string | null = null) => ({
+      credential,
+      label,
+      plan,
+      month: '2026-09',
+      requests,
+      revoked,
+    });
     expect(JSON.parse(r.stdout)).toEqual([
-      { credential: `key:${sha(keys.acme).slice(0, 8)}`, label: 'Acme Corp', plan: 'pro', month: '2026-09', requests: 7 },
-      { credential: `key:${sha(keys.beta).slice(0, 8)}`, label: 'Beta, "the second" Ltd', plan: 'basic', month: '2026-09', requests: 2 },
-      { credential: `key:${sha(keys.idle).slice(0, 8)}`, label: 'Idle', plan: 'ultra', month: '2026-09', requests: 0 },
-      { credential: REVOKED.slice(0, 12), label: null, plan: null, month: '2026-09', requests: 4 },
+      row(`key:${sha(keys.acme).slice(0, 8)}`, 'Acme Corp', 'pro', 7),
+      row(`key:${sha(keys.beta).slice(0, 8)}`, 'Beta, "the second" Ltd', 'basic', 2),
+      row(`key:${sha(keys.idle).slice(0, 8)}`, 'Idle', 'ultra', 0),
+      // Revoked in the month it used: still invoiced under its customer and plan (decision 87).
+      row(`key:${sha(keys.gone).slice(0, 8)}`, 'Gone Ltd', 'ultra', 9, '2026-09-20T12:00:00Z'),
+      row(UNKNOWN.slice(0, 12), null, null, 4),
     ]);
     expect(r.stderr).toBe(`2026-09 (UTC), counted in ${quotaFile}\n`);
   });
@@ -65,13 +80,24 @@ describe('risk-readings usage', () => {
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toBe(
       [
-        'credential,label,plan,month,requests',
-        `key:${sha(keys.acme).slice(0, 8)},Acme Corp,pro,2026-10,3`,
-        `key:${sha(keys.beta).slice(0, 8)},"Beta, ""the second"" Ltd",basic,2026-10,0`,
-        `key:${sha(keys.idle).slice(0, 8)},Idle,ultra,2026-10,0`,
+        'credential,label,plan,month,requests,revoked',
+        `key:${sha(keys.acme).slice(0, 8)},Acme Corp,pro,2026-10,3,`,
+        `key:${sha(keys.beta).slice(0, 8)},"Beta, ""the second"" Ltd",basic,2026-10,0,`,
+        `key:${sha(keys.idle).slice(0, 8)},Idle,ultra,2026-10,0,`,
         '',
       ].join('\n'),
     );
+  });
+
+  it('a revoked key in the table: its label, plan and when it was revoked, never "(not in the key file)"', async () => {
+    const r = await usage('--quotas', quotaFile, '--month', '2026-09');
+    expect(r.status, r.stderr).toBe(0);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines).toContainEqual(
+      expect.stringMatching(new RegExp(`^key:${sha(keys.gone).slice(0, 8)}\\s+ultra\\s+9\\s+Gone Ltd \\(revoked 2026-09-20T12:00:00Z\\)$`)),
+    );
+    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${UNKNOWN.slice(0, 12)}\\s+-\\s+4\\s+\\(not in the key file\\)$`)));
+    expect(lines.at(-1)).toMatch(/^total\s+22$/);
   });
 
   it('the current month (UTC) by default, as a table with its total; the month still open is said so', async () => {
@@ -198,6 +224,6 @@ describe.skipIf(redisAway !== null)(`risk-readings usage on Redis (skipped: ${re
       ['Beta, "the second" Ltd', 1],
       ['Idle', 0],
     ]);
-    expect(rows).toContainEqual({ credential: own.slice(0, 12), label: null, plan: null, month: '2031-05', requests: 2 });
+    expect(rows).toContainEqual({ credential: own.slice(0, 12), label: null, plan: null, month: '2031-05', requests: 2, revoked: null });
   });
 });

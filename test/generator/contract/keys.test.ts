@@ -1,6 +1,6 @@
 /** The key store format (decisions 12, 22, 37), one shape for the `keys` commands and the shim. */
 import { describe, expect, it } from 'vitest';
-import { hasExpired, keyExpiry, keyStoreFromJson } from '../../../generator/contract/keys.js';
+import { hasExpired, keyExpiry, keyFileFromJson, keyStoreFromJson } from '../../../generator/contract/keys.js';
 
 const HASH = 'a'.repeat(64);
 
@@ -42,6 +42,36 @@ describe('keyStoreFromJson', () => {
     [{ keys: [{ sha256: HASH, plan: 'pro', expires: '2026-02-30' }] }, 'f: keys[0].expires: expected an ISO 8601 instant'],
   ])('%j is refused: %s', (json, message) => {
     expect(() => keyStoreFromJson(json, 'f')).toThrow(message);
+  });
+});
+
+describe('revoked keys (decision 87)', () => {
+  const revoked = {
+    sha256: 'c'.repeat(64),
+    plan: 'ultra',
+    label: 'Acme',
+    created: '2026-10-01T00:00:00Z',
+    revoked: '2026-11-20T09:00:00Z',
+  };
+
+  it('the credential parser never reads them: a revoked hash is no key, and a mistake among them stops no server', () => {
+    const store = keyStoreFromJson({ keys: [{ sha256: HASH, plan: 'pro' }], revoked: [revoked] });
+    expect([...store.keys()]).toEqual([HASH]);
+    expect(store.has('c'.repeat(64))).toBe(false);
+    for (const broken of ['not a list', [1], [{ ...revoked, plan: 'gold' }]])
+      expect([...keyStoreFromJson({ keys: [{ sha256: HASH, plan: 'pro' }], revoked: broken }).keys()]).toEqual([HASH]);
+  });
+
+  it("the commands' read keeps them, each checked and named like a key", () => {
+    expect(keyFileFromJson({ keys: [], revoked: [revoked] }).revoked).toEqual([revoked]);
+    expect(keyFileFromJson({ keys: [] }).revoked).toBeUndefined();
+    expect(() => keyFileFromJson({ keys: [], revoked: 'x' }, 'f')).toThrow('f: revoked: expected an array');
+    expect(() => keyFileFromJson({ keys: [], revoked: [{ ...revoked, revoked: 'yesterday' }] }, 'f')).toThrow(
+      'f: revoked[0].revoked: expected an ISO 8601 instant with its zone',
+    );
+    expect(() => keyFileFromJson({ keys: [], revoked: [{ ...revoked, plan: 'gold' }] }, 'f')).toThrow(
+      'f: revoked[0].plan: expected basic, pro or ultra, found "gold"',
+    );
   });
 });
 
