@@ -29,11 +29,16 @@ export { BuildError, type BuildOptions, type BuildReport } from './build-report.
 export async function build(opts: BuildOptions): Promise<BuildReport> {
   const at = builtAt(opts.now);
   const previousSource = opts.previous ?? opts.out;
-  // A path that is no folder is a mistake in the command, not a passing failure: exit 2, never retried.
-  const notFolder = (option: string, path: string) =>
-    new BuildError(`${option} ${path}: ${existsSync(path) ? 'not a folder' : 'no such folder'}`, {}, [], EXIT.usage);
-  if (!isFolder(opts.pages)) throw notFolder('--pages', opts.pages);
-  if (existsSync(opts.out) && !isFolder(opts.out)) throw notFolder('--out', opts.out);
+  // A path that is not the kind its option takes is a mistake in the command, not a passing failure: exit 2, never
+  // retried (decision 77), checked before anything runs. A `--previous` URL is no path; a folder holding no tree is
+  // "no previous tree" (decision 27: exit 1 unless --init), a path that is no folder at all a typo, even with --init.
+  const wrongKind = (option: string, path: string, kind: 'folder' | 'file') =>
+    new BuildError(`${option} ${path}: ${kindOf(path) ? `not a ${kind}` : `no such ${kind}`}`, {}, [], EXIT.usage);
+  if (!isFolder(opts.pages)) throw wrongKind('--pages', opts.pages, 'folder');
+  if (existsSync(opts.out) && !isFolder(opts.out)) throw wrongKind('--out', opts.out, 'folder');
+  if (opts.previous !== undefined && !isUrl(opts.previous) && !isFolder(opts.previous))
+    throw wrongKind('--previous', opts.previous, 'folder');
+  if (opts.catalog !== undefined && !isFile(opts.catalog)) throw wrongKind('--catalog', opts.catalog, 'file');
   if (!opts.init && !isUrl(previousSource) && !existsSync(previousSource)) throw noPrevious(previousSource);
   const apiInfo = opts.apiInfo === undefined ? undefined : readApiInfo(opts.apiInfo);
   try {
@@ -166,7 +171,16 @@ async function relinkIfIdle(
   });
 }
 
-const isFolder = (path: string) => statSync(path, { throwIfNoEntry: false })?.isDirectory() ?? false;
+/** What is at `path`: a folder, a file, or nothing (a component that is a file, ENOTDIR, counts as nothing). */
+function kindOf(path: string): 'folder' | 'file' | null {
+  try {
+    return statSync(path).isDirectory() ? 'folder' : 'file';
+  } catch {
+    return null;
+  }
+}
+const isFolder = (path: string) => kindOf(path) === 'folder';
+const isFile = (path: string) => kindOf(path) === 'file';
 
 /** `--api-info`: a file that does not exist is the command's mistake (exit 2), one that is not the shape the input's (1). */
 function readApiInfo(file: string): ApiInfo {

@@ -51,7 +51,11 @@ export function program(): Command {
     .requiredOption('--out <dir>', 'where v1/ is published (a link swapped atomically to each new tree)')
     .option('--previous <dir|url>', HELP.previous)
     .option('--init', 'start a new ledger when there is no previous tree (otherwise exit 1)')
-    .option('--catalog <file>', "the asset catalogue (default: the pages folder's catalog.json if it has one, else the committed one)")
+    .option(
+      '--catalog <file>',
+      "the asset catalogue (default: the pages folder's catalog.json if it has one, else the committed one)",
+      existingPath('--catalog', 'file'),
+    )
     .option('--now <iso>', 'the build time recorded in the manifest (default: the clock)', instant('--now'))
     .option('--public-url <url>', HELP.publicUrl, httpUrl('--public-url'))
     .option('--api-info <file>', "JSON: the served document's contact, license and termsOfService (see docs/cli.md)")

@@ -263,6 +263,8 @@ describe('risk-readings (compiled)', () => {
       [['keys', 'add', '--plan', 'pro', '--keys', nested], `--keys ${nested}: no such folder ${none} to write it in`],
       [['keys', 'add', '--plan', 'pro', '--keys', folder], `--keys ${folder}: not a file`],
       [['fixtures', '--out', join(dir, 'site'), '--catalog', none], `--catalog ${none}: no such file`],
+      [['build', '--pages', folder, '--out', join(dir, 'out'), '--catalog', none], `--catalog ${none}: no such file`],
+      [['build', '--pages', folder, '--out', join(dir, 'out'), '--catalog', folder], `--catalog ${folder}: not a file`],
     ];
     for (const [args, message] of rules) {
       const r = run(...args);
@@ -292,11 +294,26 @@ describe('risk-readings (compiled)', () => {
       [['build', '--pages', file, '--out', join(root, 'o1')], 2, `build failed: --pages ${file}: not a folder`],
       [['build', '--pages', join(root, 'absent'), '--out', join(root, 'o2')], 2, `--pages ${join(root, 'absent')}: no such folder`],
       [['build', '--pages', pages, '--out', file, '--init'], 2, `build failed: --out ${file}: not a folder`],
+      // A --previous that is no folder is a typo, never "no previous tree" (1) nor the machine (3), --init or not; a
+      // URL is no path.
+      [['build', '--pages', pages, '--out', join(root, 'o3'), '--previous', file], 2, `build failed: --previous ${file}: not a folder`],
       [
-        ['build', '--pages', pages, '--out', join(root, 'o3'), '--init', '--catalog', join(root, 'absent.json')],
+        ['build', '--pages', pages, '--out', join(root, 'o3'), '--previous', join(root, 'absent')],
         2,
-        'cannot read the catalogue (ENOENT',
+        `build failed: --previous ${join(root, 'absent')}: no such folder`,
       ],
+      [
+        ['build', '--pages', pages, '--out', join(root, 'o3'), '--previous', join(root, 'nope', 'prev'), '--init'],
+        2,
+        `build failed: --previous ${join(root, 'nope', 'prev')}: no such folder`,
+      ],
+      [
+        ['build', '--pages', pages, '--out', join(root, 'o3'), '--previous', join(file, 'prev')],
+        2,
+        `build failed: --previous ${join(file, 'prev')}: no such folder`,
+      ],
+      // An --out holding no tree is still decision 27's "no previous tree" without --init: the input, exit 1.
+      [['build', '--pages', pages, '--out', join(root, 'o3')], 1, `build failed: no previous tree at ${join(root, 'o3')}`],
       [
         ['build', '--pages', pages, '--out', join(root, 'o4'), '--init', '--catalog', file],
         1,
@@ -315,6 +332,8 @@ describe('risk-readings (compiled)', () => {
       expect(r.status, args.join(' ')).toBe(status);
       expect(r.stderr, args.join(' ')).toContain(message);
     }
+    // Refused before anything ran: no output folder was made for them.
+    expect(existsSync(join(root, 'o3'))).toBe(false);
     const tree = join(root, 'diff-tree');
     expect(
       run(
