@@ -14,6 +14,7 @@ import {
   existingPath,
   existingPaths,
   expiry,
+  hashPrefix,
   HELP,
   httpUrl,
   instant,
@@ -127,7 +128,7 @@ export function program(): Command {
   command(keys, 'revoke', HELP.revoke, () => import('./commands/keys.js').then((m) => m.revoke))
     .requiredOption(...store)
     .option('--label <l>', 'revoke every key with exactly this label')
-    .option('--sha256 <prefix>', 'revoke the key whose SHA-256 starts with these (8 or more) hex digits');
+    .option('--sha256 <prefix>', 'revoke the key whose SHA-256 starts with these (8 or more) hex digits', hashPrefix('--sha256'));
 
   command(cli, 'usage', HELP.usage, () => import('./commands/usage.js').then((m) => m.run))
     .requiredOption('--quotas <file|redis://host:port>', 'the quota store serve counts in: its file, or its Redis', quotaCounts('--quotas'))

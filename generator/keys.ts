@@ -9,7 +9,16 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import lockfile from 'proper-lockfile';
-import { hasExpired, keyExpiry, keyFileFromJson, type KeyFile, type KeyRecord, type RevokedKeyRecord } from './contract/keys.js';
+import {
+  hashPrefixExpected,
+  hasExpired,
+  isHashPrefix,
+  keyExpiry,
+  keyFileFromJson,
+  type KeyFile,
+  type KeyRecord,
+  type RevokedKeyRecord,
+} from './contract/keys.js';
 import type { Plan } from './contract/plans.js';
 import { sha256 } from './output/manifest.js';
 
@@ -164,8 +173,8 @@ export function listKeys(file: string, now = new Date(), { revoked = false } = {
  * nothing matches.
  */
 export async function revokeKeys(file: string, by: { label?: string; sha256?: string }, now = new Date()): Promise<KeyListing[]> {
-  if (by.sha256 !== undefined && !/^[0-9a-f]{8,64}$/.test(by.sha256.toLowerCase()))
-    throw new Error(`--sha256: expected 8 to 64 hex digits of a key's hash, found ${JSON.stringify(by.sha256)}`);
+  // The command line refuses a malformed prefix as usage (exit 2); a caller of this function gets the same words.
+  if (by.sha256 !== undefined && !isHashPrefix(by.sha256)) throw new Error(hashPrefixExpected('--sha256', by.sha256));
   if (by.sha256 === undefined && by.label === undefined) throw new Error('keys revoke: give --label or --sha256');
   return changeKeys(file, (doc) => {
     let match: (k: KeyRecord) => boolean;

@@ -4,6 +4,7 @@ import { dirname, resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { isCalendarDate, isoInstantMs } from '../contract/time.js';
 import { PLANS } from '../contract/plans.js';
+import { hashPrefixExpected, isHashPrefix } from '../contract/keys.js';
 
 export const positiveInt = (name: string) => (v: string) => {
   const n = Number(v);
@@ -49,12 +50,25 @@ export const instant = (name: string) => (v: string) => {
 /** When a key stops working (decision 37): an instant, or a span from when the command runs. */
 export type Expiry = { at: number } | { after: number };
 const SPAN = /^\+(\d+)([hd])$/;
-const spanMs = (m: RegExpExecArray) => Number(m[1]) * (m[2] === 'h' ? 3_600_000 : 86_400_000);
+/** The last instant the key file can name: its times are ISO 8601 with a four-digit year. */
+const LAST_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59);
+/** A span's milliseconds; one that would end past the year 9999 is no time the key file can hold (usage, exit 2). */
+const spanMs = (name: string, v: string, m: RegExpExecArray) => {
+  const ms = Number(m[1]) * (m[2] === 'h' ? 3_600_000 : 86_400_000);
+  if (Date.now() + ms > LAST_INSTANT) throw new InvalidArgumentError(`${name} ${v} would end after the year 9999; give a shorter span`);
+  return ms;
+};
+
+/** `keys revoke --sha256`: the first 8 to 64 hex digits of a key's hash, as `keys list` shows them; lower-cased. */
+export const hashPrefix = (name: string) => (v: string) => {
+  if (!isHashPrefix(v)) throw new InvalidArgumentError(hashPrefixExpected(name, v));
+  return v.toLowerCase();
+};
 
 /** `--expires`: an ISO 8601 instant still to come, or `+N` hours or days (`+12h`, `+30d`) from now. */
 export const expiry = (name: string) => (v: string) => {
   const span = SPAN.exec(v);
-  if (span && Number(span[1]) >= 1) return { after: spanMs(span) } satisfies Expiry;
+  if (span && Number(span[1]) >= 1) return { after: spanMs(name, v, span) } satisfies Expiry;
   const at = isoInstantMs(v);
   if (!Number.isFinite(at))
     throw new InvalidArgumentError(
@@ -68,7 +82,7 @@ export const expiry = (name: string) => (v: string) => {
 export const overlap = (name: string) => (v: string) => {
   const span = SPAN.exec(v);
   if (!span) throw new InvalidArgumentError(`${name} takes +N hours or days such as +24h or +7d (+0h: at once), not "${v}"`);
-  return spanMs(span);
+  return spanMs(name, v, span);
 };
 
 export const httpUrl = (name: string) => (v: string) => {

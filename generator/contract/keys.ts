@@ -71,6 +71,11 @@ export function keyFileFromJson(json: unknown, source = 'keys'): KeyFile {
   return parsed.data;
 }
 
+/** What names a key on the command line (`keys revoke --sha256`): the first 8 to 64 hex digits of its SHA-256. */
+export const isHashPrefix = (v: string): boolean => /^[0-9a-f]{8,64}$/i.test(v);
+export const hashPrefixExpected = (option: string, v: string) =>
+  `${option} takes 8 to 64 hex digits of a key's hash, as keys list shows them, not ${JSON.stringify(v)}`;
+
 /** When a record's key stops working, in milliseconds (decision 37): Infinity for a key that does not expire. */
 export const keyExpiry = (rec: Pick<KeyRecord, 'expires'>): number => (rec.expires === undefined ? Infinity : isoInstantMs(rec.expires));
 

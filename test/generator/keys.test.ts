@@ -201,6 +201,15 @@ describe('keys over time, as an operator runs them (compiled CLI)', () => {
         '--overlap takes +N hours or days such as +24h or +7d (+0h: at once), not "24h"',
       ],
       [['roll'], 2, "required option '--label <l>' not specified"],
+      // A malformed value of any keys option is usage (exit 2), named, before the file is read.
+      [['revoke', '--sha256', 'b5ae'], 2, `--sha256 takes 8 to 64 hex digits of a key's hash, as keys list shows them, not "b5ae"`],
+      [['revoke', '--sha256', 'zzzzzzzz'], 2, `--sha256 takes 8 to 64 hex digits of a key's hash, as keys list shows them, not "zzzzzzzz"`],
+      [['revoke', '--sha256', ''], 2, `--sha256 takes 8 to 64 hex digits`],
+      [['add', '--plan', 'pro', '--expires', '+99999999d'], 2, '--expires +99999999d would end after the year 9999; give a shorter span'],
+      [['roll', '--label', 'Trial', '--expires', '+99999999d'], 2, '--expires +99999999d would end after the year 9999'],
+      [['roll', '--label', 'Trial', '--overlap', '+99999999d'], 2, '--overlap +99999999d would end after the year 9999'],
+      [['add', '--plan', 'PRO'], 2, '--plan is basic, pro or ultra'],
+      [['revoke', '--sha256', '0123abcd'], 1, `risk-readings keys: ${file}: no key has a hash starting 0123abcd`],
       [['roll', '--label', 'Nobody'], 1, `risk-readings keys: ${file}: no key is labelled "Nobody"`],
     ];
     for (const [args, status, message] of mistakes) {
