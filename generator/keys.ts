@@ -101,14 +101,24 @@ export interface Rolled {
  * `keys roll --label L` (decision 37): a new key with the plan and label of L's keys, while the keys of L that are
  * still valid keep working until `now + overlapMs` (one that ends sooner keeps its own end), so the customer always
  * holds a working key. The new key ends when the keys it replaces would have, if they all had an end, unless
- * `expires` says otherwise. When no key of L is valid any more (a lapsed trial), the new key renews it. L's keys must
- * hold one plan: which one to issue would otherwise be a guess.
+ * `expires` says otherwise. When no key of L is valid any more (a lapsed trial), `expires` must say when the new key
+ * ends (decision 88): every lapsed key had an end, and a roll that made the trial a key without one would be a
+ * permanent key nobody asked for (`keys add` issues that). L's keys must hold one plan: which one to issue would
+ * otherwise be a guess.
  */
 export async function rollKeys(file: string, label: string, overlapMs: number, now = new Date(), expires?: number): Promise<Rolled> {
   return changeKeys(file, (doc) => {
     const mine = doc.keys.filter((k) => k.label === label);
     if (!mine.length) throw new Error(`${file}: no key is labelled ${JSON.stringify(label)}`);
     const valid = mine.filter((k) => !hasExpired(keyExpiry(k), now.getTime()));
+    if (!valid.length && expires === undefined) {
+      const latest = mine.reduce((a, b) => (keyExpiry(b) > keyExpiry(a) ? b : a));
+      throw new Error(
+        `${file}: every key labelled ${JSON.stringify(label)} has ended (the last at ${stamp(keyExpiry(latest))}), and a roll does not make a key that ` +
+          `ended into one that never does: give --expires for the new key's end (+14d for another trial), or issue a key ` +
+          `without an end with keys add --plan ${latest.plan} --label ${JSON.stringify(label)}`,
+      );
+    }
     const plans = [...new Set((valid.length ? valid : mine).map((k) => k.plan))];
     if (plans.length > 1)
       throw new Error(

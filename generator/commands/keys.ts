@@ -34,7 +34,8 @@ export async function roll(o: { keys: string; label: string; overlap: number; ex
   const says = (k: KeyListing) => `${k.sha256_prefix} (${k.plan}, ${JSON.stringify(k.label)})`;
   process.stderr.write(`new key ${says(added)}${added.expires ? `, works until ${added.expires}` : ''}\n`);
   for (const k of rolled.ending) process.stderr.write(`old key ${says(k)} works until ${k.expires}\n`);
-  if (!rolled.ending.length) process.stderr.write(`no key labelled ${JSON.stringify(o.label)} was still valid: the new key renews it\n`);
+  if (!rolled.ending.length)
+    process.stderr.write(`no key labelled ${JSON.stringify(o.label)} was still valid: the new key renews it until ${added.expires}\n`);
 }
 
 /** One row a key, under a header line; never a key. With `revoked`, when each revoked key was (decision 87). */

@@ -111,7 +111,15 @@ describe('keys over time (decision 37)', () => {
     const rolled = await rollKeys(file, 'Trial', 0, at(DAY));
     expect(rolled.added.expires).toBe('2026-11-12T09:30:00Z');
     expect(rolled.ending[0]).toMatchObject({ expires: '2026-11-03T09:30:00Z', state: 'expired' });
-    // Past the trial's end no key of the label is valid: a roll renews it, on the operator's terms.
+    // Past the trial's end no key of the label is valid: a roll renews it only on the operator's terms, never as a
+    // key that does not end (decision 88); the file is unchanged by the refusal.
+    const before = readFileSync(file, 'utf8');
+    await expect(rollKeys(file, 'Trial', 24 * HOUR, at(20 * DAY))).rejects.toThrow(
+      `${file}: every key labelled "Trial" has ended (the last at 2026-11-12T09:30:00Z), and a roll does not make a key that ended ` +
+        "into one that never does: give --expires for the new key's end (+14d for another trial), or issue a key without an end " +
+        'with keys add --plan basic --label "Trial"',
+    );
+    expect(readFileSync(file, 'utf8')).toBe(before);
     const renewed = await rollKeys(file, 'Trial', 24 * HOUR, at(20 * DAY), T.getTime() + 50 * DAY);
     expect([renewed.ending, renewed.added.plan, renewed.added.expires]).toEqual([[], 'basic', '2026-12-22T09:30:00Z']);
   });
@@ -169,6 +177,16 @@ describe('keys over time, as an operator runs them (compiled CLI)', () => {
     const hand = join(root, 'by-hand.json');
     writeFileSync(hand, JSON.stringify({ keys: [{ sha256: 'a'.repeat(64), plan: 'pro', label: 'old', expires: '2026-01-01T00:00:00Z' }] }));
     expect(JSON.parse(cli(['keys', 'list', '--keys', hand, '--json']).stdout)[0]).toMatchObject({ state: 'expired', created: null });
+    // Its label rolled: a lapsed trial needs --expires (exit 1, saying what to give), then it is renewed until then.
+    const lapsed = cli(['keys', 'roll', '--keys', hand, '--label', 'old']);
+    expect([lapsed.status, lapsed.stdout]).toEqual([1, '']);
+    expect(lapsed.stderr).toContain('every key labelled "old" has ended (the last at 2026-01-01T00:00:00Z)');
+    expect(lapsed.stderr).toContain(
+      'give --expires for the new key\'s end (+14d for another trial), or issue a key without an end with keys add --plan pro --label "old"',
+    );
+    const renewed = cli(['keys', 'roll', '--keys', hand, '--label', 'old', '--expires', '+14d']);
+    expect(renewed.status, renewed.stderr).toBe(0);
+    expect(renewed.stderr).toMatch(/no key labelled "old" was still valid: the new key renews it until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n$/);
 
     const both = cli(['keys', 'revoke', '--keys', file, '--label', 'Acme Corp']);
     expect(both.stdout.split('\n').filter(Boolean)).toEqual([`revoked ${oldPrefix} pro Acme Corp`, `revoked ${newPrefix} pro Acme Corp`]);
