@@ -34,9 +34,12 @@ export interface CarriedPage {
 
 export interface BuildReport {
   assets: number;
+  /** The pages found; each is parsed, reused (unchanged since the previous build) or unreadable: the three add up. */
   pages_read: number;
   pages_parsed: number;
   pages_reused: number;
+  /** Pages that could not be read, or whose reading a guard refused (each named in `errors`). */
+  pages_unreadable: number;
   files_written: number;
   sector_sources: Record<string, string | null>;
   warnings: string[];
@@ -46,6 +49,11 @@ export interface BuildReport {
   files_linked: number;
   /** Pages whose previous readings were carried forward (--keep-going); the build then exits 4. */
   carried: CarriedPage[];
+  /**
+   * A build that failed for pages it could not read or find publishes nothing and carries nothing: what it would have
+   * carried with --keep-going. Absent from a build that published.
+   */
+  would_carry?: CarriedPage[];
   /** Where the ledger was continued from (a folder or URL), or null for a new ledger (--init). */
   previous: string | null;
   /** What killed builds had left in --out and this build removed or recovered. */
@@ -80,9 +88,11 @@ interface Read {
 export function buildReport(
   read: Read,
   got: {
-    site?: { parsed: number; reused: number };
+    site?: { parsed: number; reused: number; errors?: ReadonlyMap<string, unknown> };
     errors?: string[];
     carried?: CarriedPage[];
+    /** The build failed: what it would have carried with --keep-going (decision 89). */
+    wouldCarry?: CarriedPage[];
     published?: { files: number; linked: number };
     sectorSources?: Record<string, string | null>;
     /** Warnings beyond those of reading the inputs (the plan's, the cache's). */
@@ -97,10 +107,12 @@ export function buildReport(
     pages_read: read.found.pages.length,
     pages_parsed: got.site?.parsed ?? 0,
     pages_reused: got.site?.reused ?? 0,
+    pages_unreadable: got.site?.errors?.size ?? 0,
     warnings: [...read.warnings, ...(got.warnings ?? [])],
     errors: got.errors ?? [],
     ignored: read.found.ignored,
     carried: got.carried ?? [],
+    ...(got.wouldCarry && { would_carry: got.wouldCarry }),
     ...(got.published && { files_written: got.published.files, files_linked: got.published.linked }),
     ...(got.sectorSources && { sector_sources: got.sectorSources }),
     ...(got.relinked !== undefined && { relinked: got.relinked }),

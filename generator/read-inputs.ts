@@ -65,7 +65,7 @@ export async function openInputs(opts: BuildOptions, previousSource: string, tid
     const named = vanished.map((v) => `${v.file}: missing (the previous build read it)`);
     throw new BuildError(
       `${vanished.length} page(s) the previous build read are missing (${perKind}); the previous tree is untouched`,
-      buildReport(opened, { errors: named }),
+      buildReport(opened, { errors: named, wouldCarry: vanished.map((v) => ({ ...v, reason: 'missing' as const })) }),
       named,
     );
   }
@@ -101,9 +101,10 @@ export async function readInputs(opened: OpenedInputs, opts: BuildOptions, at: s
   for (const v of vanished) carried.push({ ...v, reason: 'missing' });
   if (site.errors.size && !opts.keepGoing) {
     const errors = [...site.errors.values()].map((e) => e.message);
+    // Nothing was published, so nothing was carried: the report says what --keep-going would have carried.
     throw new BuildError(
       `${errors.length} page(s) could not be read; the previous tree is untouched`,
-      buildReport(opened, { site, errors, carried }),
+      buildReport(opened, { site, errors, wouldCarry: carried }),
       errors,
     );
   }

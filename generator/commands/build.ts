@@ -82,7 +82,7 @@ function printReport(r: Partial<BuildReport>) {
   const say = (line: string) => process.stderr.write(line + '\n');
   if (r.assets !== undefined)
     say(
-      `assets ${r.assets ?? '?'} · pages ${r.pages_read ?? '?'} (parsed ${r.pages_parsed ?? 0}, unchanged ${r.pages_reused ?? 0}) · files ${r.files_written ?? 0} (linked ${r.files_linked ?? 0}) · warnings ${r.warnings?.length ?? 0} · errors ${r.errors?.length ?? 0} · carried ${r.carried?.length ?? 0}`,
+      `assets ${r.assets ?? '?'} · pages ${r.pages_read ?? '?'} (parsed ${r.pages_parsed ?? 0}, unchanged ${r.pages_reused ?? 0}, unreadable ${r.pages_unreadable ?? 0}) · files ${r.files_written ?? 0} (linked ${r.files_linked ?? 0}) · warnings ${r.warnings?.length ?? 0} · errors ${r.errors?.length ?? 0} · carried ${r.carried?.length ?? 0}`,
     );
   if (r.previous !== undefined) say(r.previous === null ? 'ledger: started new (--init)' : `ledger: continued from ${r.previous}`);
   for (const t of r.tidied ?? []) say(`tidied: ${t}`);
@@ -96,6 +96,8 @@ function printReport(r: Partial<BuildReport>) {
   for (const w of r.warnings ?? []) say(`warning: ${w}`);
   for (const e of r.errors ?? []) say(`error: ${e}`);
   for (const c of r.carried ?? []) say(`carried: ${c.file} (${c.reason}): ${c.symbol ?? 'market'} keeps its previous ${c.kind} reading`);
+  for (const c of r.would_carry ?? [])
+    say(`with --keep-going: ${c.file} (${c.reason}) would be carried: ${c.symbol ?? 'market'} would keep its previous ${c.kind} reading`);
 }
 
 /** `build --json`: the report as one JSON object on stdout, whatever the outcome. */

@@ -44,6 +44,7 @@ export interface SiteRead {
   /** The pages that could not be read or whose reading was refused, by file. */
   errors: Map<string, GuardProblem>;
   cache: ParseCache;
+  /** Pages read by parsing them, and pages whose cached reading stood: neither counts a page in `errors`. */
   parsed: number;
   reused: number;
 }
@@ -113,12 +114,17 @@ export async function readSite(
   const readings = new Map<string, PageResult>();
   let parsed = 0;
   let reused = 0;
-  /** Records a page's reading, or its refusal. */
-  const settle = (ref: PageRef, result: PageResult) => {
+  /**
+   * Records a page's reading, counted as parsed or reused, or its refusal, counted among the errors alone: each page is
+   * counted once, so parsed, reused and unreadable add up to the pages read.
+   */
+  const settle = (ref: PageRef, result: PageResult, how: 'parsed' | 'reused') => {
     const read = reading(result, ref);
     const problem = refuse(read, ref);
-    if (problem) errors.set(ref.file, problem);
-    else readings.set(ref.file, read);
+    if (problem) return void errors.set(ref.file, problem);
+    readings.set(ref.file, read);
+    if (how === 'parsed') parsed++;
+    else reused++;
   };
   const todo: { ref: PageRef; size: number; mtimeMs: number }[] = [];
   for (const ref of pages) {
@@ -126,8 +132,7 @@ export async function readSite(
     const hit = old[ref.file];
     if (untouched(hit, st, ref) && !wantsArchive(ref)) {
       cache.pages[ref.file] = hit;
-      reused++;
-      settle(ref, hit.result);
+      settle(ref, hit.result, 'reused');
     } else todo.push({ ref, size: st.size, mtimeMs: st.mtimeMs });
   }
   const workers = canUseWorkers && jobs > 1 && todo.length > 8 ? pool(Math.min(jobs, 8)) : null;
@@ -152,10 +157,8 @@ export async function readSite(
         return;
       }
       const result = 'unchanged' in outcome ? hit!.result : outcome.result;
-      if ('unchanged' in outcome) reused++;
-      else parsed++;
       cache.pages[ref.file] = { size, mtimeMs, ...(outcome.hash && { hash: outcome.hash }), result: withoutArchive(result) };
-      settle(ref, result);
+      settle(ref, result, 'unchanged' in outcome ? 'reused' : 'parsed');
     });
   } finally {
     await workers?.close();

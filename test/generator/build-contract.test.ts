@@ -132,6 +132,10 @@ describe('nothing published quietly turns null', () => {
     ]) {
       expect(r.stderr).toContain(`${f}: missing (the previous build read it)`);
     }
+    expect(r.stderr).toContain(
+      'with --keep-going: SPY_Composite_SMA_Risk.html (missing) would be carried: SPY would keep its previous equity_sma_composite reading',
+    );
+    expect(r.stderr).not.toMatch(/^carried:/m);
     expect(treeHashes(out)).toEqual(before);
   });
 
@@ -311,6 +315,8 @@ describe('the report is data', () => {
     const report = JSON.parse(r.stdout);
     expect(r.stdout.trim().split('\n')).toHaveLength(1);
     expect(report).toMatchObject({ status: 'published', exit_code: 0, assets: 3, pages_read: 21, errors: [], carried: [], previous: out });
+    expect(report.pages_parsed + report.pages_reused).toBe(21);
+    expect([report.pages_unreadable, report.would_carry]).toEqual([0, undefined]);
     expect(report.files_written).toBeGreaterThan(0);
     expect(report.relinked).toBe(false);
     expect(r.stderr).toMatch(/^assets 3 · pages 21/);
@@ -323,11 +329,24 @@ describe('the report is data', () => {
     );
     const bad = cli(args(broken, out, 3, '--json'));
     expect(bad.status).toBe(1);
-    expect(JSON.parse(bad.stdout)).toMatchObject({
+    const failed = JSON.parse(bad.stdout);
+    expect(failed).toMatchObject({
       status: 'failed',
       exit_code: 1,
       errors: [expect.stringContaining('AERO29270_Price_TWAP_Gravity_Analysis.html: card "Lifetime TWAP Base"')],
+      pages_read: 21,
+      pages_unreadable: 1,
+      // It published nothing, so it carried nothing; what --keep-going would have carried is said as such.
+      carried: [],
+      would_carry: [{ file: 'AERO29270_Price_TWAP_Gravity_Analysis.html', kind: 'crypto_gravity', symbol: 'AERO', reason: 'unreadable' }],
     });
+    // Every page found is counted once: parsed, unchanged or unreadable.
+    expect(failed.pages_parsed + failed.pages_reused + failed.pages_unreadable).toBe(failed.pages_read);
+    expect(bad.stderr).toMatch(/^assets 3 · pages 21 \(parsed \d+, unchanged \d+, unreadable 1\) · .* · carried 0$/m);
+    expect(bad.stderr).not.toMatch(/^carried:/m);
+    expect(bad.stderr).toContain(
+      'with --keep-going: AERO29270_Price_TWAP_Gravity_Analysis.html (unreadable) would be carried: AERO would keep its previous crypto_gravity reading',
+    );
     expect(bad.stderr).toContain('build failed:');
   });
 });
