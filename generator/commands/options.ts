@@ -1,10 +1,12 @@
 /** Option values as the commands take them: each parser names the option and what it expects (exit 2 otherwise). */
-import { statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { isCalendarDate, isoInstantMs } from '../contract/time.js';
 import { PLANS } from '../contract/plans.js';
 import { hashPrefixExpected, isHashPrefix } from '../contract/keys.js';
+import { TREE } from '../contract/tree.js';
+import { liveTree } from '../output/live-tree.js';
 
 export const positiveInt = (name: string) => (v: string) => {
   const n = Number(v);
@@ -172,12 +174,26 @@ export const quotaCounts = (option: string) => (v: string) => {
   return /^rediss?:\/\//.test(v) ? v : checkPath(option, v, 'file', 'serve writes it, by default <public>/.risk-readings-quotas.json');
 };
 
-/** The tree folder option shared by check, serve and preview; `--out` is the older spelling on check. */
+/**
+ * The tree folder option shared by check, serve and preview; `--out` is the older spelling on check. It names the
+ * folder a build's `--out` wrote `v1/` into: a folder holding no built tree is usage (exit 2, decisions 77 and 90), and so is
+ * the tree's own folder (`.../v1`), given for the folder that holds it; the message says which folder to pass.
+ */
 export function treeFolder(command: string, o: { public?: string; out?: string }, resolve: (p: string) => string): string {
   if (o.out !== undefined) process.stderr.write(`warning: ${command} --out is deprecated; use --public (the folder holding v1/)\n`);
+  const option = o.public !== undefined ? '--public' : '--out';
   const dir = o.public ?? o.out;
   if (dir === undefined) throw new Error(`${command}: --public <dir> is required (the folder holding v1/)`);
-  return resolve(dir);
+  const full = resolve(dir);
+  if (liveTree(full)) return full;
+  if (!existsSync(join(full, TREE.manifest)))
+    throw new PathUsageError(`${option} ${dir}: holds no v1/, no built tree; pass the folder a build's --out wrote v1/ into`);
+  // A tree itself: `<out>/v1` (a link to `<out>/.trees/<id>`), or that folder under `.trees`.
+  const holder = basename(full) === 'v1' ? dirname(full) : basename(dirname(full)) === '.trees' ? dirname(dirname(full)) : null;
+  throw new PathUsageError(
+    `${option} ${dir}: a tree's own folder (it holds ${TREE.manifest}), not the folder holding v1/; ` +
+      (holder && liveTree(holder) ? `pass ${holder}` : "pass the folder a build's --out wrote v1/ into"),
+  );
 }
 
 /** The longer help texts, kept here so that cli.ts reads as one line per option. */

@@ -46,17 +46,19 @@ function readSecretFile(option: string, file: string): string {
 }
 
 export async function run(o: ServeFlags): Promise<void> {
-  const publicDir = treeFolder('serve', o, resolve);
-  const logger = createLogger(o.logLevel);
+  // A secret on the command line is already in the process list: said even when the command goes no further.
   if (o.marketplaceSecret !== undefined)
     warnSecretOnCommandLine('--marketplace-secret', 'RISK_READINGS_MARKETPLACE_SECRET', '--marketplace-secret-file');
   if (o.quotas && /^rediss?:\/\/[^/]*:[^/@]*@/.test(o.quotas)) warnSecretOnCommandLine('a password in --quotas', 'RISK_READINGS_QUOTAS');
+  const fromEnv = process.env.RISK_READINGS_QUOTAS;
+  // The environment's store is held to the path rule --quotas is (exit 2 naming it), as the options are.
+  const givenQuotas = o.quotas ?? (fromEnv ? quotaStore('RISK_READINGS_QUOTAS')(fromEnv) : undefined);
+  const publicDir = treeFolder('serve', o, resolve);
+  const logger = createLogger(o.logLevel);
   const secret = o.marketplaceSecretFile
     ? readSecretFile('--marketplace-secret-file', resolve(o.marketplaceSecretFile))
     : (o.marketplaceSecret ?? process.env.RISK_READINGS_MARKETPLACE_SECRET);
-  const fromEnv = process.env.RISK_READINGS_QUOTAS;
-  // The environment's store is held to the path rule --quotas is (exit 2 naming it), before anything starts.
-  const quotaSpec = o.quotas ?? (fromEnv ? quotaStore('RISK_READINGS_QUOTAS')(fromEnv) : join(publicDir, '.risk-readings-quotas.json'));
+  const quotaSpec = givenQuotas ?? join(publicDir, '.risk-readings-quotas.json');
   const where = quotaSpec.replace(/\/\/[^@/]*@/, '//***@');
   const opening = openQuotaStore(quotaSpec, (m) => logger.warn(m), o.quotasWait, { discardDamaged: o.discardDamagedQuotas });
   let opened: QuotaStore | undefined;

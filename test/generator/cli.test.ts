@@ -1,6 +1,6 @@
 /** The command line as scripts and operators use it: compiled, through bin/, with its exit statuses. */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -369,9 +369,34 @@ describe('risk-readings (compiled)', () => {
       ['--out', true],
     ] as const) {
       const r = run('check', flag, empty);
-      expect(r.status).toBe(1);
+      expect(r.status).toBe(2);
+      expect(r.stderr).toContain(
+        `risk-readings: ${flag} ${empty}: holds no v1/, no built tree; pass the folder a build's --out wrote v1/ into`,
+      );
       expect(r.stderr.includes('check --out is deprecated; use --public')).toBe(note);
     }
+  });
+
+  it("check, serve and preview given a tree's own folder (…/v1), or one holding no tree: exit 2 naming the folder to pass", () => {
+    const out = join(root, 'tree-folder');
+    const site = join(cases, 'missing-model-page');
+    expect(run('build', '--pages', site, '--out', out, '--init', '--catalog', join(site, 'catalog.json')).status).toBe(0);
+    const v1 = join(out, 'v1');
+    const own = realpathSync(v1);
+    const empty = join(root, 'tree-folder-empty');
+    mkdirSync(empty, { recursive: true });
+    for (const command of ['check', 'serve', 'preview']) {
+      const port = command === 'check' ? [] : ['--port', '1'];
+      for (const [given, message] of [
+        [v1, `${v1}: a tree's own folder (it holds _manifest.json), not the folder holding v1/; pass ${out}`],
+        [own, `${own}: a tree's own folder (it holds _manifest.json), not the folder holding v1/; pass ${out}`],
+        [empty, `${empty}: holds no v1/, no built tree; pass the folder a build's --out wrote v1/ into`],
+      ]) {
+        const r = run(command, '--public', given!, ...port);
+        expect([r.status, r.stdout, r.stderr], `${command} ${given}`).toEqual([2, '', `risk-readings: --public ${message}\n`]);
+      }
+    }
+    expect(run('check', '--public', out).status).toBe(0);
   });
 
   it('a secret on the command line is warned about; from a file or the environment it is not', () => {
