@@ -4,7 +4,8 @@
  * statuses (0; 1 a store or key file that cannot be read; 2 usage).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -12,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DiskQuotaStore, RedisQuotaStore } from '../../../auth-shim/node/quota-stores.js';
 import { monthOf, type Limits } from '../../../auth-shim/quota.js';
 import { addKey, revokeKeys } from '../../../generator/keys.js';
-import { cliAsync, tempDir } from '../../helpers.js';
+import { cliAsync, ROOT, tempDir } from '../../helpers.js';
 
 const root = tempDir('rr-usage-');
 const keysFile = join(root, 'keys.json');
@@ -172,6 +173,42 @@ describe('risk-readings usage', () => {
       expect(r.status, args.join(' ')).toBe(1);
       expect(r.stderr).toMatch(message);
     }
+  });
+});
+
+describe('docs/billing.md: invoicing last month, one command', () => {
+  /**
+   * Runs the documented command in bash with `date` reading `now` as the clock (an instant it is given, `-d`, is
+   * taken as it is; a relative one, `-d 'last month'`, from `now`) and `npx` printing its arguments: what month the
+   * command asks for, and what file it writes.
+   */
+  function invoice(now: string): { args: string[]; files: string[] } {
+    const doc = readFileSync(join(ROOT, 'docs', 'billing.md'), 'utf8');
+    const command = /## Invoicing last month: one command[\s\S]*?```sh\n([\s\S]*?)```/.exec(doc)![1]!;
+    const dir = tempDir('rr-billing-doc-');
+    const script = `
+      date() {
+        local args=() d=""
+        while [ $# -gt 0 ]; do if [ "$1" = -d ]; then d="$2"; shift 2; else args+=("$1"); shift; fi; done
+        if [ -z "$d" ]; then d="${now}"; elif [[ ! "$d" =~ ^[0-9] ]]; then d="${now} $d"; fi
+        command date -d "$d" "\${args[@]}"
+      }
+      npx() { printf '%s\\n' "$@"; }
+      ${command}`;
+    const r = spawnSync('bash', ['-c', script], { cwd: dir, encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    return { args: readdirSync(dir).flatMap((f) => readFileSync(join(dir, f), 'utf8').trim().split('\n')), files: readdirSync(dir) };
+  }
+
+  it.each([
+    ['2026-10-31 12:00 UTC', '2026-09'], // 'last month' from the 31st is September 31st: October 1st
+    ['2026-03-31 00:10 UTC', '2026-02'],
+    ['2026-11-01 00:05 UTC', '2026-10'],
+    ['2027-01-01 00:05 UTC', '2026-12'],
+  ])('run at %s, it invoices %s', (now, month) => {
+    const { args, files } = invoice(now);
+    expect(args.slice(args.indexOf('--month'), args.indexOf('--month') + 2)).toEqual(['--month', month]);
+    expect(files).toEqual([`usage-${month}.csv`]);
   });
 });
 
