@@ -11,9 +11,11 @@
  * origin that stops sending is given up after a pause, each file after a deadline, and the whole read after one
  * deadline. Each failure is the environment's (exit 3), naming the URL and the cause.
  */
+import { BodyTooLarge, MANIFEST_MAX_BYTES, readBounded } from '../contract/bounded-body.js';
 import { asManifest } from '../contract/manifest-check.js';
 import { fetchWithinOrigin, RedirectRefused } from '../contract/redirects.js';
 import { isLedger, TREE } from '../contract/tree.js';
+import { treeBase } from '../contract/tree-url.js';
 import type { Manifest } from '../contract/shapes.js';
 import { EnvironmentError } from '../exit.js';
 import { openTree, type PreviousTree, type ReadBytes } from './previous-tree.js';
@@ -37,17 +39,7 @@ export interface FetchLimits {
  * A tree of 161 assets has a manifest of a few hundred KB and ledgers of tens of MB, growing by a row per asset a
  * day; a pause, a file or a read past these is an origin in trouble.
  */
-const LIMITS: FetchLimits = { manifestBytes: 16 << 20, heldBytes: 128 << 20, idleMs: 15_000, fileMs: 45_000, totalMs: 120_000 };
-
-/** `https://host/path` (the folder holding v1/) or `https://host/path/v1` → the base every tree path is under. */
-function treeBase(url: string): string {
-  const u = new URL(url);
-  u.search = '';
-  u.hash = '';
-  const path = u.pathname.replace(/\/+$/, '');
-  u.pathname = /\/v1$/.test(path) ? `${path}/` : `${path}/v1/`;
-  return u.toString();
-}
+const LIMITS: FetchLimits = { manifestBytes: MANIFEST_MAX_BYTES, heldBytes: 128 << 20, idleMs: 15_000, fileMs: 45_000, totalMs: 120_000 };
 
 const RISK = /^assets\/[^/]+\/risk\.json$/;
 
@@ -118,25 +110,11 @@ async function fetchFile(
     if (res.status === 401 || res.status === 403)
       throw fail(`the origin refused the request (${res.status}); set RISK_READINGS_PREVIOUS_TOKEN if it needs a bearer token`);
     if (!res.ok) throw fail(`the origin answered ${res.status} ${res.statusText}`);
-    const declared = Number(res.headers.get('content-length') ?? NaN);
-    if (!res.headers.get('content-encoding') && declared > limit)
-      throw fail(`the origin announced ${declared} bytes where the tree has ${limit} at most`);
-    const reader = res.body!.getReader();
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    for (;;) {
-      let chunk: ReadableStreamReadResult<Uint8Array>;
-      try {
-        chunk = await within(reader.read(), l.idleMs, silent);
-      } catch (e) {
-        throw explained(e, 'the body broke off');
-      }
-      if (chunk.done) break;
-      size += chunk.value.byteLength;
-      if (size > limit) throw fail(`the body runs past ${limit} bytes, more than the tree has`);
-      chunks.push(chunk.value);
+    try {
+      return await readBounded(res, limit, (read) => within(read, l.idleMs, silent));
+    } catch (e) {
+      throw e instanceof BodyTooLarge ? fail(e.message) : explained(e, 'the body broke off');
     }
-    return Buffer.concat(chunks, size);
   } finally {
     clearTimeout(deadline);
     // Whatever the origin still sends is not read.
