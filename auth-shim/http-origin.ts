@@ -1,10 +1,13 @@
 /**
  * An origin read over HTTP (a CDN or static host serving the built tree): the edge entry's origin. Every file is
  * held to the manifest (its size and SHA-256, each variant's too) before it is served or kept: an origin serving
- * something else is a 502, and nothing of it is cached. Each read has a deadline, so an origin that never answers
- * is a 502 too, not a hanging request. The origin's token goes to that origin only: a redirect is followed
- * within it, and one to another origin is a 502 (fetchWithinOrigin).
+ * something else is a 502, and nothing of it is cached. No body is read past what the tree holds (readBounded): a
+ * file past its declared size, the manifest past the build's cap, so an origin sending gigabytes costs the isolate
+ * (128 MB on Cloudflare) a chunk, not its life. Each read has a deadline, so an origin that never answers is a 502
+ * too, not a hanging request. The origin's token goes to that origin only: a redirect is followed within it, and
+ * one to another origin is a 502 (fetchWithinOrigin).
  */
+import { BodyTooLarge, MANIFEST_MAX_BYTES, readBounded } from '../generator/contract/bounded-body.js';
 import { asManifest, ENCODING_SUFFIX, TREE, type Encoding } from '../generator/contract/index.js';
 import { fetchWithinOrigin, RedirectRefused, type Fetcher } from '../generator/contract/redirects.js';
 import type { Manifest } from '../generator/contract/shapes.js';
@@ -42,16 +45,19 @@ export class HttpOrigin implements Origin {
     this.fetcher = token ? (url, init) => read(url, { ...init, headers: { authorization: `Bearer ${token}` } }) : read;
   }
 
-  private async fetchBytes(path: string): Promise<Uint8Array<ArrayBuffer> | null> {
+  /** The file's bytes, at most `limit` of them; null for a 404. */
+  private async fetchBytes(path: string, limit: number): Promise<Uint8Array<ArrayBuffer> | null> {
     const url = new URL(`v1/${path}`, this.base.endsWith('/') ? this.base : this.base + '/').toString();
     const signal = AbortSignal.timeout(this.timeoutMs);
     try {
       const res = await fetchWithinOrigin(this.fetcher, url, { signal });
+      if (!res.ok) await res.body?.cancel().catch(() => {});
       if (res.status === 404) return null;
       if (!res.ok) throw new OriginError(`${path}: origin answered ${res.status}`);
-      return new Uint8Array(await res.arrayBuffer());
+      return await readBounded(res, limit);
     } catch (e) {
       if (e instanceof OriginError) throw e;
+      if (e instanceof BodyTooLarge) throw new OriginError(`${path}: ${e.message}`);
       if (e instanceof RedirectRefused) throw new OriginError(e.message);
       throw new OriginError(
         signal.aborted ? `${path}: the origin did not answer within ${this.timeoutMs / 1000} s` : `${path}: ${(e as Error).message}`,
@@ -61,7 +67,7 @@ export class HttpOrigin implements Origin {
 
   /** The bytes of a file the manifest lists, held to its entry. */
   private async verified(path: string, expected: { size: number; sha256: string }): Promise<Uint8Array<ArrayBuffer>> {
-    const bytes = await this.fetchBytes(path);
+    const bytes = await this.fetchBytes(path, expected.size);
     if (!bytes) throw new OriginError(`${path}: listed in the manifest but absent from the origin`);
     if (bytes.byteLength !== expected.size || (await sha256Hex(bytes)) !== expected.sha256)
       throw new OriginError(`${path}: the origin's bytes do not match the manifest (size or sha256)`);
@@ -71,7 +77,7 @@ export class HttpOrigin implements Origin {
   private async currentManifest(): Promise<Manifest['files']> {
     const now = Date.now();
     if (!this.manifest || now - this.manifest.at > this.ttlMs) {
-      const bytes = await this.fetchBytes(TREE.manifest);
+      const bytes = await this.fetchBytes(TREE.manifest, MANIFEST_MAX_BYTES);
       if (!bytes) throw new OriginError(`${TREE.manifest}: absent from the origin`);
       let json: unknown;
       try {

@@ -85,6 +85,8 @@ interface EdgeOptions {
   intercept?: (req: IncomingMessage, res: ServerResponse) => boolean;
   /** Local persistence for KV (as `wrangler kv key put --local --persist-to DIR` writes it). */
   persistTo?: string;
+  /** Takes what the worker says on stderr (its log) instead of the test report. */
+  onStderr?: (text: string) => void;
 }
 
 export async function startEdge(o: EdgeOptions): Promise<Edge> {
@@ -113,7 +115,8 @@ export async function startEdge(o: EdgeOptions): Promise<Edge> {
     // The worker's access lines (one a request, on stdout) would bury the test report; what it says on stderr stays.
     handleRuntimeStdio: (stdout: Readable, stderr: Readable) => {
       stdout.resume();
-      stderr.pipe(process.stderr);
+      if (o.onStderr) stderr.setEncoding('utf8').on('data', o.onStderr);
+      else stderr.pipe(process.stderr);
     },
   });
   const putKeys = async (json: string) =>

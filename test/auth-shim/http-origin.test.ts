@@ -57,9 +57,19 @@ afterAll(() => {
 describe('HttpOrigin', () => {
   it('serves a file only once its bytes are the manifest’s; garbage is an OriginError and is not kept', async () => {
     const origin = new HttpOrigin(base, { timeoutMs: 1_000 });
-    misbehave.set(RISK, (res) => res.writeHead(200).end(Buffer.alloc(3196, 'x')));
+    const size = readFileSync(join(tree, RISK)).byteLength;
+    misbehave.set(RISK, (res) => res.writeHead(200).end(Buffer.alloc(size, 'x')));
     await expect(origin.get('assets/BTC/risk.json')).rejects.toThrow(
       new OriginError("assets/BTC/risk.json: the origin's bytes do not match the manifest (size or sha256)"),
+    );
+    // Longer than the manifest says: given up one chunk past its size, announced or not.
+    misbehave.set(RISK, (res) => res.writeHead(200).end(Buffer.alloc(size + 1, 'x')));
+    await expect(origin.get('assets/BTC/risk.json')).rejects.toThrow(
+      new OriginError(`assets/BTC/risk.json: the body runs past ${size} bytes, more than the tree has`),
+    );
+    misbehave.set(RISK, (res) => res.writeHead(200, { 'content-length': size + 1 }).end(Buffer.alloc(size + 1, 'x')));
+    await expect(origin.get('assets/BTC/risk.json')).rejects.toThrow(
+      new OriginError(`assets/BTC/risk.json: the origin announced ${size + 1} bytes where the tree has ${size} at most`),
     );
     misbehave.set(`${RISK}.br`, (res) => res.writeHead(200).end('not brotli'));
     misbehave.delete(RISK);
