@@ -1,13 +1,13 @@
 /**
  * The edge entry, for Workers-style runtimes: `export default { fetch }` (deployed with wrangler.toml, docs/edge.md).
- * Bindings: ORIGIN_URL, where the tree's `v1/` is served, and ORIGIN_TOKEN, the bearer token that private origin
- * requires (so no file is reachable around the shim; it is sent to that origin only); KEYS, a KV namespace whose
- * `keys.json` is the credential store (decision 12 format), read at run time (edge-keys.ts); ASSETS, the
- * deployment's static assets holding Swagger UI's files for /docs (edge-docs.ts); MARKETPLACE_HOST,
- * MARKETPLACE_SECRET and MARKETPLACE_NAME (default rapidapi) for the marketplace pair; QUOTAS, a Durable Object
- * namespace of `QuotaCounter` (exported here), which shares each credential's counts across isolates. Without
- * QUOTAS, counts are per isolate. STALE_AFTER_HOURS, health's staleness limit (default 36). One JSON access line
- * per request goes to the console, the runtime's log.
+ * Bindings: ORIGIN_URL, where the tree's `v1/` is served (the folder holding it, or `v1/` itself), and
+ * ORIGIN_TOKEN, the bearer token that private origin requires (so no file is reachable around the shim; it is sent
+ * to that origin only); KEYS, a KV namespace whose `keys.json` is the credential store (decision 12 format), read
+ * at run time (edge-keys.ts); ASSETS, the deployment's static assets holding Swagger UI's files for /docs
+ * (edge-docs.ts); MARKETPLACE_HOST, MARKETPLACE_SECRET and MARKETPLACE_NAME (default rapidapi) for the marketplace
+ * pair; QUOTAS, a Durable Object namespace of `QuotaCounter` (exported here), which shares each credential's counts
+ * across isolates. Without QUOTAS, counts are per isolate. STALE_AFTER_HOURS, health's staleness limit (default 36).
+ * One JSON access line per request goes to the console, the runtime's log.
  */
 import { assetDocsFiles, type AssetsBinding } from './edge-docs.js';
 import { KvKeys, type KvNamespaceLike } from './edge-keys.js';

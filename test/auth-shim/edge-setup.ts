@@ -17,7 +17,7 @@ import { unstable_getMiniflareWorkerOptions } from 'wrangler';
 import { KEYS_ENTRY } from '../../auth-shim/edge-keys.js';
 import { ROOT } from '../helpers.js';
 
-const ORIGIN_TOKEN = 'edge-origin-token-for-tests';
+export const ORIGIN_TOKEN = 'edge-origin-token-for-tests';
 const MARKETPLACE_HOST = 'risk-readings.marketplace.example';
 export const WRANGLER_CONFIG = join(ROOT, 'wrangler.toml');
 const WRANGLER = join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
@@ -79,8 +79,10 @@ interface EdgeOptions {
   out: string;
   /** The key store put in KV before the first request; none when absent. */
   keys?: string;
-  /** Bindings over the config's vars. */
+  /** Bindings over the config's vars (ORIGIN_TOKEN among them: a token the origin refuses). */
   bindings?: Record<string, string>;
+  /** ORIGIN_URL's path on the origin, as an operator writes it (default `/`, the folder holding v1/). */
+  originPath?: string;
   /** Answers an origin request itself (true) before the tree is served: a misbehaving origin. */
   intercept?: (req: IncomingMessage, res: ServerResponse) => boolean;
   /** Local persistence for KV (as `wrangler kv key put --local --persist-to DIR` writes it). */
@@ -110,7 +112,13 @@ export async function startEdge(o: EdgeOptions): Promise<Edge> {
     modules: true,
     scriptPath,
     modulesRoot: bundle,
-    bindings: { ...workerOptions.bindings, ORIGIN_URL: originUrl, ORIGIN_TOKEN, MARKETPLACE_HOST, ...o.bindings },
+    bindings: {
+      ...workerOptions.bindings,
+      ORIGIN_URL: new URL(o.originPath ?? '/', originUrl).toString(),
+      ORIGIN_TOKEN,
+      MARKETPLACE_HOST,
+      ...o.bindings,
+    },
     ...(o.persistTo ? { kvPersist: join(o.persistTo, 'v3', 'kv') } : {}),
     // The worker's access lines (one a request, on stdout) would bury the test report; what it says on stderr stays.
     handleRuntimeStdio: (stdout: Readable, stderr: Readable) => {

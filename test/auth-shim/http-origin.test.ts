@@ -32,11 +32,13 @@ beforeAll(async () => {
     const path = req.url!.slice(1);
     const odd = misbehave.get(path);
     if (odd) return odd(res);
+    let file: Buffer;
     try {
-      res.writeHead(200).end(readFileSync(join(tree, path)));
+      file = readFileSync(join(tree, path));
     } catch {
-      res.writeHead(404).end();
+      return res.writeHead(404).end();
     }
+    res.writeHead(200).end(file);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   base = `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
@@ -60,20 +62,20 @@ describe('HttpOrigin', () => {
     const size = readFileSync(join(tree, RISK)).byteLength;
     misbehave.set(RISK, (res) => res.writeHead(200).end(Buffer.alloc(size, 'x')));
     await expect(origin.get('assets/BTC/risk.json')).rejects.toThrow(
-      new OriginError("assets/BTC/risk.json: the origin's bytes do not match the manifest (size or sha256)"),
+      new OriginError(`${base}${RISK}: the origin's bytes do not match the manifest (size or sha256)`),
     );
     // Longer than the manifest says: given up one chunk past its size, announced or not.
     misbehave.set(RISK, (res) => res.writeHead(200).end(Buffer.alloc(size + 1, 'x')));
     await expect(origin.get('assets/BTC/risk.json')).rejects.toThrow(
-      new OriginError(`assets/BTC/risk.json: the body runs past ${size} bytes, more than the tree has`),
+      new OriginError(`${base}${RISK}: the body runs past ${size} bytes, more than the tree has`),
     );
     misbehave.set(RISK, (res) => res.writeHead(200, { 'content-length': size + 1 }).end(Buffer.alloc(size + 1, 'x')));
     await expect(origin.get('assets/BTC/risk.json')).rejects.toThrow(
-      new OriginError(`assets/BTC/risk.json: the origin announced ${size + 1} bytes where the tree has ${size} at most`),
+      new OriginError(`${base}${RISK}: the origin announced ${size + 1} bytes where the tree has ${size} at most`),
     );
     misbehave.set(`${RISK}.br`, (res) => res.writeHead(200).end('not brotli'));
     misbehave.delete(RISK);
-    await expect(origin.get('assets/BTC/risk.json')).rejects.toThrow(/risk\.json\.br: the origin's bytes do not match the manifest/);
+    await expect(origin.get('assets/BTC/risk.json')).rejects.toThrow(`${base}${RISK}.br: the origin's bytes do not match the manifest`);
     misbehave.clear();
     const file = (await origin.get('assets/BTC/risk.json'))!;
     expect(Buffer.from(file.bytes)).toEqual(readFileSync(join(tree, RISK)));
@@ -84,10 +86,65 @@ describe('HttpOrigin', () => {
     misbehave.set('v1/_manifest.json', () => {});
     const start = performance.now();
     await expect(origin.get('assets/BTC/risk.json')).rejects.toThrow(
-      new OriginError('_manifest.json: the origin did not answer within 0.3 s'),
+      new OriginError(`${base}v1/_manifest.json: the origin did not answer within 0.3 s`),
     );
     expect(performance.now() - start).toBeLessThan(2_000);
     misbehave.clear();
+  });
+
+  it('reads the tree under the folder holding v1/ or under v1/ itself, as build --previous does', async () => {
+    const bytes = readFileSync(join(tree, RISK));
+    for (const url of [base, base.slice(0, -1), `${base}v1`, `${base}v1/`, `${base}v1/?via=cdn`])
+      expect(Buffer.from((await new HttpOrigin(url).get('assets/BTC/risk.json'))!.bytes), url).toEqual(bytes);
+  });
+
+  it('names the URL it read in every failure, and which setting to check, never the token', async () => {
+    const failure = (origin: HttpOrigin) =>
+      origin.get('assets/BTC/risk.json').then(
+        () => '',
+        (e: Error) => e.message,
+      );
+    const messages: string[] = [];
+    const expectFailure = async (origin: HttpOrigin, message: string) => {
+      const got = await failure(origin);
+      messages.push(got);
+      expect(got).toBe(message);
+    };
+    // A folder that does not hold the tree.
+    await expectFailure(
+      new HttpOrigin(`${base}nope/`, { token: TOKEN }),
+      `${base}nope/v1/_manifest.json: absent from the origin (404): ORIGIN_URL must be the URL under which the tree's v1/ is served`,
+    );
+    // The origin refusing the token it was sent, or a request without one.
+    for (const status of [401, 403]) {
+      misbehave.set('v1/_manifest.json', (res) => res.writeHead(status).end());
+      await expectFailure(
+        new HttpOrigin(base, { token: TOKEN }),
+        `${base}v1/_manifest.json: the origin refused the token (${status}): ORIGIN_TOKEN is not one it accepts`,
+      );
+    }
+    await expectFailure(
+      new HttpOrigin(base),
+      `${base}v1/_manifest.json: the origin refused the request (403): it wants a token, and ORIGIN_TOKEN is not set`,
+    );
+    misbehave.set('v1/_manifest.json', (res) => res.writeHead(500).end());
+    await expectFailure(new HttpOrigin(base, { token: TOKEN }), `${base}v1/_manifest.json: the origin answered 500`);
+    misbehave.clear();
+    // A listed file the origin lacks.
+    misbehave.set(RISK, (res) => res.writeHead(404).end());
+    await expectFailure(new HttpOrigin(base, { token: TOKEN }), `${base}${RISK}: listed in the manifest but absent from the origin (404)`);
+    misbehave.clear();
+    // URLs that cannot be read at all, said without fetching and without echoing a secret in them.
+    await expectFailure(new HttpOrigin('origin.example/v1'), 'ORIGIN_URL is not an absolute URL (https://host/path)');
+    await expectFailure(
+      new HttpOrigin('https://deploy:hunter2@origin.example/'),
+      "ORIGIN_URL (https://origin.example) carries a user name or password, which is not sent: the origin's token is ORIGIN_TOKEN",
+    );
+    await expectFailure(
+      new HttpOrigin('https://origin.invalid/'),
+      "ORIGIN_URL is https://origin.invalid/, a placeholder: set it to the URL under which the tree's v1/ is served",
+    );
+    for (const m of messages) expect(m).not.toMatch(new RegExp(`${TOKEN}|hunter2`));
   });
 
   it('the shim answers 502 upstream_error for either, never garbage under the manifest’s ETag', async () => {
