@@ -4,11 +4,10 @@
 // checked with the shim's own parser first, so a file the edge could not read never replaces the one it reads.
 // Without options the deployed namespace is written (--remote); `--local --persist-to DIR` writes a local one, and
 // any other option (`--env NAME`, `--config FILE`) goes to `wrangler kv key put` as it is.
-import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runWrangler } from './edge-wrangler.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const fail = (message) => {
@@ -29,15 +28,7 @@ try {
   fail(e.code ? `${file}: cannot read it (${e.code})` : e instanceof SyntaxError ? `${file}: not JSON (${e.message})` : e.message);
 }
 const where = options.includes('--local') ? [] : ['--remote'];
-const wrangler = createRequire(join(root, 'package.json')).resolve('wrangler/bin/wrangler.js');
-const put = spawnSync(
-  process.execPath,
-  [wrangler, 'kv', 'key', 'put', KEYS_ENTRY, '--binding', 'KEYS', '--path', file, ...where, ...options],
-  {
-    cwd: root,
-    stdio: 'inherit',
-  },
-);
+const put = runWrangler('edge:keys', ['kv', 'key', 'put', KEYS_ENTRY, '--binding', 'KEYS', '--path', file, ...where, ...options]);
 if (put.status !== 0) fail(`wrangler kv key put exited ${put.status ?? put.signal}; the edge still reads its previous ${KEYS_ENTRY}`);
 process.stderr.write(
   `edge:keys: ${store.size} key(s) from ${file} are ${KEYS_ENTRY} in KV (binding KEYS); every isolate reads it within about a minute\n`,

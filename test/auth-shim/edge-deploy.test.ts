@@ -2,10 +2,11 @@
  * Deploying the edge as an operator does, offline: wrangler bundles the worker from wrangler.toml (`wrangler deploy
  * --dry-run`, what `npm run edge:build` runs), the bundle carries the API path only, the config names its secrets
  * without a value, and `npm run edge:keys` pushes a key file to the KV namespace the worker reads (here a local
- * one, `--local --persist-to DIR`), refusing a file the edge could not read.
+ * one, `--local --persist-to DIR`), refusing a file the edge could not read. The edge commands say what to do in
+ * a clone installed without devDependencies.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -74,5 +75,19 @@ describe('the edge as wrangler deploys it', () => {
     const res = await edge.call('/v1/assets/BTC/risk', { headers: { 'X-API-Key': KEY.pro } });
     expect(res.status).toBe(200);
     expect((await edge.call('/v1/assets/BTC/risk', { headers: { 'X-API-Key': 'rr_not_a_key' } })).status).toBe(401);
+  });
+
+  it('in a clone installed without devDependencies, an edge command says wrangler is missing and why, exit 1', () => {
+    // The script in a repository of its own whose node_modules has no wrangler (as `npm ci --omit=dev` leaves it).
+    const clone = join(root, 'omit-dev');
+    mkdirSync(join(clone, 'scripts'), { recursive: true });
+    writeFileSync(join(clone, 'package.json'), '{"type": "module"}');
+    copyFileSync(join(ROOT, 'scripts', 'edge-wrangler.js'), join(clone, 'scripts', 'edge-wrangler.js'));
+    const r = spawnSync(process.execPath, [join(clone, 'scripts', 'edge-wrangler.js'), 'deploy', '--dry-run'], { encoding: 'utf8' });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(
+      /^edge: wrangler is not installed in .*omit-dev\/: it is a devDependency, which `npm ci --omit=dev` leaves out/,
+    );
+    expect(r.stderr).toContain('plain `npm ci`');
   });
 });
