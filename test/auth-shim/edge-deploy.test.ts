@@ -2,16 +2,17 @@
  * Deploying the edge as an operator does, offline: wrangler bundles the worker from wrangler.toml (`wrangler deploy
  * --dry-run`, what `npm run edge:build` runs), the bundle carries the API path only, the config names its secrets
  * without a value, and `npm run edge:keys` pushes a key file to the KV namespace the worker reads (here a local
- * one, `--local --persist-to DIR`), refusing a file the edge could not read. The edge commands say what to do in
- * a clone installed without devDependencies.
+ * one, `--local --persist-to DIR`), refusing a file the edge could not read. The edge commands run wrangler quietly
+ * (no banner with its update check, no metrics, no experimental-field warning), and say what to do in a clone
+ * installed without devDependencies.
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DOCS_FILES } from '../../auth-shim/docs.js';
-import { ROOT, tempDir } from '../helpers.js';
+import { ROOT, readJson, tempDir } from '../helpers.js';
 import { bundleWorker, startEdge, WRANGLER_CONFIG, WRANGLER_ENV, type Edge } from './edge-setup.js';
 import { KEY, KEYS_FILE, builtTree } from './tree.js';
 
@@ -26,6 +27,27 @@ const pushKeys = (...args: string[]) =>
     encoding: 'utf8',
     env: { ...process.env, ...WRANGLER_ENV },
   });
+
+/**
+ * The environment of an operator new to wrangler, as npm hands it to a script run from `dir`: no WRANGLER_* switch
+ * of their own, a home wrangler has never written to, the repository as the working directory and INIT_CWD the
+ * directory npm was run in.
+ */
+function operatorEnv(dir: string): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('WRANGLER_')));
+  const home = join(dir, 'home');
+  mkdirSync(home, { recursive: true });
+  return { ...env, HOME: home, XDG_CONFIG_HOME: join(home, '.config'), INIT_CWD: dir };
+}
+
+/** What wrangler says to every run that the edge commands keep from the operator. */
+const NOISE = [/⛅️ wrangler/, /update available/, /experimental/, /telemetry/];
+
+/** Whether wrangler recorded consent to send usage metrics under `home` (what later runs send by, with a notice). */
+const metricsConsent = (home: string) => {
+  const file = join(home, '.config', '.wrangler', 'metrics.json');
+  return existsSync(file) && readJson(file).permission !== undefined;
+};
 
 describe('the edge as wrangler deploys it', () => {
   it("bundles the API path only, well under 200 KB minified; Swagger UI's files are the deployment's assets", () => {
@@ -75,6 +97,22 @@ describe('the edge as wrangler deploys it', () => {
     const res = await edge.call('/v1/assets/BTC/risk', { headers: { 'X-API-Key': KEY.pro } });
     expect(res.status).toBe(200);
     expect((await edge.call('/v1/assets/BTC/risk', { headers: { 'X-API-Key': 'rr_not_a_key' } })).status).toBe(401);
+  });
+
+  it("edge:build's wrangler step runs quietly: no banner or update check, no metrics, no experimental warning", () => {
+    const dir = join(root, 'quiet-build');
+    const env = operatorEnv(dir);
+    // The script as package.json has it, after its compile step (which the suite has done), into a folder of its own.
+    const script = readJson(join(ROOT, 'package.json')).scripts['edge:build'] as string;
+    const step = script.split(' && ').at(-1)!;
+    expect(step).toMatch(/--outdir dist-edge\/worker$/);
+    const r = spawnSync('sh', ['-c', step.replace(/dist-edge\/worker$/, join(dir, 'worker'))], { cwd: ROOT, encoding: 'utf8', env });
+    expect(r.status, r.stderr).toBe(0);
+    expect(statSync(join(dir, 'worker', 'edge.js')).size).toBeGreaterThan(0);
+    for (const noise of NOISE) expect(`${r.stdout}${r.stderr}`).not.toMatch(noise);
+    expect(metricsConsent(env.HOME!)).toBe(false);
+    // The required secret stays declared: the deploy still refuses to run without it.
+    expect(readFileSync(WRANGLER_CONFIG, 'utf8')).toMatch(/^\[secrets\]\nrequired = \["ORIGIN_TOKEN"\]$/m);
   });
 
   it('in a clone installed without devDependencies, an edge command says wrangler is missing and why, exit 1', () => {
