@@ -3,8 +3,8 @@
  * --dry-run`, what `npm run edge:build` runs), the bundle carries the API path only, the config names its secrets
  * without a value, and `npm run edge:keys` pushes a key file to the KV namespace the worker reads (here a local
  * one, `--local --persist-to DIR`), refusing a file the edge could not read. The edge commands run wrangler quietly
- * (no banner with its update check, no metrics, no experimental-field warning), and say what to do in a clone
- * installed without devDependencies.
+ * (no banner with its update check, no metrics, no experimental-field warning), take relative paths from where npm
+ * was run, and say what to do in a clone installed without devDependencies.
  */
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -113,6 +113,37 @@ describe('the edge as wrangler deploys it', () => {
     expect(metricsConsent(env.HOME!)).toBe(false);
     // The required secret stays declared: the deploy still refuses to run without it.
     expect(readFileSync(WRANGLER_CONFIG, 'utf8')).toMatch(/^\[secrets\]\nrequired = \["ORIGIN_TOKEN"\]$/m);
+  });
+
+  it('edge:keys takes FILE and --persist-to from where npm was run, and runs wrangler quietly', () => {
+    const dir = join(root, 'caller');
+    mkdirSync(dir, { recursive: true });
+    copyFileSync(KEYS_FILE, join(dir, 'my-keys.json'));
+    const env = operatorEnv(dir);
+    const count = JSON.parse(readFileSync(KEYS_FILE, 'utf8')).keys.length;
+    for (const persist of [['--persist-to', 'kv'], ['--persist-to=kv2']]) {
+      // npm runs the script from the repository's root, with INIT_CWD the caller's directory.
+      const r = spawnSync(process.execPath, [join(ROOT, 'scripts', 'edge-keys.js'), 'my-keys.json', '--local', ...persist], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        env,
+      });
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stderr).toContain(`edge:keys: ${count} key(s) from ${join(dir, 'my-keys.json')} are keys.json in KV`);
+      const kv = join(dir, persist.at(-1)!.replace('--persist-to=', ''));
+      expect(existsSync(join(kv, 'v3', 'kv')), kv).toBe(true);
+      expect(existsSync(join(ROOT, persist.at(-1)!.replace('--persist-to=', '')))).toBe(false);
+      for (const noise of NOISE) expect(`${r.stdout}${r.stderr}`).not.toMatch(noise);
+    }
+    expect(metricsConsent(env.HOME!)).toBe(false);
+    // A file the caller does not have is named where the caller looked, not at the root.
+    const missing = spawnSync(process.execPath, [join(ROOT, 'scripts', 'edge-keys.js'), 'package.json', '--local'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env,
+    });
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toBe(`edge:keys: ${join(dir, 'package.json')}: cannot read it (ENOENT)\n`);
   });
 
   it('in a clone installed without devDependencies, an edge command says wrangler is missing and why, exit 1', () => {
