@@ -5,6 +5,7 @@
  * one has let go of the quota file: a rolling restart on one port refuses no connection and drops no request.
  */
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { startServer } from '../../auth-shim/node/server.js';
 import { openQuotaStore, QuotaFileDamaged, QuotaFileHeld } from '../../auth-shim/node/quota-stores.js';
@@ -45,6 +46,23 @@ function readSecretFile(option: string, file: string): string {
   }
 }
 
+/** Why `port` on `host` cannot be listened on now (EADDRINUSE, EACCES), or null: a listener closed as soon as it binds. */
+function bindRefusal(port: number, host: string): Promise<(NodeJS.ErrnoException & { port: number }) | null> {
+  return new Promise((done) => {
+    const probe = createServer();
+    probe.once('error', (e: NodeJS.ErrnoException) => done(Object.assign(e, { port })));
+    probe.listen({ port, host }, () => probe.close(() => done(null)));
+  });
+}
+
+/** A port taken or not ours to bind, as serve names it: the machine's state, not the command's (exit 3). */
+function portProblem(e: NodeJS.ErrnoException & { port?: number }, o: ServeFlags): string | null {
+  const option = e.port === o.metricsPort ? '--metrics-port' : '--port';
+  if (e.code === 'EADDRINUSE' || e.code === 'EACCES')
+    return `${option} ${e.port} on ${o.host}: ${e.code === 'EADDRINUSE' ? 'already in use' : 'not permitted'}`;
+  return null;
+}
+
 export async function run(o: ServeFlags): Promise<void> {
   // A secret on the command line is already in the process list: said even when the command goes no further.
   if (o.marketplaceSecret !== undefined)
@@ -60,15 +78,25 @@ export async function run(o: ServeFlags): Promise<void> {
     : (o.marketplaceSecret ?? process.env.RISK_READINGS_MARKETPLACE_SECRET);
   const quotaSpec = givenQuotas ?? join(publicDir, '.risk-readings-quotas.json');
   const where = quotaSpec.replace(/\/\/[^@/]*@/, '//***@');
-  const opening = openQuotaStore(quotaSpec, (m) => logger.warn(m), o.quotasWait, { discardDamaged: o.discardDamagedQuotas });
-  let opened: QuotaStore | undefined;
-  opening.then((q) => (opened = q)).catch(() => {}); // a failure is handled below, once it is awaited
   /** Exit 3, naming why: the environment, not the usage (decision 27). */
   const environment = (message: string): never => {
     process.stderr.write(`risk-readings serve: ${message}\n`);
     logger.flush();
     process.exit(3); // the logger's flush timer would keep a server that never started alive
   };
+  // Without --reuse-port a port in use is why this server cannot start, whatever else it would wait for: a second
+  // serve started by mistake beside a running one says so at once, not after --quotas-wait for that one's quota file.
+  // A server draining has stopped listening, so a restart still waits for the file it is saving.
+  if (!o.reusePort)
+    for (const port of [o.port, o.metricsPort])
+      if (port) {
+        const refused = await bindRefusal(port, o.host);
+        const problem = refused && portProblem(refused, o);
+        if (problem) environment(problem);
+      }
+  const opening = openQuotaStore(quotaSpec, (m) => logger.warn(m), o.quotasWait, { discardDamaged: o.discardDamagedQuotas });
+  let opened: QuotaStore | undefined;
+  opening.then((q) => (opened = q)).catch(() => {}); // a failure is handled below, once it is awaited
   // Another process holds the file, or it is damaged: the environment, not the usage (decision 27's exit 3).
   const held = (e: unknown) => {
     if (e instanceof QuotaFileHeld || e instanceof QuotaFileDamaged) environment(e.message);
@@ -94,10 +122,8 @@ export async function run(o: ServeFlags): Promise<void> {
     // A server that cannot start lets go of its quota store (a Redis client would keep the process alive); one still
     // waiting for a quota file is not waited for (a lock its dead holder left is taken over at once).
     await opened?.close?.();
-    // A port taken or not ours to bind is the machine's state, not the command's: exit 3, named.
-    const option = e.port === o.metricsPort ? '--metrics-port' : '--port';
-    if (e.code === 'EADDRINUSE' || e.code === 'EACCES')
-      environment(`${option} ${e.port} on ${o.host}: ${e.code === 'EADDRINUSE' ? 'already in use' : 'not permitted'}`);
+    const problem = portProblem(e, o);
+    if (problem) environment(problem);
     if (o.reusePort && (e.code === 'ENOTSUP' || e.code === 'EOPNOTSUPP'))
       environment(`--reuse-port: this platform cannot share a port between processes (Linux 3.9+, FreeBSD 12+ can)`);
     throw e;

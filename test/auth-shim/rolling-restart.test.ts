@@ -11,7 +11,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PLAN_LIMITS } from '../../generator/contract/plans.js';
-import { BIN, tempDir, until } from '../helpers.js';
+import { BIN, cliAsync, tempDir, until } from '../helpers.js';
 import { KEY, KEYS_FILE, builtTree } from './tree.js';
 
 const root = tempDir('rr-rolling-');
@@ -26,10 +26,13 @@ interface Serve {
   exited: Promise<number | null>;
 }
 
-function serve(port: number, quotas: string, ...extra: string[]): Serve {
+/** `serve --reuse-port` on `port` and `quotas`, with `extra` options. */
+const serve = (port: number, quotas: string, ...extra: string[]) => spawnServe(port, quotas, '--reuse-port', ...extra);
+
+function spawnServe(port: number, quotas: string, ...extra: string[]): Serve {
   const child = spawn(
     process.execPath,
-    [BIN, 'serve', '--public', builtTree(), '--keys', KEYS_FILE, '--quotas', quotas, '--port', String(port), '--reuse-port', ...extra],
+    [BIN, 'serve', '--public', builtTree(), '--keys', KEYS_FILE, '--quotas', quotas, '--port', String(port), ...extra],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   children.push(child);
@@ -116,6 +119,28 @@ describe('serve --reuse-port: a rolling restart on one port', () => {
     expect(old.answered()).toBeGreaterThan(0);
     expect(next.answered()).toBeGreaterThan(0);
     expect(old.answered() + next.answered()).toBe(outcomes.length + 1);
+  });
+
+  it('a second serve started by mistake (no --reuse-port) on the same port and quota file exits 3 at once, naming the port', async () => {
+    const port = await freePort();
+    const quotas = join(root, 'mistake.json');
+    for (const reusePort of [false, true]) {
+      // The running one with or without --reuse-port: the second, without it, cannot share the port either way.
+      const running = reusePort ? serve(port, quotas) : spawnServe(port, quotas);
+      expect(await until(() => running.stderr().includes('serving'), 60_000, 50), running.stderr()).toBe(true);
+      const start = performance.now();
+      // --quotas-wait left at its 30 s: the port is said at once, not the quota file after the wait.
+      const second = await cliAsync(['serve', '--public', builtTree(), '--keys', KEYS_FILE, '--quotas', quotas, '--port', String(port)]);
+      expect([second.status, second.stderr], `running with --reuse-port: ${reusePort}`).toEqual([
+        3,
+        `risk-readings serve: --port ${port} on 127.0.0.1: already in use\n`,
+      ]);
+      expect(performance.now() - start).toBeLessThan(15_000);
+      // The running one never noticed.
+      expect((await get(port, false)).status).toBeLessThan(500);
+      running.child.kill('SIGTERM');
+      expect(await running.exited).toBe(0);
+    }
   });
 
   it('a new server the old one never makes way for answers what it held 503 and exits 3; the old one serves on', async () => {
