@@ -17,7 +17,6 @@ import {
   truncateSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
@@ -42,31 +41,11 @@ import {
 import { PLAN_LIMITS } from '../../generator/contract/plans.js';
 import { revokeKeys } from '../../generator/keys.js';
 import { BIN, cliAsync, tempDir, until } from '../helpers.js';
+import { freePort, redisAnswers, redisAway, REDIS_URL } from '../services.js';
 import { expectError, minuteClock, shimSuite, type Call } from './suite.js';
 import { KEY, KEYS_FILE, builtTree } from './tree.js';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-async function redisAnswers(url: string): Promise<string | null> {
-  const r = new Redis(url, {
-    lazyConnect: true,
-    connectTimeout: 1_000,
-    maxRetriesPerRequest: 0,
-    enableOfflineQueue: false,
-    retryStrategy: () => null,
-  });
-  r.on('error', () => {});
-  try {
-    await r.connect();
-    await r.ping();
-    return null;
-  } catch (e) {
-    return `no Redis answers at ${url} (${(e as Error).message})`;
-  } finally {
-    r.disconnect();
-  }
-}
-const noRedis = await redisAnswers(REDIS_URL);
-if (noRedis && process.env.CI === 'true') throw new Error(`CI=true and ${noRedis}: the Redis quota tests cannot run`);
+const noRedis = await redisAway('the Redis quota tests');
 
 const root = tempDir('rr-quota-');
 const prefixes: string[] = [];
@@ -732,14 +711,6 @@ describe('the disk store (the default of serve)', () => {
     }
   });
 });
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 describe('live keys (decision 22)', () => {
   it("a revoked key is refused within 2 s, without a restart and without touching another key's count", async () => {

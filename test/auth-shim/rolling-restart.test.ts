@@ -7,11 +7,11 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:http';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PLAN_LIMITS } from '../../generator/contract/plans.js';
 import { BIN, cliAsync, tempDir, until } from '../helpers.js';
+import { freePort } from '../services.js';
 import { KEY, KEYS_FILE, builtTree } from './tree.js';
 
 const root = tempDir('rr-rolling-');
@@ -41,14 +41,6 @@ function spawnServe(port: number, quotas: string, ...extra: string[]): Serve {
   child.stderr!.on('data', (d) => (stderr += d));
   child.stdout!.on('data', (d) => (answered += String(d).split('"msg":"request"').length - 1));
   return { child, stderr: () => stderr, answered: () => answered, exited: new Promise((r) => child.once('exit', (code) => r(code))) };
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
 }
 
 interface Outcome {

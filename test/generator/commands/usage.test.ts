@@ -6,14 +6,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DiskQuotaStore, RedisQuotaStore } from '../../../auth-shim/node/quota-stores.js';
 import { monthOf, type Limits } from '../../../auth-shim/quota.js';
 import { addKey, revokeKeys } from '../../../generator/keys.js';
 import { cliAsync, ROOT, tempDir } from '../../helpers.js';
+import { freePort, redisAway, REDIS_URL } from '../../services.js';
 
 const root = tempDir('rr-usage-');
 const keysFile = join(root, 'keys.json');
@@ -212,31 +211,9 @@ describe('docs/billing.md: invoicing last month, one command', () => {
   });
 });
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
+const redisAwayNow = await redisAway('the Redis usage test');
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const redisAway = await (async () => {
-  const r = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 1_000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  r.on('error', () => {});
-  try {
-    await r.connect();
-    await r.ping();
-    return null;
-  } catch (e) {
-    return `no Redis answers at ${REDIS_URL} (${(e as Error).message})`;
-  } finally {
-    r.disconnect();
-  }
-})();
-if (redisAway && process.env.CI === 'true') throw new Error(`CI=true and ${redisAway}: the Redis usage test cannot run`);
-
-describe.skipIf(redisAway !== null)(`risk-readings usage on Redis (skipped: ${redisAway ?? 'Redis answers'})`, () => {
+describe.skipIf(redisAwayNow !== null)(`risk-readings usage on Redis (skipped: ${redisAwayNow ?? 'Redis answers'})`, () => {
   // The default prefix, as serve counts in it, in a month no other test or server counts in: 2031-05.
   const MAY_2031 = Date.UTC(2031, 4, 3);
   const own = `key:${randomBytes(32).toString('hex')}`;

@@ -1,0 +1,45 @@
+/** What the tests need of the machine: a free port, and whether Redis answers (a skip CI may not take). */
+import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
+
+export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** A port nothing listens on right now, on loopback. */
+export async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  const port = (s.address() as { port: number }).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+/** Null when a Redis server answers at `url`, else why not. */
+export async function redisAnswers(url: string): Promise<string | null> {
+  const r = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: 1_000,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+  });
+  r.on('error', () => {});
+  try {
+    await r.connect();
+    await r.ping();
+    return null;
+  } catch (e) {
+    return `no Redis answers at ${url} (${(e as Error).message})`;
+  } finally {
+    r.disconnect();
+  }
+}
+
+/**
+ * Null when Redis answers at `REDIS_URL`, else why not, to name in the skipped suite's title. Under `CI=true` a Redis
+ * that does not answer fails the run instead: CI must not pass by skipping `what`.
+ */
+export async function redisAway(what: string): Promise<string | null> {
+  const away = await redisAnswers(REDIS_URL);
+  if (away && process.env.CI === 'true') throw new Error(`CI=true and ${away}: ${what} cannot run`);
+  return away;
+}
