@@ -12,10 +12,9 @@ import { sha256 } from '../generator/output/manifest.js';
 import { writeRotation, type Load } from './load.js';
 import { MARKETPLACE } from './marketplace.js';
 import { loadServer, startBenchServer, warmServer, type Placement, type Running, type Target } from './servers.js';
+import { FULL_CORE, cpu, fixed as f, loadLine, verdict } from './table.js';
 
 export const DIRECT_KEYS = 20_000;
-/** A load's baseline is valid when its server used at least this share of a core. */
-export const FULL_CORE = 0.9;
 export const GOAL_RATIO = 0.9;
 export const GOAL_P99 = 2;
 
@@ -173,4 +172,34 @@ export async function paidPaths(o: PaidOptions) {
   } finally {
     for (const s of servers.values()) s.stop();
   }
+}
+
+export type PaidResults = Awaited<ReturnType<typeof paidPaths>>;
+
+/** The paid paths' part of the printed table: every load with its two baselines, then the ratios and verdicts. */
+export function paidTable(p: PaidResults): string[] {
+  const lines = [
+    `paid paths, real counting (${p.direct_keys} keys; each shim load between two of its reference's)`,
+    `path, round                        req/s  p50 ms  p99 ms    CPU  µs/req   wrk  HTTP>=400   reference before | after: req/s, CPU`,
+  ];
+  for (const [name, c] of Object.entries(p.paths))
+    c.shim.forEach((l, i) => {
+      const [before, after] = c.baseline[i]!;
+      lines.push(`${loadLine(`${name} #${i + 1}`, l)}   ${f(before.rps, 0)} ${cpu(before)} | ${f(after.rps, 0)} ${cpu(after)}`);
+    });
+  lines.push('', `ratios to the reference, round by round (! marks a round whose reference ran short of ${FULL_CORE * 100}% of a core)`);
+  for (const [name, c] of Object.entries(p.paths)) {
+    const rounds = c.ratios.map((v, i) => f(v) + (c.valid[i] ? '' : '!')).join(', ');
+    const goal = c.judged
+      ? `>= ${p.goal_ratio} ${c.median_ratio === null ? 'INVALID' : verdict(c.median_ratio >= p.goal_ratio)}; p99 ${f(c.median_p99_ratio)}x <= ${p.goal_p99_ratio} ${c.median_p99_ratio === null ? 'INVALID' : verdict(c.median_p99_ratio <= p.goal_p99_ratio)}`
+      : '(beside)';
+    lines.push(
+      `  ${name.padEnd(20)} ${rounds} (median ${f(c.median_ratio)}) ${goal}; CPU per request ${c.cpu_ratios.map((v) => f(v)).join(', ')}`,
+    );
+  }
+  const d = p.disk_p99_to_memory;
+  lines.push(
+    `  disk p99 / memory p99  ${d.rounds.map((v, i) => f(v) + (d.valid[i] ? '' : '!')).join(', ')} (median ${f(d.median)}) <= ${d.goal} ${d.median === null ? 'INVALID' : verdict(d.median <= d.goal)}`,
+  );
+  return lines;
 }

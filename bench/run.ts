@@ -5,7 +5,7 @@
  * PATH. Options: --assets N (default all), --scale K (the scaled site, K times the assets; default 4, 1 skips it),
  * --seconds S per load (default 5), --connections C (default 50), --repeats R builds (default 2), --rounds R of
  * the paid paths (default 3), --no-pin (leave processes where the scheduler puts them), --out FILE (default
- * bench/results.json).
+ * bench/results.json), --only paid (the paid paths alone, over one build of the site: a few minutes, not eight).
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,9 +17,10 @@ import { loadCatalog } from '../generator/catalog/catalog.js';
 import { isLedger } from '../generator/contract/tree.js';
 import { writeSite } from '../fixtures/synth/site.js';
 import { checkWrk, type Load } from './load.js';
-import { FULL_CORE, median, paidPaths } from './paid.js';
+import { median, paidPaths, paidTable } from './paid.js';
 import { scaledCatalog, scaledSymbols } from './scaled-site.js';
 import { loadServer, placement, startBenchServer, warmServer, type Running, type Target } from './servers.js';
+import { FULL_CORE, fixed, loadLine, verdict } from './table.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -34,6 +35,8 @@ const connections = Number(arg('connections', '50'));
 const repeats = Number(arg('repeats', '2'));
 const rounds = Number(arg('rounds', '3'));
 const outFile = arg('out', join(root, 'bench', 'results.json'));
+const only = arg('only', '');
+if (only !== '' && only !== 'paid') throw new Error(`bench: --only ${only}: the one part that runs alone is 'paid'`);
 const KEYS = join(root, 'fixtures', 'keys', 'example-keys.json');
 const AUTH = { 'X-API-Key': 'rr_demo_ultra_key_not_secret' };
 
@@ -106,12 +109,50 @@ checkWrk();
 const at = placement(!process.argv.includes('--no-pin'));
 const work = mkdtempSync(join(tmpdir(), 'rr-bench-'));
 try {
-  const results = await measure(work);
-  mkdirSync(dirname(outFile), { recursive: true });
-  writeFileSync(outFile, JSON.stringify(results, null, 2) + '\n');
-  process.stdout.write(report(results) + `\nwritten to ${outFile}\n`);
+  let table: string;
+  if (only === 'paid') {
+    const results = await measurePaid(work);
+    writeResults(results);
+    table = [header(results), '', ...paidTable(results.paid)].join('\n');
+  } else {
+    const results = await measure(work);
+    writeResults(results);
+    table = report(results);
+  }
+  process.stdout.write(table + `\nwritten to ${outFile}\n`);
 } finally {
   rmSync(work, { recursive: true, force: true });
+}
+
+function writeResults(results: object): void {
+  mkdirSync(dirname(outFile), { recursive: true });
+  writeFileSync(outFile, JSON.stringify(results, null, 2) + '\n');
+}
+
+/** The machine the figures were taken on; `load1` is the one-minute load average when the bench started. */
+function machineOf(load1: number) {
+  return {
+    cpus: cpus().length,
+    model: cpus()[0]?.model ?? '',
+    memory_gb: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    /** The one-minute load average when the bench started and when it ended: how busy the machine was. */
+    load_average: [load1, loadavg()[0]!],
+    /** The core the servers ran on and wrk's, when pinned. */
+    pinned: at,
+  };
+}
+
+/** `--only paid`: one build of the site, then the paid paths against the reference. */
+async function measurePaid(work: string) {
+  const load1 = loadavg()[0]!;
+  const site = join(work, 'site');
+  await writeSite({ out: site, day: 1, assets, catalog: loadCatalog() });
+  const out = join(work, 'tree');
+  child('build-once.js', site, out, join(site, 'catalog.json'));
+  const redis = await redisAnswers(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const paid = await paidPaths({ work, tree: out, seconds, connections, rounds, redis, at });
+  return { date: new Date().toISOString().slice(0, 10), machine: machineOf(load1), paid };
 }
 
 async function measure(work: string) {
@@ -270,16 +311,7 @@ async function measure(work: string) {
   const perPage = (b: Build) => b.ms / b.pages;
   const results = {
     date: new Date().toISOString().slice(0, 10),
-    machine: {
-      cpus: cpus().length,
-      model: cpus()[0]?.model ?? '',
-      memory_gb: Math.round(totalmem() / 2 ** 30),
-      node: process.version,
-      /** The one-minute load average when the bench started and when it ended: how busy the machine was. */
-      load_average: [load1, loadavg()[0]!],
-      /** The core the servers ran on and wrk's, when pinned. */
-      pinned: at,
-    },
+    machine: machineOf(load1),
     site: { assets: written.assets.length, pages: floor.pages, megabytes: Number(mb.toFixed(1)) },
     /** Whether each timed build wrote into a block group of its own (spreadFolder). */
     output_in_fresh_block_groups: spread,
@@ -338,19 +370,22 @@ async function measure(work: string) {
 
 type Results = Awaited<ReturnType<typeof measure>>;
 
+/** The table's first line: when, on what, how busy, and where the processes ran. */
+function header(r: { date: string; machine: ReturnType<typeof machineOf> }): string {
+  return (
+    `risk-readings bench ${r.date} · ${r.machine.cpus} × ${r.machine.model} · ${r.machine.node} · load average ${r.machine.load_average.map((x) => x.toFixed(1)).join(' → ')}` +
+    (r.machine.pinned.server === undefined
+      ? ' · not pinned'
+      : ` · servers on core ${r.machine.pinned.server}, wrk on ${r.machine.pinned.wrk}`)
+  );
+}
+
 /** The table printed at the end: every ratio with its rounds, and each baseline's CPU beside it. */
 function report(r: Results): string {
-  const f = (x: number | null, d = 2) => (x === null ? '-' : x.toFixed(d));
+  const f = fixed;
   const b = r.build;
-  const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
-  const cpu = (l: Load) => `${Math.round(100 * l.server_cpu)}%${l.server_cpu < FULL_CORE ? '!' : ''}`;
-  const loadLine = (name: string, l: Load) =>
-    `${name.padEnd(30)} ${f(l.rps, 0).padStart(7)}  ${f(l.p50, 2).padStart(6)}  ${f(l.p99, 2).padStart(7)}  ${cpu(l).padStart(5)}  ${f(l.server_us_per_request, 1).padStart(6)}  ${f(l.wrk_cpu * 100, 0).padStart(4)}%  ${l.status_errors}`;
   const lines = [
-    `risk-readings bench ${r.date} · ${r.machine.cpus} × ${r.machine.model} · ${r.machine.node} · load average ${r.machine.load_average.map((x) => x.toFixed(1)).join(' → ')}` +
-      (r.machine.pinned.server === undefined
-        ? ' · not pinned'
-        : ` · servers on core ${r.machine.pinned.server}, wrk on ${r.machine.pinned.wrk}`),
+    header(r),
     `site: ${r.site.assets} assets, ${r.site.pages} pages, ${r.site.megabytes} MB` +
       (r.output_in_fresh_block_groups ? '' : ' · outputs not in fresh block groups (see spreadFolder)'),
     '',
@@ -392,29 +427,8 @@ function report(r: Results): string {
     ),
   );
   const p = r.paid;
+  lines.push('', ...paidTable(p));
   lines.push(
-    '',
-    `paid paths, real counting (${p.direct_keys} keys; each shim load between two of its reference's)`,
-    `path, round                        req/s  p50 ms  p99 ms    CPU  µs/req   wrk  HTTP>=400   reference before | after: req/s, CPU`,
-  );
-  for (const [name, c] of Object.entries(p.paths))
-    c.shim.forEach((l, i) => {
-      const [before, after] = c.baseline[i]!;
-      lines.push(`${loadLine(`${name} #${i + 1}`, l)}   ${f(before.rps, 0)} ${cpu(before)} | ${f(after.rps, 0)} ${cpu(after)}`);
-    });
-  lines.push('', `ratios to the reference, round by round (! marks a round whose reference ran short of ${FULL_CORE * 100}% of a core)`);
-  for (const [name, c] of Object.entries(p.paths)) {
-    const rounds = c.ratios.map((v, i) => f(v) + (c.valid[i] ? '' : '!')).join(', ');
-    const goal = c.judged
-      ? `>= ${p.goal_ratio} ${c.median_ratio === null ? 'INVALID' : verdict(c.median_ratio >= p.goal_ratio)}; p99 ${f(c.median_p99_ratio)}x <= ${p.goal_p99_ratio} ${c.median_p99_ratio === null ? 'INVALID' : verdict(c.median_p99_ratio <= p.goal_p99_ratio)}`
-      : '(beside)';
-    lines.push(
-      `  ${name.padEnd(20)} ${rounds} (median ${f(c.median_ratio)}) ${goal}; CPU per request ${c.cpu_ratios.map((v) => f(v)).join(', ')}`,
-    );
-  }
-  const d = p.disk_p99_to_memory;
-  lines.push(
-    `  disk p99 / memory p99  ${d.rounds.map((v, i) => f(v) + (d.valid[i] ? '' : '!')).join(', ')} (median ${f(d.median)}) <= ${d.goal} ${d.median === null ? 'INVALID' : verdict(d.median <= d.goal)}`,
     `RSS after start-up: shim ${f(p.rss_after_start.shim_mb, 0)} MB (tree's hot files ${f(p.rss_after_start.tree_hot_mb, 1)} MB), bare ${f(p.rss_after_start.bare_mb, 0)} MB: ${f(p.rss_after_start.ratio)}x  <= 2  ${verdict(p.rss_after_start.ratio <= 2)}`,
   );
   return lines.join('\n');
