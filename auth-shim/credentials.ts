@@ -1,6 +1,7 @@
 /** Credentials (spec Authentication, decisions 12, 13 and 37): direct keys, their expiry, and the marketplace pair. */
 import { PLANS, type Plan } from '../generator/contract/plans.js';
 import type { HeaderSource } from './exchange.js';
+import { stepped, type Maybe } from './maybe.js';
 import { sha256 } from './sha256.js';
 
 export { keyStoreFromJson, type KeyStore } from '../generator/contract/keys.js';
@@ -49,15 +50,49 @@ export interface MarketplaceConfig {
 }
 
 const DEFAULT_MARKETPLACE_NAME = 'rapidapi';
-const PAIR_PARTS = ['key', 'host', 'proxy-secret', 'subscription'] as const;
 
-/** The header prefixes a marketplace pair may arrive under: the spec's neutral one, then the marketplace's own. */
-const prefixes = (m: MarketplaceConfig) => ['x-marketplace-', `x-${(m.name ?? DEFAULT_MARKETPLACE_NAME).toLowerCase()}-`];
+/** The header names one form of the marketplace pair arrives under. */
+interface PairNames {
+  key: string;
+  host: string;
+  secret: string;
+  subscription: string;
+}
+
+/**
+ * The header names a marketplace pair may arrive under: the spec's neutral prefix, then the marketplace's own.
+ * Made once per configuration: a name built per request is a new string that every header lookup must first find
+ * in V8's string table.
+ */
+const PAIRS = new WeakMap<MarketplaceConfig, PairNames[]>();
+function pairNames(m: MarketplaceConfig): PairNames[] {
+  let names = PAIRS.get(m);
+  if (!names) {
+    const prefixes = ['x-marketplace-', `x-${(m.name ?? DEFAULT_MARKETPLACE_NAME).toLowerCase()}-`];
+    names = prefixes.map((p) => ({
+      prefix: p,
+      key: `${p}key`,
+      host: `${p}host`,
+      secret: `${p}proxy-secret`,
+      subscription: `${p}subscription`,
+    }));
+    PAIRS.set(m, names);
+  }
+  return names;
+}
 
 /** Every credential header the shim reads, for `Vary` (decision 20). */
 export function credentialHeaders(m: MarketplaceConfig): string[] {
-  return ['x-api-key', ...prefixes(m).flatMap((p) => PAIR_PARTS.map((part) => p + part))];
+  return ['x-api-key', ...pairNames(m).flatMap((n) => [n.key, n.host, n.secret, n.subscription])];
 }
+
+/** The caller a proxy secret admits, by the subscription the marketplace names: the marketplace counts its quotas. */
+const SUBSCRIBERS: Readonly<Record<Plan, Caller>> = Object.fromEntries(
+  PLANS.map((plan) => [
+    plan,
+    Object.freeze({ plan, quotaKey: null, id: `marketplace:${plan}`, label: null, expires: null, expiry: Infinity }),
+  ]),
+) as Record<Plan, Caller>;
 
 // A Map, not an object literal: a header value such as `constructor` or `__proto__` must find nothing.
 const SUBSCRIPTIONS: ReadonlyMap<string, Plan> = new Map([
@@ -85,19 +120,24 @@ export interface Verifier {
  * both headers and the configured host, then a stored key or the proxy secret with a subscription header.
  * When both forms are sent and both are valid, the higher plan applies and is counted (decision 28); one valid
  * and one not, the valid one authorises. A key that has expired at `now` (decision 37) is not valid: it is returned
- * only when no valid credential was sent, so that the 401 can say when it expired.
+ * only when no valid credential was sent, so that the 401 can say when it expired. Synchronous when the verifier
+ * answers at once (a key or a secret it has judged before).
  */
-export async function identify(
+export function identify(headers: HeaderSource, marketplace: MarketplaceConfig, verify: Verifier, now: number): Maybe<Caller | null> {
+  return stepped(identifying(headers, marketplace, verify, now));
+}
+
+function* identifying(
   headers: HeaderSource,
   marketplace: MarketplaceConfig,
   verify: Verifier,
   now: number,
-): Promise<Caller | null> {
+): Generator<unknown, Caller | null, unknown> {
   const direct = credentialHeader(headers, 'x-api-key');
-  const byKey = direct && direct.length <= MAX_KEY_LENGTH ? ((await verify.lookup(direct)) ?? null) : null;
+  const byKey = direct && direct.length <= MAX_KEY_LENGTH ? (((yield verify.lookup(direct)) as Caller | undefined) ?? null) : null;
   let byPair: Caller | null = null;
-  for (const prefix of prefixes(marketplace)) {
-    byPair = await marketplacePair(headers, prefix, marketplace, verify);
+  for (const names of pairNames(marketplace)) {
+    byPair = yield* marketplacePair(headers, names, marketplace, verify);
     if (byPair) break;
   }
   const valid = [byKey, byPair].filter((c): c is Caller => c !== null && !expired(c, now));
@@ -108,28 +148,28 @@ export async function identify(
 /** The credential header forms a request tries, by the names it used: `X-API-Key`, `x-rapidapi-key and x-rapidapi-host`. */
 export function triedForms(headers: HeaderSource, marketplace: MarketplaceConfig): string[] {
   const forms = headers.has('x-api-key') ? ['X-API-Key'] : [];
-  for (const p of prefixes(marketplace)) if (headers.has(`${p}key`) || headers.has(`${p}host`)) forms.push(`the ${p}key and ${p}host pair`);
+  for (const n of pairNames(marketplace)) if (headers.has(n.key) || headers.has(n.host)) forms.push(`the ${n.key} and ${n.host} pair`);
   return forms;
 }
 
 /** The header names a marketplace key may arrive under: a request carrying one is not a direct key alone. */
-export const pairKeyHeaders = (marketplace: MarketplaceConfig): string[] => prefixes(marketplace).map((p) => `${p}key`);
+export const pairKeyHeaders = (marketplace: MarketplaceConfig): string[] => pairNames(marketplace).map((n) => n.key);
 
-async function marketplacePair(
+function* marketplacePair(
   headers: HeaderSource,
-  prefix: string,
+  names: PairNames,
   marketplace: MarketplaceConfig,
   verify: Verifier,
-): Promise<Caller | null> {
-  const key = credentialHeader(headers, `${prefix}key`);
-  const host = credentialHeader(headers, `${prefix}host`);
+): Generator<unknown, Caller | null, unknown> {
+  const key = credentialHeader(headers, names.key);
+  const host = credentialHeader(headers, names.host);
   if (!key || !host || !marketplace.host || key.length > MAX_KEY_LENGTH || host !== marketplace.host) return null;
-  const stored = await verify.lookup(key);
+  const stored = (yield verify.lookup(key)) as Caller | undefined;
   if (stored) return stored;
-  const secret = credentialHeader(headers, `${prefix}proxy-secret`);
-  if (marketplace.secret && secret && secret.length <= MAX_KEY_LENGTH && (await verify.secret(secret))) {
-    const plan = SUBSCRIPTIONS.get(credentialHeader(headers, `${prefix}subscription`) ?? '');
-    if (plan) return { plan, quotaKey: null, id: `marketplace:${plan}`, label: null, expires: null, expiry: Infinity };
+  const secret = credentialHeader(headers, names.secret);
+  if (marketplace.secret && secret && secret.length <= MAX_KEY_LENGTH && (yield verify.secret(secret))) {
+    const plan = SUBSCRIPTIONS.get(credentialHeader(headers, names.subscription) ?? '');
+    if (plan) return SUBSCRIBERS[plan];
   }
   return null;
 }

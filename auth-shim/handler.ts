@@ -10,6 +10,7 @@ import type { Catalog } from '../generator/contract/shapes.js';
 import { credentialHeaders, type Caller, type KeyStore, type MarketplaceConfig } from './credentials.js';
 import { docsResponse, type DocsFiles } from './docs.js';
 import { Health } from './health.js';
+import { next, recovering, type Maybe } from './maybe.js';
 import { JsonCache, OriginError, type Origin } from './origin.js';
 import { MemoryQuotaStore, type QuotaStore } from './quota.js';
 import { toWebResponse, type ShimRequest, type ShimResponse } from './exchange.js';
@@ -72,19 +73,7 @@ export function createHandler(options: ShimOptions): (request: Request) => Promi
 }
 
 /** A response now, or once what it waits on (a key's first hash, a shared quota store, a cold file) is in. */
-type Answer = ShimResponse | Promise<ShimResponse>;
-/** `then` for a value that may not be a promise: no promise is made on the path that has it all in memory. */
-const next = <T, U>(v: T | Promise<T>, f: (v: T) => U | Promise<U>): U | Promise<U> => (v instanceof Promise ? v.then(f) : f(v));
-/** `run`, with what it throws or rejects with answered by `recover`. */
-function recovering(run: () => Answer, recover: (e: unknown) => ShimResponse): Answer {
-  try {
-    const r = run();
-    return r instanceof Promise ? r.catch(recover) : r;
-  } catch (e) {
-    return recover(e);
-  }
-}
-
+type Answer = Maybe<ShimResponse>;
 /**
  * The pipeline on the shim's own request and response. Synchronous where everything it needs is in memory (a
  * known key, an in-memory quota store, a file the origin holds), so the Node server's hot path makes no promise.
@@ -153,7 +142,8 @@ export function createShim(options: ShimOptions): (request: ShimRequest) => Answ
       // The caller's own standing counts toward the minute, never the month (decision 36).
       const use = r.name === 'usage' ? 'minute' : monthUse(request);
       return next(charged(quotas, caller, at, use), (charge) => {
-        const headers = Object.assign({}, charge?.headers, id);
+        // The charge's own headers object, made for this request, carries its id too: one object fewer per request.
+        const headers = charge ? Object.assign(charge.headers, id) : id;
         if (r.name === 'usage') return usageResponse(caller, charge, headers);
         // A refusal after the charge still tells the caller where its quota stands.
         const refused = (e: unknown) => {

@@ -42,7 +42,9 @@ function send(
   varies: boolean,
   headers: Record<string, string>,
 ): ShimResponse {
-  const h: Record<string, string> = Object.assign({ 'Content-Type': JSON_TYPE, ETag: chosen.etag }, headers);
+  const h = headers;
+  h['Content-Type'] ??= JSON_TYPE; // the docs page's files bring their own
+  h.ETag = chosen.etag;
   if (varies) h.Vary = h.Vary ? `${h.Vary}, Accept-Encoding` : 'Accept-Encoding';
   if (matches(request, all)) return { status: 304, headers: h, body: null, code: null };
   if (encoding) h['Content-Encoding'] = encoding;
@@ -51,7 +53,10 @@ function send(
   return { status: 200, headers: h, body: chosen.bytes, code: null };
 }
 
-/** A file of the tree, in the coding the request prefers among those the build wrote. */
+/**
+ * A file of the tree, in the coding the request prefers among those the build wrote. `headers` is this response's
+ * own object, completed in place (a copy per response would cost the hot path a share of its rate).
+ */
 export function fileResponse(request: ShimRequest, f: OriginFile, headers: Record<string, string>): ShimResponse {
   const codings = f.encoded ? (Object.keys(f.encoded) as Encoding[]) : [];
   const encoding = negotiate(request.headers.get('accept-encoding'), codings);
@@ -59,7 +64,10 @@ export function fileResponse(request: ShimRequest, f: OriginFile, headers: Recor
   return send(request, encoding ? f.encoded![encoding]! : f, encoding, tags, codings.length > 0, headers);
 }
 
-/** A body made for this request, tagged from `hash` (a digest of what it was made from), compressed if worth it. */
+/**
+ * A body made for this request, tagged from `hash` (a digest of what it was made from), compressed if worth it;
+ * `headers` is completed in place, as for fileResponse.
+ */
 export async function composedResponse(
   request: ShimRequest,
   bytes: Uint8Array<ArrayBuffer>,

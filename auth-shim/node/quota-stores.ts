@@ -326,6 +326,12 @@ export const keepMs = (month: MonthWindow, now: number): number => monthsAfter(m
 
 const USES: Record<MonthUse, number> = { request: 0, minute: 1, revalidation: 2 };
 
+/** This process among the instances sharing Redis: random once, so members of one sorted set never collide. */
+const INSTANCE = randomBytes(6).toString('hex');
+let sequence = 0;
+/** A request's member in the minute's sorted set: its time, then an id no other request of any instance has. */
+const member = (now: number) => `${now}:${INSTANCE}${(sequence++).toString(36)}`;
+
 /**
  * One atomic round trip per charge: the sliding minute is a sorted set of admitted times, the month a counter kept
  * for MONTHS_KEPT months after it (the billing read). Same rule as `admit`: a refused request is counted nowhere.
@@ -386,38 +392,55 @@ export const redisKeys = (prefix: string, credential: string, month: MonthWindow
 export const DEFAULT_REDIS_PREFIX = 'rr:q:';
 
 /**
- * Rejects when no answer came within `ms`, counting only time this process could have read one: when the timer
- * fires, the answer may already wait on the socket behind a busy event loop, so the verdict waits for the loop's
- * poll of the sockets (a setImmediate runs after it). A loaded machine then falls back only on a late Redis, never
- * on its own stall.
+ * Commands waiting on Redis, each rejected when no answer came within `ms`. One timer serves them all (a timer per
+ * command would cost each request a share of the rate), armed for the oldest waiting; commands are sent in order
+ * on one connection, so deadlines come in the order they were set. Time is counted only while this process could
+ * have read an answer: when the timer fires, the answer may already wait on the socket behind a busy event loop,
+ * so the verdict waits for the loop's poll of the sockets (a setImmediate runs after it). A loaded machine then
+ * falls back only on a late Redis, never on its own stall.
  */
-function answerWithin<T>(p: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    let settled = false;
-    const timer = setTimeout(
-      () =>
-        setImmediate(() => {
-          if (settled) return;
-          settled = true;
-          reject(new Error(`Redis did not answer within ${ms} ms`));
-        }),
-      ms,
-    );
-    p.then(
-      (v) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (e: unknown) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        reject(e);
-      },
-    );
-  });
+class AnswerDeadlines {
+  private waiting: { by: number; settled: boolean; reject: (e: Error) => void }[] = [];
+  private head = 0;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(private readonly ms: number) {}
+
+  within<T>(p: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const w = { by: performance.now() + this.ms, settled: false, reject };
+      this.waiting.push(w);
+      this.timer ??= setTimeout(() => setImmediate(() => this.expire()), this.ms);
+      p.then(
+        (v) => {
+          if (w.settled) return;
+          w.settled = true;
+          resolve(v);
+        },
+        (e: unknown) => {
+          if (w.settled) return;
+          w.settled = true;
+          reject(e as Error);
+        },
+      );
+    });
+  }
+
+  /** Rejects every command past its deadline, then waits for the oldest still waiting, if any. */
+  private expire(): void {
+    this.timer = undefined;
+    const now = performance.now();
+    const q = this.waiting;
+    while (this.head < q.length && (q[this.head]!.settled || q[this.head]!.by <= now)) {
+      const w = q[this.head++]!;
+      if (w.settled) continue;
+      w.settled = true;
+      w.reject(new Error(`Redis did not answer within ${this.ms} ms`));
+    }
+    // Under steady load something is always waiting: the settled are cut off the front as they pile up.
+    if (this.head === q.length || this.head > 1024) [this.waiting, this.head] = [q.slice(this.head), 0];
+    if (this.waiting.length) this.timer = setTimeout(() => setImmediate(() => this.expire()), this.waiting[0]!.by - now);
+  }
 }
 
 export interface RedisOptions {
@@ -427,7 +450,7 @@ export interface RedisOptions {
 
 export class RedisQuotaStore implements QuotaStore {
   readonly redis: Redis;
-  private readonly timeoutMs: number;
+  private readonly deadlines: AnswerDeadlines;
   /** The first connection: requests wait for it (or for it to fail) so the first requests after a start are counted too. */
   private connected: Promise<void>;
 
@@ -437,9 +460,9 @@ export class RedisQuotaStore implements QuotaStore {
     readonly prefix = DEFAULT_REDIS_PREFIX,
     { timeoutMs = 500 }: RedisOptions = {},
   ) {
-    this.timeoutMs = timeoutMs;
+    this.deadlines = new AnswerDeadlines(timeoutMs);
     // Fail fast while Redis is away (no queueing): the fallback answers instead. ioredis's own command timeout is
-    // only the backstop that clears commands a hung Redis never answers; `answerWithin` is the wait that counts.
+    // only the backstop that clears commands a hung Redis never answers; `AnswerDeadlines` is the wait that counts.
     this.redis = new Redis(url, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
@@ -466,7 +489,7 @@ export class RedisQuotaStore implements QuotaStore {
 
   private command<T>(name: string, ...args: (string | number)[]): Promise<T> {
     const run = (this.redis as unknown as Record<string, (...a: (string | number)[]) => Promise<T>>)[name]!;
-    return answerWithin(run.apply(this.redis, args), this.timeoutMs);
+    return this.deadlines.within(run.apply(this.redis, args));
   }
 
   async take(credential: string, limits: Limits, now: number, month: MonthWindow, use: MonthUse = 'request'): Promise<Admission> {
@@ -478,7 +501,7 @@ export class RedisQuotaStore implements QuotaStore {
       limits.perMinute,
       limits.perMonth,
       month.end,
-      `${now}:${randomBytes(6).toString('hex')}`,
+      member(now),
       USES[use],
       keepMs(month, now),
     );
@@ -498,7 +521,7 @@ export class RedisQuotaStore implements QuotaStore {
           ...redisKeys(this.prefix, c.credential, c.month),
           c.now,
           keepMs(c.month, c.now || Date.now()),
-          `${c.now}:${randomBytes(6).toString('hex')}`,
+          member(c.now),
           c.kind,
         );
       const results = await pipeline.exec();

@@ -228,6 +228,20 @@ export async function startServer(o: ServeOptions): Promise<Started> {
       : Promise.resolve(void (shim = makeShim(o.quotas)));
   ready.catch(() => {}); // the caller's to handle; the server answers 503 meanwhile
   let draining = false;
+  /**
+   * Which connections have a request whose answer is still to come: a drain closes the others. An answer made at
+   * once is written before the server reads anything else, so only answers that wait (a cold file, a shared quota
+   * store, a quota file still opening) are counted, and the hot path tracks nothing.
+   */
+  const busy = new Map<Duplex, number>();
+  const waiting = (socket: Duplex, settled: Promise<void>) => {
+    busy.set(socket, (busy.get(socket) ?? 0) + 1);
+    void settled.finally(() => {
+      const n = busy.get(socket)! - 1;
+      if (n) busy.set(socket, n);
+      else busy.delete(socket);
+    });
+  };
   const listen = { port: o.port ?? 8787, host: o.host ?? '127.0.0.1' };
   /** The access-log line of a request refused before the handler: method and path as far as they were read. */
   const refused = (method: string, path: string, status: number, code: ErrorCode, bytes: number, id: string) =>
@@ -242,7 +256,7 @@ export async function startServer(o: ServeOptions): Promise<Started> {
     }
     if (!shim) {
       const again = () => handle(req, res);
-      if (!unavailable) return void ready.then(again, again);
+      if (!unavailable) return void waiting(req.socket, ready.then(again, again));
       const id = requestId(headerSource(req.headers).get('x-request-id'));
       const refusal = refusalResponse(
         new Refusal('gateway_not_configured', 'This server cannot count quotas (its quota store could not be opened); retry', {
@@ -255,31 +269,23 @@ export async function startServer(o: ServeOptions): Promise<Started> {
     }
     const answer = shim({ method: req.method ?? '', url, headers: headerSource(req.headers) });
     if (!(answer instanceof Promise)) return write(res, answer, draining);
-    answer.then(
-      (r) => write(res, r, draining),
-      (e: unknown) => {
-        // The pipeline answers every failure itself; this is the socket going away under the write.
-        log(`shim: response not sent: ${(e as Error)?.message ?? e}`);
-        res.destroy();
-      },
+    waiting(
+      req.socket,
+      answer.then(
+        (r) => write(res, r, draining),
+        (e: unknown) => {
+          // The pipeline answers every failure itself; this is the socket going away under the write.
+          log(`shim: response not sent: ${(e as Error)?.message ?? e}`);
+          res.destroy();
+        },
+      ),
     );
   };
   const server = createServer({ maxHeaderSize: 16_384, requireHostHeader: false }, handle);
-  // Which connections have a request in progress: a drain closes the others.
   const sockets = new Set<Socket>();
-  const busy = new Map<Socket, number>();
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
-  });
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    const socket = req.socket;
-    busy.set(socket, (busy.get(socket) ?? 0) + 1);
-    res.once('close', () => {
-      const n = busy.get(socket)! - 1;
-      if (n) busy.set(socket, n);
-      else busy.delete(socket);
-    });
   });
   // An idle keep-alive connection times out: closed, unless a request reached it meanwhile. Node would close it at
   // once, in the timers phase, before a loop that was held up reads a request already waiting on it; this looks

@@ -21,6 +21,7 @@ import {
   type Verifier,
 } from '../credentials.js';
 import type { HeaderSource } from '../exchange.js';
+import { next, type Maybe } from '../maybe.js';
 import { sha256Hex } from '../sha256.js';
 import { Refusal } from '../refusal.js';
 
@@ -49,15 +50,15 @@ export class CredentialCheck implements Verifier {
     this.pairKeys = pairKeyHeaders(marketplace);
   }
 
-  /** The caller behind the request's headers at `now` (ms). Synchronous for a valid direct key seen before. */
-  caller(headers: HeaderSource, now: number): Caller | Promise<Caller> {
+  /** The caller behind the request's headers at `now` (ms). Synchronous for credentials judged before. */
+  caller(headers: HeaderSource, now: number): Maybe<Caller> {
     if (this.keysNow() === null && !this.marketplace.secret)
       throw new Refusal('gateway_not_configured', 'No credential source is configured on this gateway');
     const direct = credentialHeader(headers, 'x-api-key');
     // A known key alone is answered at once; with a marketplace pair beside it, the higher plan applies (decision 28).
     const hit = direct && !this.pairKeys.some((h) => headers.has(h)) ? this.known.get(direct) : undefined;
     if (hit && !expired(hit, now)) return hit;
-    return identify(headers, this.marketplace, this, now).then((caller) => admitted(caller, now, headers, this.marketplace));
+    return next(identify(headers, this.marketplace, this, now), (caller) => admitted(caller, now, headers, this.marketplace));
   }
 
   lookup(key: string): Caller | undefined | Promise<Caller | undefined> {

@@ -35,6 +35,7 @@ import {
   MINUTE_MS,
   monthOf,
   monthsAfter,
+  type Admission,
   type MonthWindow,
   type QuotaStore,
 } from '../../auth-shim/quota.js';
@@ -834,6 +835,40 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
       expect(keepMs(monthOf(t), t)).toBeGreaterThan(13 * 30 * 86_400_000);
     } finally {
       client.disconnect();
+      redis.kill('SIGKILL');
+    }
+  });
+
+  it('Redis that stops answering (paused): each charge waits its own timeout, then the fallback answers', async () => {
+    const port = await freePort();
+    const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: 'ignore',
+    });
+    try {
+      const url = `redis://127.0.0.1:${port}`;
+      await until(async () => !(await redisAnswers(url)), 5_000, 100);
+      const logs: string[] = [];
+      const store = await open(() => new FallbackQuotaStore(new RedisQuotaStore(url, prefix(), { timeoutMs: 300 }), (m) => logs.push(m)));
+      const limits = { perMinute: 1_000, perMonth: 100_000 };
+      const t = Date.now();
+      expect((await store.take('k', limits, t, monthOf(t))).ok).toBe(true);
+      redis.kill('SIGSTOP');
+      // Two charges 150 ms apart while Redis hangs: each is answered by the fallback, neither before its own 300 ms.
+      const started = performance.now();
+      const answeredAt = (p: Admission | Promise<Admission>) =>
+        Promise.resolve(p).then((a) => ({ ok: a.ok, ms: performance.now() - started }));
+      const first = answeredAt(store.take('k', limits, t + 1, monthOf(t)));
+      await new Promise((r) => setTimeout(r, 150));
+      const second = answeredAt(store.take('k', limits, t + 2, monthOf(t)));
+      const [a, b] = await Promise.all([first, second]);
+      expect(a.ok && b.ok).toBe(true);
+      expect(a.ms).toBeGreaterThanOrEqual(295);
+      expect(b.ms).toBeGreaterThanOrEqual(445);
+      expect(b.ms).toBeGreaterThan(a.ms);
+      expect(logs).toHaveLength(1);
+      expect(logs[0]).toContain('Redis did not answer within 300 ms');
+    } finally {
+      redis.kill('SIGCONT');
       redis.kill('SIGKILL');
     }
   });

@@ -62,6 +62,22 @@ describe('step: credential', () => {
     }
   });
 
+  it('a marketplace pair judged before is answered synchronously; a wrong secret stays refused', async () => {
+    const check = new CredentialCheck(new Map(), { host: 'api.example', secret: 'proxy-secret' });
+    const pair = (secret: string) =>
+      headers({
+        'x-rapidapi-key': 'subscriber',
+        'x-rapidapi-host': 'api.example',
+        'x-rapidapi-proxy-secret': secret,
+        'x-rapidapi-subscription': 'PRO',
+      });
+    expect(await check.caller(pair('proxy-secret'), NOW)).toMatchObject({ plan: 'pro', quotaKey: null, id: 'marketplace:pro' });
+    const again = check.caller(pair('proxy-secret'), NOW);
+    expect(again).not.toBeInstanceOf(Promise);
+    expect(again).toMatchObject({ plan: 'pro', quotaKey: null });
+    for (let round = 0; round < 2; round++) expect((await refusalOf(() => check.caller(pair('guess'), NOW)))?.code).toBe('unauthorized');
+  });
+
   it('a key with whitespace around it is the same key, as Node hands it over, where a Workers runtime keeps it', async () => {
     const hash = await sha256Hex('spaced-key');
     const check = new CredentialCheck(new Map([[hash, { sha256: hash, plan: 'ultra', label: 's' }]]), {});
