@@ -2,7 +2,7 @@
  * Values that may or may not be promises. The shim's steps answer at once when what they need is in memory (a
  * known key, an in-memory quota store, a file the origin holds) and wait only when it is not (a first hash on Web
  * Crypto, a shared quota store, a cold file): these helpers chain such values without making a promise on the path
- * that has everything, where each promise hop would cost the Node server a share of its request rate.
+ * that has everything, where each promise hop would cost the Node server a share of its request rate (decision 95).
  */
 export type Maybe<T> = T | Promise<T>;
 

@@ -4,7 +4,7 @@
  * shared store goes away, and the shim's whole behaviour run on every store. Tests that need Redis use REDIS_URL
  * (default redis://127.0.0.1:6379); where none answers they are skipped with the reason, except under CI=true.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import {
   appendFileSync,
   copyFileSync,
@@ -738,6 +738,21 @@ describe('live keys (decision 22)', () => {
   });
 });
 
+/** A Redis of the test's own on a free port, answering: to pause or kill without touching the shared one. */
+async function privateRedis(): Promise<{ url: string; redis: ChildProcess }> {
+  const port = await freePort();
+  const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: 'ignore',
+  });
+  const url = `redis://127.0.0.1:${port}`;
+  try {
+    await until(async () => !(await redisAnswers(url)), 5_000, 100);
+  } catch (e) {
+    redis.kill('SIGKILL');
+    throw e;
+  }
+  return { url, redis };
+}
 describe('live keys: a key file that no longer parses', () => {
   it('leaves the previous keys in force and says why in the log', async () => {
     const keys = join(root, 'malformed-keys.json');
@@ -840,13 +855,8 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
   });
 
   it('Redis that stops answering (paused): each charge waits its own timeout, then the fallback answers', async () => {
-    const port = await freePort();
-    const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-      stdio: 'ignore',
-    });
+    const { url, redis } = await privateRedis();
     try {
-      const url = `redis://127.0.0.1:${port}`;
-      await until(async () => !(await redisAnswers(url)), 5_000, 100);
       const logs: string[] = [];
       const store = await open(() => new FallbackQuotaStore(new RedisQuotaStore(url, prefix(), { timeoutMs: 300 }), (m) => logs.push(m)));
       const limits = { perMinute: 1_000, perMonth: 100_000 };
@@ -874,13 +884,8 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
   });
 
   it('Redis stopped mid-run: the shim answers from its fallback, never 5xx, and logs it once', async () => {
-    const port = await freePort();
-    const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-      stdio: 'ignore',
-    });
+    const { url, redis } = await privateRedis();
     try {
-      const url = `redis://127.0.0.1:${port}`;
-      await until(async () => !(await redisAnswers(url)), 5_000, 100);
       const logs: string[] = [];
       const store = await open(() => new FallbackQuotaStore(new RedisQuotaStore(url, prefix()), (m) => logs.push(m)));
       const origin = FileOrigin.open(out, 0);
