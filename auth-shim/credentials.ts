@@ -70,7 +70,6 @@ function pairNames(m: MarketplaceConfig): PairNames[] {
   if (!names) {
     const prefixes = ['x-marketplace-', `x-${(m.name ?? DEFAULT_MARKETPLACE_NAME).toLowerCase()}-`];
     names = prefixes.map((p) => ({
-      prefix: p,
       key: `${p}key`,
       host: `${p}host`,
       secret: `${p}proxy-secret`,
@@ -111,8 +110,8 @@ const MAX_KEY_LENGTH = 256;
 
 /** How the handler checks what identify finds: a key against the store, a proxy secret against the configured one. */
 export interface Verifier {
-  lookup(key: string): Caller | undefined | Promise<Caller | undefined>;
-  secret(value: string): boolean | Promise<boolean>;
+  lookup(key: string): Maybe<Caller | undefined>;
+  secret(value: string): Maybe<boolean>;
 }
 
 /**

@@ -40,9 +40,8 @@ function send(
   encoding: Encoding | null,
   all: string[],
   varies: boolean,
-  headers: Record<string, string>,
+  h: Record<string, string>,
 ): ShimResponse {
-  const h = headers;
   h['Content-Type'] ??= JSON_TYPE; // the docs page's files bring their own
   h.ETag = chosen.etag;
   if (varies) h.Vary = h.Vary ? `${h.Vary}, Accept-Encoding` : 'Accept-Encoding';

@@ -61,7 +61,7 @@ export class CredentialCheck implements Verifier {
     return next(identify(headers, this.marketplace, this, now), (caller) => admitted(caller, now, headers, this.marketplace));
   }
 
-  lookup(key: string): Caller | undefined | Promise<Caller | undefined> {
+  lookup(key: string): Maybe<Caller | undefined> {
     const hit = this.known.get(key);
     const store = this.store;
     if (hit || this.unknown.has(key) || !store) return hit;
@@ -78,7 +78,7 @@ export class CredentialCheck implements Verifier {
     });
   }
 
-  secret(value: string): boolean | Promise<boolean> {
+  secret(value: string): Maybe<boolean> {
     const hit = this.secrets.get(value);
     if (hit !== undefined) return hit;
     return constantTimeEqual(value, this.marketplace.secret ?? '').then((ok) => (bounded(this.secrets).set(value, ok), ok));
