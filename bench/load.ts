@@ -3,7 +3,7 @@
  * figure measures it: a server short of a full core was waiting on its load generator (or on the machine), and the
  * bench marks a ratio taken against such a baseline invalid.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -72,8 +72,8 @@ function cpuSeconds(pid: number | 'self', children = false): number {
 /** USER_HZ: 100 on every Linux the kernel's ABI has, which /proc reports times in. */
 const TICKS = 100;
 
-/** wrk with the options of a load, pinned to `cpu` where given; its standard output. */
-function wrk(o: Omit<LoadOptions, 'pid' | 'seconds'>, seconds: number, scriptArgs: string[] = []): string {
+/** The command line of wrk with the options of a load, pinned to `cpu` where given. */
+function wrkCommand(o: Omit<LoadOptions, 'pid' | 'seconds'>, seconds: number, scriptArgs: string[] = []): [string, string[]] {
   const args = [
     '-t1',
     `-c${o.connections}`,
@@ -88,11 +88,31 @@ function wrk(o: Omit<LoadOptions, 'pid' | 'seconds'>, seconds: number, scriptArg
     ...(o.rotation ? [o.rotation.file, o.rotation.header] : []),
     ...scriptArgs,
   ];
-  const [command, argv] = o.cpu === undefined ? ['wrk', args] : ['taskset', ['-c', String(o.cpu), 'wrk', ...args]];
-  const r = spawnSync(command, argv, { encoding: 'utf8', maxBuffer: 1 << 20 });
-  if (r.status !== 0)
-    throw new Error(`${command} ${argv.join(' ')} failed (${r.error?.message ?? `status ${r.status}`}): ${r.stderr}${r.stdout}`);
+  return o.cpu === undefined ? ['wrk', args] : ['taskset', ['-c', String(o.cpu), 'wrk', ...args]];
+}
+
+const failed = ([command, argv]: [string, string[]], why: string, output: string) =>
+  new Error(`${command} ${argv.join(' ')} failed (${why}): ${output}`);
+
+/** wrk with the options of a load; its standard output. */
+function wrk(o: Omit<LoadOptions, 'pid' | 'seconds'>, seconds: number, scriptArgs: string[] = []): string {
+  const c = wrkCommand(o, seconds, scriptArgs);
+  const r = spawnSync(c[0], c[1], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  if (r.status !== 0) throw failed(c, r.error?.message ?? `status ${r.status}`, r.stderr + r.stdout);
   return r.stdout;
+}
+
+/** wrk in the background; resolves with its standard output once it exits. */
+function wrkAsync(o: Omit<LoadOptions, 'pid' | 'seconds'>, seconds: number): Promise<string> {
+  const c = wrkCommand(o, seconds);
+  return new Promise((resolve, reject) => {
+    const p = spawn(c[0], c[1], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    p.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    p.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
+    p.once('error', (e) => reject(failed(c, e.message, out)));
+    p.once('close', (code) => (code === 0 ? resolve(out) : reject(failed(c, `status ${code}`, out))));
+  });
 }
 
 /** Requests until `count` responses came back (an hour at most): a warm-up, measuring nothing. */
@@ -101,14 +121,8 @@ export function warm(o: Omit<LoadOptions, 'pid' | 'seconds'>, count: number): vo
   if (!out.includes('wrk-warm ')) throw new Error(`wrk stopped before ${count} responses: ${out}`);
 }
 
-export function load(o: LoadOptions): Load {
-  const serverBefore = cpuSeconds(o.pid);
-  const wrkBefore = cpuSeconds('self', true);
-  const start = performance.now();
-  const out = wrk(o, o.seconds);
-  const wall = (performance.now() - start) / 1000;
-  const serverCpu = cpuSeconds(o.pid) - serverBefore;
-  const wrkCpu = cpuSeconds('self', true) - wrkBefore;
+/** A load's figures from wrk's output and the CPU its server (and wrk) spent meanwhile. */
+function figures(o: LoadOptions, out: string, serverCpu: number, wrkCpu: number, wall: number): Load {
   const line = out.split('\n').find((l) => l.startsWith('wrk-json '));
   if (!line) throw new Error(`wrk printed no result for ${o.url}: ${out}`);
   const w = JSON.parse(line.slice('wrk-json '.length)) as Record<string, number>;
@@ -130,4 +144,29 @@ export function load(o: LoadOptions): Load {
     server_us_per_request: requests ? (serverCpu * 1e6) / requests : 0,
     wrk_cpu: wrkCpu / wall,
   };
+}
+
+export function load(o: LoadOptions): Load {
+  const serverBefore = cpuSeconds(o.pid);
+  const wrkBefore = cpuSeconds('self', true);
+  const start = performance.now();
+  const out = wrk(o, o.seconds);
+  const wall = (performance.now() - start) / 1000;
+  return figures(o, out, cpuSeconds(o.pid) - serverBefore, cpuSeconds('self', true) - wrkBefore, wall);
+}
+
+/**
+ * Several loads at once, each server by a wrk of its own, all started together and run for the same time: servers
+ * sharing one core then share whatever speed the machine has from one millisecond to the next. Each load's
+ * `wrk_cpu` is that of all the wrk processes together, which share their core in turn.
+ */
+export async function loadTogether(os: LoadOptions[]): Promise<Load[]> {
+  const before = os.map((o) => cpuSeconds(o.pid));
+  const wrkBefore = cpuSeconds('self', true);
+  const start = performance.now();
+  const outs = await Promise.all(os.map((o) => wrkAsync(o, o.seconds)));
+  const wall = (performance.now() - start) / 1000;
+  const after = os.map((o) => cpuSeconds(o.pid));
+  const wrkCpu = cpuSeconds('self', true) - wrkBefore;
+  return os.map((o, i) => figures(o, outs[i]!, after[i]! - before[i]!, wrkCpu, wall));
 }

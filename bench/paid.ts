@@ -2,16 +2,21 @@
  * The paying callers' paths against the reference (reference.ts), on the real clock: direct keys drawn in rotation
  * from 20,000 stored ultra keys, every request counted in the store (memory, disk, and Redis where one answers);
  * the marketplace's proxy-secret path (1,000 subscriber keys in rotation); and 429 refusals (100 basic keys past
- * their 5 requests a minute), beside. Each server is loaded alone. In every round each shim load is bracketed by
- * loads of its reference (before and after), and its ratio is taken against their mean, so a machine whose speed
- * drifts during a round bills both sides alike; a ratio whose reference was short of 90% of a core is invalid.
+ * their 5 requests a minute), beside.
+ *
+ * Each shim is loaded side by side with its reference: both processes on the servers' core, each loaded by a wrk
+ * of its own, started together for the same time. The machines this runs on change speed by half from one second
+ * to the next, so two servers loaded one after the other meet different machines, and a ratio of such loads
+ * measures the machine (bench/README.md). Two servers sharing one core share its speed at every moment, and the
+ * scheduler gives each half of it: the ratio of their request rates is the ratio of their costs. A round is
+ * valid when each server had at least FULL_CORE of its half; short of that, a load generator was the limit.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sha256 } from '../generator/output/manifest.js';
 import { writeRotation, type Load } from './load.js';
 import { MARKETPLACE } from './marketplace.js';
-import { loadServer, startBenchServer, warmServer, type Placement, type Running, type Target } from './servers.js';
+import { loadServersTogether, startBenchServer, warmServer, type Placement, type Running, type Target } from './servers.js';
 import { FULL_CORE, cpu, fixed as f, loadLine, verdict } from './table.js';
 
 export const DIRECT_KEYS = 20_000;
@@ -32,17 +37,17 @@ export interface PaidOptions {
 export interface Compared {
   reference: string;
   shim: Load[];
-  /** The reference's loads around each of the shim's (before, after). */
-  baseline: [Load, Load][];
-  /** Shim rps over the mean of its two baselines', per round. */
+  /** The reference's load beside each of the shim's. */
+  baseline: Load[];
+  /** Shim rps over the reference's beside it, per round. */
   ratios: number[];
-  /** Whether both baselines of the round ran at a full core (FULL_CORE). */
+  /** Whether each server of the round had FULL_CORE of its half of the core. */
   valid: boolean[];
-  /** Shim p99 over the baselines' mean p99, per round. */
+  /** Shim p99 over the reference's beside it, per round. */
   p99_ratios: number[];
   median_ratio: number | null;
   median_p99_ratio: number | null;
-  /** Shim CPU per request over the reference's, per round (less sensitive to a busy machine than rps). */
+  /** The reference's CPU per request over the shim's, per round. */
   cpu_ratios: number[];
   /** Judged against GOAL_RATIO and GOAL_P99, or shown beside. */
   judged: boolean;
@@ -122,28 +127,24 @@ export async function paidPaths(o: PaidOptions) {
     const disk_p99_to_memory: number[] = [];
     const disk_p99_valid: boolean[] = [];
     for (let round = 0; round < o.rounds; round++) {
-      // Reference, shim, reference, shim, ... reference: each shim load between two of its reference's, for each
-      // reference and target in turn.
-      const groups = new Map<string, typeof pairs>();
-      for (const p of pairs) groups.set(`${p.reference} ${p.target}`, [...(groups.get(`${p.reference} ${p.target}`) ?? []), p]);
-      for (const group of groups.values()) {
-        const ref = server(group[0]!.reference);
-        const target = targets[group[0]!.target];
-        let before = loadServer(ref, target(ref), o.seconds, o.at);
-        for (const p of group) {
-          const shim = loadServer(server(p.shim), target(server(p.shim)), o.seconds, o.at);
-          const after = loadServer(ref, target(ref), o.seconds, o.at);
-          const c = compared[p.name]!;
-          const base = { rps: (before.rps + after.rps) / 2, p99: (before.p99 + after.p99) / 2 };
-          const us = (before.server_us_per_request + after.server_us_per_request) / 2;
-          c.shim.push(shim);
-          c.baseline.push([before, after]);
-          c.ratios.push(shim.rps / base.rps);
-          c.valid.push(before.server_cpu >= FULL_CORE && after.server_cpu >= FULL_CORE);
-          c.p99_ratios.push(shim.p99 / base.p99);
-          c.cpu_ratios.push(us / shim.server_us_per_request);
-          before = after;
-        }
+      for (const p of pairs) {
+        const [ref, shim] = [server(p.reference), server(p.shim)];
+        const target = targets[p.target];
+        const [base, l] = await loadServersTogether(
+          [
+            [ref, target(ref)],
+            [shim, target(shim)],
+          ],
+          o.seconds,
+          o.at,
+        );
+        const c = compared[p.name]!;
+        c.shim.push(l!);
+        c.baseline.push(base!);
+        c.ratios.push(l!.rps / base!.rps);
+        c.valid.push(base!.server_cpu >= FULL_CORE / 2 && l!.server_cpu >= FULL_CORE / 2);
+        c.p99_ratios.push(l!.p99 / base!.p99);
+        c.cpu_ratios.push(base!.server_us_per_request / l!.server_us_per_request);
       }
       const [memory, disk] = [compared.direct_key_memory!, compared.direct_key_disk!];
       disk_p99_to_memory.push(disk.shim[round]!.p99 / memory.shim[round]!.p99);
@@ -179,15 +180,15 @@ export type PaidResults = Awaited<ReturnType<typeof paidPaths>>;
 /** The paid paths' part of the printed table: every load with its two baselines, then the ratios and verdicts. */
 export function paidTable(p: PaidResults): string[] {
   const lines = [
-    `paid paths, real counting (${p.direct_keys} keys; each shim load between two of its reference's)`,
-    `path, round                        req/s  p50 ms  p99 ms    CPU  µs/req   wrk  HTTP>=400   reference before | after: req/s, CPU`,
+    `paid paths, real counting (${p.direct_keys} keys; each shim side by side with its reference on one core, wrk CPU both wrks')`,
+    `path, round                        req/s  p50 ms  p99 ms    CPU  µs/req   wrk  HTTP>=400   reference beside: req/s, p99 ms, CPU`,
   ];
   for (const [name, c] of Object.entries(p.paths))
     c.shim.forEach((l, i) => {
-      const [before, after] = c.baseline[i]!;
-      lines.push(`${loadLine(`${name} #${i + 1}`, l)}   ${f(before.rps, 0)} ${cpu(before)} | ${f(after.rps, 0)} ${cpu(after)}`);
+      const b = c.baseline[i]!;
+      lines.push(`${loadLine(`${name} #${i + 1}`, l, FULL_CORE / 2)}   ${f(b.rps, 0)}, ${f(b.p99)}, ${cpu(b, FULL_CORE / 2)}`);
     });
-  lines.push('', `ratios to the reference, round by round (! marks a round whose reference ran short of ${FULL_CORE * 100}% of a core)`);
+  lines.push('', `ratios to the reference, round by round (! marks a round where a server ran short of ${FULL_CORE * 50}% of the core)`);
   for (const [name, c] of Object.entries(p.paths)) {
     const rounds = c.ratios.map((v, i) => f(v) + (c.valid[i] ? '' : '!')).join(', ');
     const goal = c.judged

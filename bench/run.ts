@@ -19,7 +19,7 @@ import { writeSite } from '../fixtures/synth/site.js';
 import { checkWrk, type Load } from './load.js';
 import { median, paidPaths, paidTable } from './paid.js';
 import { scaledCatalog, scaledSymbols } from './scaled-site.js';
-import { loadServer, placement, startBenchServer, warmServer, type Running, type Target } from './servers.js';
+import { loadServer, loadServersTogether, placement, startBenchServer, warmServer, type Running, type Target } from './servers.js';
 import { FULL_CORE, fixed, loadLine, verdict } from './table.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -230,7 +230,7 @@ async function measure(work: string) {
     };
   }
 
-  // Shim: loaded alone, one at a time; bare Node before and after each shim load.
+  // Shim: each load of it side by side with bare Node on one core (paid.ts says why); the other loads alone.
   const servers = new Map<string, Running>();
   for (const kind of ['shim', 'shim-quiet', 'bare', 'static'])
     servers.set(kind, await startBenchServer(kind, out, KEYS, join(work, `${kind}.log`), at));
@@ -255,26 +255,30 @@ async function measure(work: string) {
   // Warm the servers' JIT (the quiet shim's too: measured once, it would otherwise be measured cold).
   for (const kind of ['shim', 'shim-quiet']) warmServer(server(kind), target(kind, risk), 20_000, at);
   warmServer(server('bare'), target('bare', '/', {}), 20_000, at);
-  const bareLoads: Load[] = [loadOf('bare', '/', {})];
-  const shimRisk: Load[] = [];
-  const shimQuiet: Load[] = [];
+  // Each shim side by side with bare Node on one core, as the paid paths are measured (paid.ts).
+  const bareLoads: Load[] = [];
+  const beside = async (kind: string) => {
+    const [l, bare] = await loadServersTogether(
+      [
+        [server(kind), target(kind, risk)],
+        [server('bare'), target('bare', '/', {})],
+      ],
+      seconds,
+      at,
+    );
+    bareLoads.push(bare!);
+    return { load: l!, ratio: l!.rps / bare!.rps, valid: l!.server_cpu >= FULL_CORE / 2 && bare!.server_cpu >= FULL_CORE / 2 };
+  };
+  const riskRatios: { load: Load; ratio: number; valid: boolean }[] = [];
+  const quietRatios: typeof riskRatios = [];
   for (let i = 0; i < 2; i++) {
-    shimRisk.push(loadOf('shim', risk));
-    bareLoads.push(loadOf('bare', '/', {}));
-    shimQuiet.push(loadOf('shim-quiet', risk));
-    bareLoads.push(loadOf('bare', '/', {}));
+    riskRatios.push(await beside('shim'));
+    quietRatios.push(await beside('shim-quiet'));
   }
-  const bracket = (shim: Load[], every: number, offset: number) =>
-    shim.map((l, i) => {
-      const [b, a] = [bareLoads[i * every + offset]!, bareLoads[i * every + offset + 1]!];
-      return { ratio: l.rps / ((b.rps + a.rps) / 2), valid: b.server_cpu >= FULL_CORE && a.server_cpu >= FULL_CORE };
-    });
-  const riskRatios = bracket(shimRisk, 2, 0);
-  const quietRatios = bracket(shimQuiet, 2, 1);
   const loads = {
     bare_node_same_bytes: bareLoads,
-    shim_risk: shimRisk,
-    shim_risk_log_silent: shimQuiet,
+    shim_risk: riskRatios.map((r) => r.load),
+    shim_risk_log_silent: quietRatios.map((r) => r.load),
     serve_handler_same_file: [loadOf('static', '/v1/assets/BTC/risk.json', {})],
     shim_history_cut: [loadOf('shim', `/v1/assets/BTC/history?limit=50&from=${from}`)],
     shim_bulk_25: [loadOf('shim', `/v1/bulk/risk?symbols=${bulk}`)],
@@ -416,7 +420,9 @@ function report(r: Results): string {
   lines.push(
     '',
     `shim, one fixed key (${sh.seconds} s each, ${sh.connections} connections)   req/s  p50 ms  p99 ms    CPU  µs/req   wrk  HTTP>=400`,
-    ...Object.entries(sh.loads).flatMap(([k, ls]) => ls.map((l, i) => loadLine(`${k}${ls.length > 1 ? ` #${i + 1}` : ''}`, l))),
+    ...Object.entries(sh.loads).flatMap(([k, ls]) =>
+      ls.map((l, i) => loadLine(`${k}${ls.length > 1 ? ` #${i + 1}` : ''}`, l, ls.length > 1 ? FULL_CORE / 2 : FULL_CORE)),
+    ),
     ratioLine('shim / bare', sh.ratio_shim_to_bare),
     ratioLine('shim (log silent) / bare', sh.ratio_shim_silent_to_bare),
     '',

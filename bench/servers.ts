@@ -1,14 +1,14 @@
 /**
  * The bench's servers, each in a process of its own (server.ts), and where processes run: on a machine of two or
- * more cores the servers share the first core and wrk has the second, so a server loaded alone has a core to itself
- * and its load generator never competes with it.
+ * more cores the servers share the first core and wrk has the second, so a server loaded alone has a core to itself,
+ * two loaded side by side share one, and their load generators never compete with them.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, truncateSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { load, warm, type Load, type LoadOptions } from './load.js';
+import { load, loadTogether, warm, type Load, type LoadOptions } from './load.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -53,6 +53,13 @@ export function loadServer(s: Running, t: Target, seconds: number, at: Placement
   const l = load({ ...t, seconds, pid: s.pid, cpu: at.wrk });
   if (existsSync(s.log)) truncateSync(s.log, 0);
   return l;
+}
+
+/** Running servers loaded at once for the same time, each by a wrk of its own (loadTogether); their logs emptied afterwards. */
+export async function loadServersTogether(loads: [Running, Target][], seconds: number, at: Placement): Promise<Load[]> {
+  const ls = await loadTogether(loads.map(([s, t]) => ({ ...t, seconds, pid: s.pid, cpu: at.wrk })));
+  for (const [s] of loads) if (existsSync(s.log)) truncateSync(s.log, 0);
+  return ls;
 }
 
 /** Requests until `count` responses, measuring nothing: JIT warm-up, or every rotating key seen once. */

@@ -6,7 +6,7 @@ export const FULL_CORE = 0.9;
 
 export const fixed = (x: number | null, d = 2) => (x === null ? '-' : x.toFixed(d));
 export const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
-/** The server's share of a core, `!` where it ran short of FULL_CORE. */
-export const cpu = (l: Load) => `${Math.round(100 * l.server_cpu)}%${l.server_cpu < FULL_CORE ? '!' : ''}`;
-export const loadLine = (name: string, l: Load) =>
-  `${name.padEnd(30)} ${fixed(l.rps, 0).padStart(7)}  ${fixed(l.p50, 2).padStart(6)}  ${fixed(l.p99, 2).padStart(7)}  ${cpu(l).padStart(5)}  ${fixed(l.server_us_per_request, 1).padStart(6)}  ${fixed(l.wrk_cpu * 100, 0).padStart(4)}%  ${l.status_errors}`;
+/** The server's share of a core, `!` where it ran short of `full` (FULL_CORE for a server loaded alone). */
+export const cpu = (l: Load, full = FULL_CORE) => `${Math.round(100 * l.server_cpu)}%${l.server_cpu < full ? '!' : ''}`;
+export const loadLine = (name: string, l: Load, full = FULL_CORE) =>
+  `${name.padEnd(30)} ${fixed(l.rps, 0).padStart(7)}  ${fixed(l.p50, 2).padStart(6)}  ${fixed(l.p99, 2).padStart(7)}  ${cpu(l, full).padStart(5)}  ${fixed(l.server_us_per_request, 1).padStart(6)}  ${fixed(l.wrk_cpu * 100, 0).padStart(4)}%  ${l.status_errors}`;
