@@ -1,7 +1,7 @@
 /** Credentials (spec Authentication, decisions 12, 13 and 37): direct keys, their expiry, and the marketplace pair. */
 import { PLANS, type Plan } from '../generator/contract/plans.js';
 import type { HeaderSource } from './exchange.js';
-import { stepped, type Maybe } from './maybe.js';
+import { next, type Maybe } from './maybe.js';
 import { sha256 } from './sha256.js';
 
 export { keyStoreFromJson, type KeyStore } from '../generator/contract/keys.js';
@@ -123,25 +123,23 @@ export interface Verifier {
  * answers at once (a key or a secret it has judged before).
  */
 export function identify(headers: HeaderSource, marketplace: MarketplaceConfig, verify: Verifier, now: number): Maybe<Caller | null> {
-  return stepped(identifying(headers, marketplace, verify, now));
+  const direct = credentialHeader(headers, 'x-api-key');
+  const byKey = direct && direct.length <= MAX_KEY_LENGTH ? verify.lookup(direct) : undefined;
+  return next(byKey, (k) => next(firstPair(headers, pairNames(marketplace), 0, marketplace, verify), (p) => preferred(k ?? null, p, now)));
 }
 
-function* identifying(
-  headers: HeaderSource,
-  marketplace: MarketplaceConfig,
-  verify: Verifier,
-  now: number,
-): Generator<unknown, Caller | null, unknown> {
-  const direct = credentialHeader(headers, 'x-api-key');
-  const byKey = direct && direct.length <= MAX_KEY_LENGTH ? (((yield verify.lookup(direct)) as Caller | undefined) ?? null) : null;
-  let byPair: Caller | null = null;
-  for (const names of pairNames(marketplace)) {
-    byPair = yield* marketplacePair(headers, names, marketplace, verify);
-    if (byPair) break;
-  }
-  const valid = [byKey, byPair].filter((c): c is Caller => c !== null && !expired(c, now));
-  if (valid.length === 2) return PLANS.indexOf(byPair!.plan) > PLANS.indexOf(byKey!.plan) ? byPair : byKey;
-  return valid[0] ?? byKey ?? byPair;
+/** The caller of the first of the marketplace's header name sets (from `i` on) that carries a valid pair. */
+function firstPair(headers: HeaderSource, names: PairNames[], i: number, m: MarketplaceConfig, verify: Verifier): Maybe<Caller | null> {
+  if (i === names.length) return null;
+  return next(marketplacePair(headers, names[i]!, m, verify), (c) => c ?? firstPair(headers, names, i + 1, m, verify));
+}
+
+/** Of a direct key's caller and a pair's: the valid one, the higher plan of two valid, else either (for its 401). */
+function preferred(byKey: Caller | null, byPair: Caller | null, now: number): Caller | null {
+  const key = byKey && !expired(byKey, now) ? byKey : null;
+  const pair = byPair && !expired(byPair, now) ? byPair : null;
+  if (key && pair) return PLANS.indexOf(pair.plan) > PLANS.indexOf(key.plan) ? pair : key;
+  return key ?? pair ?? byKey ?? byPair;
 }
 
 /** The credential header forms a request tries, by the names it used: `X-API-Key`, `x-rapidapi-key and x-rapidapi-host`. */
@@ -154,21 +152,17 @@ export function triedForms(headers: HeaderSource, marketplace: MarketplaceConfig
 /** The header names a marketplace key may arrive under: a request carrying one is not a direct key alone. */
 export const pairKeyHeaders = (marketplace: MarketplaceConfig): string[] => pairNames(marketplace).map((n) => n.key);
 
-function* marketplacePair(
-  headers: HeaderSource,
-  names: PairNames,
-  marketplace: MarketplaceConfig,
-  verify: Verifier,
-): Generator<unknown, Caller | null, unknown> {
+function marketplacePair(headers: HeaderSource, names: PairNames, marketplace: MarketplaceConfig, verify: Verifier): Maybe<Caller | null> {
   const key = credentialHeader(headers, names.key);
   const host = credentialHeader(headers, names.host);
   if (!key || !host || !marketplace.host || key.length > MAX_KEY_LENGTH || host !== marketplace.host) return null;
-  const stored = (yield verify.lookup(key)) as Caller | undefined;
-  if (stored) return stored;
-  const secret = credentialHeader(headers, names.secret);
-  if (marketplace.secret && secret && secret.length <= MAX_KEY_LENGTH && (yield verify.secret(secret))) {
-    const plan = SUBSCRIPTIONS.get(credentialHeader(headers, names.subscription) ?? '');
-    if (plan) return SUBSCRIBERS[plan];
-  }
-  return null;
+  return next(verify.lookup(key), (stored) => {
+    if (stored) return stored;
+    const secret = credentialHeader(headers, names.secret);
+    if (!marketplace.secret || !secret || secret.length > MAX_KEY_LENGTH) return null;
+    return next(verify.secret(secret), (ok) => {
+      const plan = ok ? SUBSCRIPTIONS.get(credentialHeader(headers, names.subscription) ?? '') : undefined;
+      return plan ? SUBSCRIBERS[plan] : null;
+    });
+  });
 }

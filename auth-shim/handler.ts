@@ -21,7 +21,7 @@ import { Bodies } from './steps/body.js';
 import { CredentialCheck, type KeySource } from './steps/credential.js';
 import { bulkSymbols, changesQuery, historyQuery } from './steps/parameters.js';
 import { answered, charged, monthUse } from './steps/quota.js';
-import { boundedQuery, getOnly, routeOf, type Route } from './steps/route.js';
+import { boundedQuery, getOnly, requestTarget, routeOf, type Route, type Target } from './steps/route.js';
 import { usageResponse } from './steps/usage.js';
 
 export type { KeySource } from './steps/credential.js';
@@ -93,7 +93,7 @@ export function createShim(options: ShimOptions): (request: ShimRequest) => Answ
    * Parameters, access and body of a data route, for a caller already admitted. Header objects are merged with
    * Object.assign throughout the shim: V8 builds these many-keyed objects far more slowly by spread.
    */
-  function serve(request: ShimRequest, url: URL, r: DataRoute, plan: Plan, headers: Record<string, string>): Answer {
+  function serve(request: ShimRequest, url: Target, r: DataRoute, plan: Plan, headers: Record<string, string>): Answer {
     const out = Object.assign({}, dataCache, headers);
     if (r.name === 'assets') return bodies.file(request, TREE.assetList(plan), out);
     if (r.name === 'changes') return bodies.changes(request, changesQuery(url.searchParams, plan), plan === 'basic' ? 'basic' : 'all', out);
@@ -116,7 +116,7 @@ export function createShim(options: ShimOptions): (request: ShimRequest) => Answ
     });
   }
 
-  function handle(request: ShimRequest, url: URL, seen: Seen): Answer {
+  function handle(request: ShimRequest, url: Target, seen: Seen): Answer {
     getOnly(request);
     const id = seen.id;
     if (docs && url.pathname.startsWith('/docs')) {
@@ -128,7 +128,7 @@ export function createShim(options: ShimOptions): (request: ShimRequest) => Answ
     return routed(request, url, seen);
   }
 
-  function routed(request: ShimRequest, url: URL, seen: Seen): Answer {
+  function routed(request: ShimRequest, url: Target, seen: Seen): Answer {
     const id = seen.id;
     const r = routeOf(url);
     seen.route = r.name;
@@ -158,7 +158,7 @@ export function createShim(options: ShimOptions): (request: ShimRequest) => Answ
     });
   }
 
-  function answer(request: ShimRequest, url: URL, seen: Seen): Answer {
+  function answer(request: ShimRequest, url: Target, seen: Seen): Answer {
     return recovering(
       () => handle(request, url, seen),
       (e) => {
@@ -187,7 +187,7 @@ export function createShim(options: ShimOptions): (request: ShimRequest) => Answ
       });
       return res;
     };
-    const url = new URL(request.url);
+    const url = requestTarget(request.url);
     return next(answer(request, url, seen), logged);
   };
 }

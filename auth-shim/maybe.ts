@@ -18,22 +18,3 @@ export function recovering<T>(run: () => Maybe<T>, recover: (e: unknown) => T): 
     return recover(e);
   }
 }
-
-/**
- * Runs a generator that yields values which may be promises, as an async function awaits them: each yielded value
- * is handed back once settled. Synchronous for as long as no yielded value is a promise.
- */
-export function stepped<T>(g: Generator<unknown, T, unknown>): Maybe<T> {
-  const run = (r: IteratorResult<unknown, T>): Maybe<T> => {
-    while (!r.done) {
-      if (r.value instanceof Promise)
-        return r.value.then(
-          (v: unknown) => run(g.next(v)),
-          (e: unknown) => run(g.throw(e)),
-        );
-      r = g.next(r.value);
-    }
-    return r.value;
-  };
-  return run(g.next());
-}

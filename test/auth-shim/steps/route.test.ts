@@ -1,9 +1,9 @@
 /** Step route, alone: GET only (decision 10), the API's routes, and nothing else. */
 import { describe, expect, it } from 'vitest';
-import { boundedQuery, getOnly, routeOf } from '../../../auth-shim/steps/route.js';
+import { boundedQuery, getOnly, requestTarget, routeOf } from '../../../auth-shim/steps/route.js';
 import { refusalOf } from './refusals.js';
 
-const url = (path: string) => new URL(`http://api.test${path}`);
+const url = (path: string) => requestTarget(`http://api.test${path}`);
 
 describe('step: route', () => {
   it('refuses every method but GET with 405 and Allow: GET', async () => {
@@ -35,5 +35,40 @@ describe('step: route', () => {
       expect((await refusalOf(() => routeOf(url(p))))?.code, p).toBe('not_found');
     expect((await refusalOf(() => boundedQuery(url(`/v1/assets?x=${'a'.repeat(2100)}`))))?.code).toBe('bad_parameter');
     expect(await refusalOf(() => boundedQuery(url('/v1/assets?x=1')))).toBeNull();
+  });
+
+  it('reads every request URL as the URL parser does, plain or not', () => {
+    const targets = [
+      '/v1/assets/BTC/risk',
+      '/v1/assets/BRK.B/history',
+      '//v1/assets/BTC/risk',
+      '/v1/assets/BTC/risk/',
+      '/v1/assets/%42TC/risk',
+      '/v1/assets/../health',
+      '/v1/./health',
+      '/v1/assets/./BTC/risk',
+      '/v1/.hidden',
+      '/v1/assets/BTC/history?limit=5&from=2026-01-01',
+      '/v1/assets/BTC/risk?',
+      '/v1/assets/BTC/risk#part',
+      '/v1/assets/b c/risk',
+      '/v1/assets/BTC€/risk',
+      '/v1/bulk/risk?symbols=BTC,ETH&symbols=SOL',
+    ];
+    for (const origin of ['http://api.test', 'https://user:pw@API.test:8443', 'http://127.0.0.1:8787'])
+      for (const t of targets) {
+        const [ours, parsed] = [requestTarget(origin + t), new URL(origin + t)];
+        expect({ pathname: ours.pathname, search: ours.search, params: [...ours.searchParams] }, t).toEqual({
+          pathname: parsed.pathname,
+          search: parsed.search,
+          params: [...parsed.searchParams],
+        });
+      }
+  });
+
+  it('gives each plain request query parameters of its own', () => {
+    const [a, b] = [requestTarget('http://api.test/v1/changes'), requestTarget('http://api.test/v1/changes')];
+    a.searchParams.append('limit', '5');
+    expect([...b.searchParams]).toEqual([]);
   });
 });
