@@ -9,7 +9,7 @@
  * to the next, so two servers loaded one after the other meet different machines, and a ratio of such loads
  * measures the machine (bench/README.md). Two servers sharing one core share its speed at every moment, and the
  * scheduler gives each half of it: the ratio of their request rates is the ratio of their costs. A round is
- * valid when each server had at least FULL_CORE of its half; short of that, a load generator was the limit.
+ * valid when each server had at least HALF_CORE of it; short of that, a load generator was the limit.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,7 +17,7 @@ import { sha256 } from '../generator/output/manifest.js';
 import { writeRotation, type Load } from './load.js';
 import { MARKETPLACE } from './marketplace.js';
 import { loadServersTogether, startBenchServer, warmServer, type Placement, type Running, type Target } from './servers.js';
-import { FULL_CORE, cpu, fixed as f, loadLine, verdict } from './table.js';
+import { HALF_CORE, cpu, fixed as f, loadLine, sharedFairly, verdict } from './table.js';
 
 export const DIRECT_KEYS = 20_000;
 export const GOAL_RATIO = 0.9;
@@ -41,7 +41,7 @@ export interface Compared {
   baseline: Load[];
   /** Shim rps over the reference's beside it, per round. */
   ratios: number[];
-  /** Whether each server of the round had FULL_CORE of its half of the core. */
+  /** Whether each server of the round had at least HALF_CORE of the core. */
   valid: boolean[];
   /** Shim p99 over the reference's beside it, per round. */
   p99_ratios: number[];
@@ -142,7 +142,7 @@ export async function paidPaths(o: PaidOptions) {
         c.shim.push(l!);
         c.baseline.push(base!);
         c.ratios.push(l!.rps / base!.rps);
-        c.valid.push(base!.server_cpu >= FULL_CORE / 2 && l!.server_cpu >= FULL_CORE / 2);
+        c.valid.push(sharedFairly(base!, l!));
         c.p99_ratios.push(l!.p99 / base!.p99);
         c.cpu_ratios.push(base!.server_us_per_request / l!.server_us_per_request);
       }
@@ -161,7 +161,8 @@ export async function paidPaths(o: PaidOptions) {
       connections: o.connections,
       goal_ratio: GOAL_RATIO,
       goal_p99_ratio: GOAL_P99,
-      full_core: FULL_CORE,
+      /** The share of the core each server of a valid round had at least. */
+      min_core_share: HALF_CORE,
       paths: compared,
       disk_p99_to_memory: {
         rounds: disk_p99_to_memory,
@@ -177,7 +178,7 @@ export async function paidPaths(o: PaidOptions) {
 
 export type PaidResults = Awaited<ReturnType<typeof paidPaths>>;
 
-/** The paid paths' part of the printed table: every load with its two baselines, then the ratios and verdicts. */
+/** The paid paths' part of the printed table: every load with its reference's beside it, then the ratios and verdicts. */
 export function paidTable(p: PaidResults): string[] {
   const lines = [
     `paid paths, real counting (${p.direct_keys} keys; each shim side by side with its reference on one core, wrk CPU both wrks')`,
@@ -186,9 +187,9 @@ export function paidTable(p: PaidResults): string[] {
   for (const [name, c] of Object.entries(p.paths))
     c.shim.forEach((l, i) => {
       const b = c.baseline[i]!;
-      lines.push(`${loadLine(`${name} #${i + 1}`, l, FULL_CORE / 2)}   ${f(b.rps, 0)}, ${f(b.p99)}, ${cpu(b, FULL_CORE / 2)}`);
+      lines.push(`${loadLine(`${name} #${i + 1}`, l, HALF_CORE)}   ${f(b.rps, 0)}, ${f(b.p99)}, ${cpu(b, HALF_CORE)}`);
     });
-  lines.push('', `ratios to the reference, round by round (! marks a round where a server ran short of ${FULL_CORE * 50}% of the core)`);
+  lines.push('', `ratios to the reference, round by round (! marks a round where a server ran short of ${HALF_CORE * 100}% of the core)`);
   for (const [name, c] of Object.entries(p.paths)) {
     const rounds = c.ratios.map((v, i) => f(v) + (c.valid[i] ? '' : '!')).join(', ');
     const goal = c.judged

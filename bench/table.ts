@@ -3,6 +3,10 @@ import type { Load } from './load.js';
 
 /** A load's baseline is valid when its server used at least this share of a core. */
 export const FULL_CORE = 0.9;
+/** Two servers loaded side by side on one core: each is measured when it had at least this share of it. */
+export const HALF_CORE = FULL_CORE / 2;
+/** Whether both servers of a side-by-side load had their share of the core. */
+export const sharedFairly = (a: Load, b: Load) => a.server_cpu >= HALF_CORE && b.server_cpu >= HALF_CORE;
 
 export const fixed = (x: number | null, d = 2) => (x === null ? '-' : x.toFixed(d));
 export const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
