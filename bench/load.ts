@@ -28,7 +28,7 @@ export interface Load {
   server_cpu: number;
   /** The server's CPU time per response, in microseconds. */
   server_us_per_request: number;
-  /** wrk's CPU over the load, as a share of one core. */
+  /** wrk's CPU over the load, as a share of one core; for loads taken together (loadTogether), all their wrks'. */
   wrk_cpu: number;
 }
 
@@ -102,17 +102,18 @@ function wrk(o: Omit<LoadOptions, 'pid' | 'seconds'>, seconds: number, scriptArg
   return r.stdout;
 }
 
-/** wrk in the background; resolves with its standard output once it exits. */
-function wrkAsync(o: Omit<LoadOptions, 'pid' | 'seconds'>, seconds: number): Promise<string> {
+/** wrk in the background: `done` resolves with its standard output once it exits; `stop` ends it early. */
+function wrkAsync(o: Omit<LoadOptions, 'pid' | 'seconds'>, seconds: number): { done: Promise<string>; stop(): void } {
   const c = wrkCommand(o, seconds);
-  return new Promise((resolve, reject) => {
-    const p = spawn(c[0], c[1], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
+  const p = spawn(c[0], c[1], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const done = new Promise<string>((resolve, reject) => {
+    let [out, err] = ['', ''];
     p.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-    p.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
-    p.once('error', (e) => reject(failed(c, e.message, out)));
-    p.once('close', (code) => (code === 0 ? resolve(out) : reject(failed(c, `status ${code}`, out))));
+    p.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    p.once('error', (e) => reject(failed(c, e.message, err + out)));
+    p.once('close', (code) => (code === 0 ? resolve(out) : reject(failed(c, `status ${code}`, err + out))));
   });
+  return { done, stop: () => p.kill() };
 }
 
 /** Requests until `count` responses came back (an hour at most): a warm-up, measuring nothing. */
@@ -164,7 +165,12 @@ export async function loadTogether(os: LoadOptions[]): Promise<Load[]> {
   const before = os.map((o) => cpuSeconds(o.pid));
   const wrkBefore = cpuSeconds('self', true);
   const start = performance.now();
-  const outs = await Promise.all(os.map((o) => wrkAsync(o, o.seconds)));
+  const wrks = os.map((o) => wrkAsync(o, o.seconds));
+  // One wrk failing ends the others: a load left running would weigh on whatever the bench does next.
+  const outs = await Promise.all(wrks.map((w) => w.done)).catch((e: unknown) => {
+    for (const w of wrks) w.stop();
+    throw e;
+  });
   const wall = (performance.now() - start) / 1000;
   const after = os.map((o) => cpuSeconds(o.pid));
   const wrkCpu = cpuSeconds('self', true) - wrkBefore;

@@ -5,7 +5,7 @@
  * PATH. Options: --assets N (default all), --scale K (the scaled site, K times the assets; default 4, 1 skips it),
  * --seconds S per load (default 5), --connections C (default 50), --repeats R builds (default 2), --rounds R of
  * the paid paths (default 3), --no-pin (leave processes where the scheduler puts them), --out FILE (default
- * bench/results.json), --only paid (the paid paths alone, over one build of the site: a few minutes, not eight).
+ * bench/results.json), --only paid (the paid paths alone, over one build of the site: about five minutes, not nine).
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -3,7 +3,7 @@
  * more cores the servers share the first core and wrk has the second, so a server loaded alone has a core to itself,
  * two loaded side by side share one, and their load generators never compete with them.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, truncateSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -33,6 +33,12 @@ export interface Running {
   stop(): void;
 }
 
+/** Every bench server still running: stopped when the bench exits, a failed run's included. */
+const started = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const p of started) p.kill();
+});
+
 /** Starts `server.js <kind>` over a tree and a key file, its access log into `log`; resolves once it listens. */
 export function startBenchServer(kind: string, tree: string, keys: string, log: string, at: Placement): Promise<Running> {
   const args = [join(here, 'server.js'), kind, tree, keys, log];
@@ -40,6 +46,8 @@ export function startBenchServer(kind: string, tree: string, keys: string, log: 
     at.server === undefined ? [process.execPath, args] : ['taskset', ['-c', String(at.server), process.execPath, ...args]];
   return new Promise((resolve, reject) => {
     const p = spawn(command, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
+    started.add(p);
+    p.once('exit', () => started.delete(p));
     p.stdout.once('data', (d: Buffer) => resolve({ kind, url: d.toString().trim(), pid: p.pid!, log, stop: () => p.kill() }));
     p.once('error', reject);
     p.once('exit', (code) => reject(new Error(`bench server ${kind} exited (${code}) before it listened`)));
