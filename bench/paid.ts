@@ -29,6 +29,8 @@ export interface PaidOptions {
   seconds: number;
   connections: number;
   rounds: number;
+  /** Direct-key requests each server answers before any load is measured (at least one per key). */
+  warm: number;
   redis: boolean;
   at: Placement;
 }
@@ -36,6 +38,7 @@ export interface PaidOptions {
 /** A shim path against its reference: every round's loads and ratios, and their medians. */
 export interface Compared {
   reference: string;
+  /** The judged server's loads (on `reference_beside_itself`, the second copy of the reference's). */
   shim: Load[];
   /** The reference's load beside each of the shim's. */
   baseline: Load[];
@@ -84,22 +87,40 @@ export async function paidPaths(o: PaidOptions) {
   );
   const market = { 'X-RapidAPI-Host': MARKETPLACE.host, 'X-RapidAPI-Proxy-Secret': MARKETPLACE.secret, 'X-RapidAPI-Subscription': 'ULTRA' };
 
-  const kinds = ['reference', 'paid-memory', 'paid-disk', ...(o.redis ? ['reference-redis', 'paid-redis'] : [])];
+  // A second reference process, loaded beside the first: what two copies of one server measure is the resolution
+  // of every other ratio of the run.
+  const kinds = ['reference', 'reference-twin', 'paid-memory', 'paid-disk', ...(o.redis ? ['reference-redis', 'paid-redis'] : [])];
   const servers = new Map<string, Running>();
-  try {
-    for (const kind of kinds) servers.set(kind, await startBenchServer(kind, o.tree, keyFile, join(o.work, `${kind}.log`), o.at));
-    const server = (kind: string) => servers.get(kind)!;
-    const at = (url: string) => url + path;
-    const targets = {
-      direct: (s: Running): Target => ({ url: at(s.url), connections: o.connections, rotation: directKeys }),
-      market: (s: Running): Target => ({ url: at(s.url), connections: o.connections, headers: market, rotation: subscribers }),
-      refused: (s: Running): Target => ({ url: at(s.url), connections: o.connections, rotation: refusedKeys }),
-    };
-    // Every key once first, as a running server has seen its customers' keys: the figures are the steady state.
+  const server = (kind: string) => servers.get(kind)!;
+  const at = (url: string) => url + path;
+  const targets = {
+    direct: (s: Running): Target => ({ url: at(s.url), connections: o.connections, rotation: directKeys }),
+    market: (s: Running): Target => ({ url: at(s.url), connections: o.connections, headers: market, rotation: subscribers }),
+    refused: (s: Running): Target => ({ url: at(s.url), connections: o.connections, rotation: refusedKeys }),
+  };
+  /**
+   * Every server of a round, started afresh: a process keeps its speed for its life, but two starts of one server
+   * differ by up to a tenth (hash seeds, where its code and data land, what V8 chose to optimise), so each round
+   * samples a start of each and the median is over starts. Each first answers every key, as a running server has
+   * seen its customers' keys, and as many requests as a process needs to settle: V8 goes on optimising for tens of
+   * thousands of requests, so a server warmed with 20,000 answered 0.86 of a copy of itself that had answered many
+   * more; warmed with 150,000 each, the two copies measured 0.96-1.02 of each other.
+   */
+  const startRound = async () => {
+    for (const kind of kinds) {
+      const runs = kind === 'reference-twin' ? 'reference' : kind;
+      servers.set(kind, await startBenchServer(runs, o.tree, keyFile, join(o.work, `${kind}.log`), o.at));
+    }
     for (const s of servers.values()) {
-      warmServer(s, targets.direct(s), direct.length, o.at);
+      warmServer(s, targets.direct(s), Math.max(direct.length, o.warm), o.at);
       warmServer(s, targets.market(s), 1_000, o.at);
     }
+  };
+  const stopRound = () => {
+    for (const s of servers.values()) s.stop();
+    servers.clear();
+  };
+  try {
     const pairs: { name: string; reference: string; shim: string; target: keyof typeof targets; judged: boolean }[] = [
       { name: 'direct_key_memory', reference: 'reference', shim: 'paid-memory', target: 'direct', judged: true },
       { name: 'direct_key_disk', reference: 'reference', shim: 'paid-disk', target: 'direct', judged: true },
@@ -109,6 +130,7 @@ export async function paidPaths(o: PaidOptions) {
       { name: 'marketplace', reference: 'reference', shim: 'paid-memory', target: 'market', judged: true },
       { name: 'refused_429_memory', reference: 'reference', shim: 'paid-memory', target: 'refused', judged: false },
       { name: 'refused_429_disk', reference: 'reference', shim: 'paid-disk', target: 'refused', judged: false },
+      { name: 'reference_beside_itself', reference: 'reference', shim: 'reference-twin', target: 'direct', judged: false },
     ];
     const compared: Record<string, Compared> = Object.fromEntries(
       pairs.map((p) => [
@@ -130,17 +152,15 @@ export async function paidPaths(o: PaidOptions) {
     const disk_p99_to_memory: number[] = [];
     const disk_p99_valid: boolean[] = [];
     for (let round = 0; round < o.rounds; round++) {
+      await startRound();
       for (const p of pairs) {
         const [ref, shim] = [server(p.reference), server(p.shim)];
         const target = targets[p.target];
-        const [base, l] = await loadServersTogether(
-          [
-            [ref, target(ref)],
-            [shim, target(shim)],
-          ],
-          o.seconds,
-          o.at,
-        );
+        const both: [Running, Target][] = [
+          [ref, target(ref)],
+          [shim, target(shim)],
+        ];
+        const [base, l] = await loadServersTogether(both, o.seconds, o.at);
         const c = compared[p.name]!;
         c.shim.push(l!);
         c.baseline.push(base!);
@@ -154,6 +174,7 @@ export async function paidPaths(o: PaidOptions) {
       // The two stores were loaded at different times: each p99 is taken against the reference's beside it.
       disk_p99_to_memory.push(disk.p99_ratios[round]! / memory.p99_ratios[round]!);
       disk_p99_valid.push(memory.valid[round]! && disk.valid[round]!);
+      stopRound();
     }
     for (const c of Object.values(compared)) {
       c.median_ratio = median(c.ratios.filter((_, i) => c.valid[i]));
@@ -161,6 +182,7 @@ export async function paidPaths(o: PaidOptions) {
     }
     return {
       direct_keys: direct.length,
+      warm_requests: Math.max(direct.length, o.warm),
       rounds: o.rounds,
       seconds: o.seconds,
       connections: o.connections,
@@ -177,7 +199,7 @@ export async function paidPaths(o: PaidOptions) {
       },
     };
   } finally {
-    for (const s of servers.values()) s.stop();
+    stopRound();
   }
 }
 

@@ -4,7 +4,8 @@
  * noisy; absolute times are not what the project promises). Servers are loaded by wrk (load.ts), which must be on
  * PATH. Options: --assets N (default all), --scale K (the scaled site, K times the assets; default 4, 1 skips it),
  * --seconds S per load (default 5), --connections C (default 50), --repeats R builds (default 2), --rounds R of
- * the paid paths (default 3), --no-pin (leave processes where the scheduler puts them), --out FILE (default
+ * the paid paths (default 3), --warm N requests each loaded server answers before any is measured (default
+ * 150,000), --no-pin (leave processes where the scheduler puts them), --out FILE (default
  * bench/results.json), --only paid (the paid paths alone, over one build of the site: about five minutes, not nine).
  */
 import { spawnSync } from 'node:child_process';
@@ -34,6 +35,7 @@ const seconds = Number(arg('seconds', '5'));
 const connections = Number(arg('connections', '50'));
 const repeats = Number(arg('repeats', '2'));
 const rounds = Number(arg('rounds', '3'));
+const warm = Number(arg('warm', '150000'));
 const outFile = arg('out', join(root, 'bench', 'results.json'));
 const only = arg('only', '');
 if (only !== '' && only !== 'paid') throw new Error(`bench: --only ${only}: the one part that runs alone is 'paid'`);
@@ -153,7 +155,7 @@ async function measurePaid(work: string) {
   const out = join(work, 'tree');
   child('build-once.js', site, out, join(site, 'catalog.json'));
   const redis = await redisAnswers(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-  const paid = await paidPaths({ work, tree: out, seconds, connections, rounds, redis, at });
+  const paid = await paidPaths({ work, tree: out, seconds, connections, rounds, warm, redis, at });
   return { date: new Date().toISOString().slice(0, 10), machine: machineOf(load1), paid };
 }
 
@@ -255,8 +257,9 @@ async function measure(work: string) {
   const loadOf = (kind: string, path: string, headers?: Record<string, string>) =>
     loadServer(server(kind), target(kind, path, headers), seconds, at);
   // Warm the servers' JIT (the quiet shim's too: measured once, it would otherwise be measured cold).
-  for (const kind of ['shim', 'shim-quiet']) warmServer(server(kind), target(kind, risk), 20_000, at);
-  warmServer(server('bare'), target('bare', '/', {}), 20_000, at);
+  const warmed = Math.max(20_000, warm);
+  for (const kind of ['shim', 'shim-quiet']) warmServer(server(kind), target(kind, risk), warmed, at);
+  warmServer(server('bare'), target('bare', '/', {}), warmed, at);
   // Each shim side by side with bare Node on one core, as the paid paths are measured (paid.ts).
   const bareLoads: Load[] = [];
   const beside = async (kind: string) => {
@@ -307,7 +310,7 @@ async function measure(work: string) {
   for (const s of servers.values()) s.stop();
 
   const redis = await redisAnswers(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-  const paid = await paidPaths({ work, tree: out, seconds, connections, rounds, redis, at });
+  const paid = await paidPaths({ work, tree: out, seconds, connections, rounds, warm, redis, at });
 
   const ratioSummary = (rs: { ratio: number; valid: boolean }[]) => ({
     rounds: rs.map((r) => r.ratio),

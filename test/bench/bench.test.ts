@@ -14,7 +14,25 @@ describe('bench', () => {
     const out = join(tempDir('rr-bench-'), 'results.json');
     const r = spawnSync(
       process.execPath,
-      [RUN, '--assets', '4', '--scale', '2', '--seconds', '1', '--repeats', '1', '--rounds', '1', '--connections', '4', '--out', out],
+      [
+        RUN,
+        '--assets',
+        '4',
+        '--scale',
+        '2',
+        '--seconds',
+        '1',
+        '--repeats',
+        '1',
+        '--rounds',
+        '1',
+        '--connections',
+        '4',
+        '--warm',
+        '0',
+        '--out',
+        out,
+      ],
       { encoding: 'utf8' },
     );
     expect(r.status, r.stderr).toBe(0);
@@ -84,6 +102,11 @@ describe('bench', () => {
       expect(p.shim[0].status_errors, k).toBeGreaterThan(p.shim[0].requests / 2);
       expect(p.baseline[0].status_errors, k).toBeGreaterThan(p.baseline[0].requests / 2);
     }
+    // Two copies of the reference side by side: the resolution of the run's ratios, shown and not judged.
+    const twin = res.paid.paths.reference_beside_itself;
+    expect(twin.judged).toBe(false);
+    expect(twin.shim[0].status_errors + twin.baseline[0].status_errors).toBe(0);
+    expect(twin.ratios).toEqual([expect.any(Number)]);
     expect(res.paid.disk_p99_to_memory.rounds).toEqual([expect.any(Number)]);
     const rss = res.paid.rss_after_start;
     expect([rss.shim_mb, rss.bare_mb, rss.tree_hot_mb].every((v: number) => v > 0)).toBe(true);
