@@ -89,36 +89,39 @@ export async function paidPaths(o: PaidOptions) {
 
   // A second reference process, loaded beside the first: what two copies of one server measure is the resolution
   // of every other ratio of the run.
-  const kinds = ['reference', 'reference-twin', 'paid-memory', 'paid-disk', ...(o.redis ? ['reference-redis', 'paid-redis'] : [])];
-  const servers = new Map<string, Running>();
-  const server = (kind: string) => servers.get(kind)!;
   const at = (url: string) => url + path;
   const targets = {
     direct: (s: Running): Target => ({ url: at(s.url), connections: o.connections, rotation: directKeys }),
     market: (s: Running): Target => ({ url: at(s.url), connections: o.connections, headers: market, rotation: subscribers }),
     refused: (s: Running): Target => ({ url: at(s.url), connections: o.connections, rotation: refusedKeys }),
   };
+  const running = new Set<Running>();
   /**
-   * Every server of a round, started afresh: a process keeps its speed for its life, but two starts of one server
-   * differ by up to a tenth (hash seeds, where its code and data land, what V8 chose to optimise), so each round
-   * samples a start of each and the median is over starts. Each first answers every key, as a running server has
-   * seen its customers' keys, and as many requests as a process needs to settle: V8 goes on optimising for tens of
-   * thousands of requests, so a server warmed with 20,000 answered 0.86 of a copy of itself that had answered many
-   * more; warmed with 150,000 each, the two copies measured 0.96-1.02 of each other.
+   * A pair's two servers, each started afresh and warmed the same way just before they are loaded, so that both
+   * meet the load with the same history. Two starts of one server differ by up to a tenth (hash seeds, where its
+   * code and data land, what V8 chose to optimise), so each round samples a start of each and the median is over
+   * starts. Each first answers every key, as a running server has seen its customers' keys, and as many requests as
+   * a process needs to settle: V8 goes on optimising for tens of thousands of requests (warmed with 20,000, a copy
+   * of the reference answered 0.86 of one warmed with many more). And a server that waits idle while other pairs
+   * are loaded answers its first seconds slowly: when each round started every server once and loaded the pairs in
+   * turn, the second reference's p99 was 1.6-9.3x the first's.
    */
-  const startRound = async () => {
-    for (const kind of kinds) {
-      const runs = kind === 'reference-twin' ? 'reference' : kind;
-      servers.set(kind, await startBenchServer(runs, o.tree, keyFile, join(o.work, `${kind}.log`), o.at));
+  const startPair = async (kinds: string[]): Promise<Running[]> => {
+    const pair: Running[] = [];
+    for (const [i, kind] of kinds.entries()) {
+      const s = await startBenchServer(kind, o.tree, keyFile, join(o.work, `${kind}-${i}.log`), o.at);
+      running.add(s);
+      pair.push(s);
     }
-    for (const s of servers.values()) {
+    for (const s of pair) {
       warmServer(s, targets.direct(s), Math.max(direct.length, o.warm), o.at);
       warmServer(s, targets.market(s), 1_000, o.at);
     }
+    return pair;
   };
-  const stopRound = () => {
-    for (const s of servers.values()) s.stop();
-    servers.clear();
+  const stop = () => {
+    for (const s of running) s.stop();
+    running.clear();
   };
   try {
     const pairs: { name: string; reference: string; shim: string; target: keyof typeof targets; judged: boolean }[] = [
@@ -130,7 +133,7 @@ export async function paidPaths(o: PaidOptions) {
       { name: 'marketplace', reference: 'reference', shim: 'paid-memory', target: 'market', judged: true },
       { name: 'refused_429_memory', reference: 'reference', shim: 'paid-memory', target: 'refused', judged: false },
       { name: 'refused_429_disk', reference: 'reference', shim: 'paid-disk', target: 'refused', judged: false },
-      { name: 'reference_beside_itself', reference: 'reference', shim: 'reference-twin', target: 'direct', judged: false },
+      { name: 'reference_beside_itself', reference: 'reference', shim: 'reference', target: 'direct', judged: false },
     ];
     const compared: Record<string, Compared> = Object.fromEntries(
       pairs.map((p) => [
@@ -152,9 +155,8 @@ export async function paidPaths(o: PaidOptions) {
     const disk_p99_to_memory: number[] = [];
     const disk_p99_valid: boolean[] = [];
     for (let round = 0; round < o.rounds; round++) {
-      await startRound();
       for (const p of pairs) {
-        const [ref, shim] = [server(p.reference), server(p.shim)];
+        const [ref, shim] = (await startPair([p.reference, p.shim])) as [Running, Running];
         const target = targets[p.target];
         const both: [Running, Target][] = [
           [ref, target(ref)],
@@ -169,12 +171,12 @@ export async function paidPaths(o: PaidOptions) {
         c.valid.push(sharedFairly(base!, l!) && (!p.judged || (answered(base!) && answered(l!))));
         c.p99_ratios.push(l!.p99 / base!.p99);
         c.cpu_ratios.push(base!.server_us_per_request / l!.server_us_per_request);
+        stop();
       }
       const [memory, disk] = [compared.direct_key_memory!, compared.direct_key_disk!];
       // The two stores were loaded at different times: each p99 is taken against the reference's beside it.
       disk_p99_to_memory.push(disk.p99_ratios[round]! / memory.p99_ratios[round]!);
       disk_p99_valid.push(memory.valid[round]! && disk.valid[round]!);
-      stopRound();
     }
     for (const c of Object.values(compared)) {
       c.median_ratio = median(c.ratios.filter((_, i) => c.valid[i]));
@@ -199,7 +201,7 @@ export async function paidPaths(o: PaidOptions) {
       },
     };
   } finally {
-    stopRound();
+    stop();
   }
 }
 
