@@ -108,9 +108,13 @@ export const credentialHeader = (headers: HeaderSource, name: string): string | 
 /** Keys longer than this are no key of ours: refused before any hashing. */
 const MAX_KEY_LENGTH = 256;
 
+/** The header a key arrived in: `X-API-Key`, or the marketplace pair's key header. */
+export type KeyForm = 'direct' | 'pair';
+
 /** How the handler checks what identify finds: a key against the store, a proxy secret against the configured one. */
 export interface Verifier {
-  lookup(key: string): Maybe<Caller | undefined>;
+  /** `form`: the header the key came in, `direct` (X-API-Key) or `pair` (the marketplace pair). */
+  lookup(key: string, form: KeyForm): Maybe<Caller | null>;
   secret(value: string): Maybe<boolean>;
 }
 
@@ -124,7 +128,7 @@ export interface Verifier {
  */
 export function identify(headers: HeaderSource, marketplace: MarketplaceConfig, verify: Verifier, now: number): Maybe<Caller | null> {
   const direct = credentialHeader(headers, 'x-api-key');
-  const byKey = direct && direct.length <= MAX_KEY_LENGTH ? verify.lookup(direct) : undefined;
+  const byKey = direct && direct.length <= MAX_KEY_LENGTH ? verify.lookup(direct, 'direct') : undefined;
   return next(byKey, (k) => next(firstPair(headers, pairNames(marketplace), 0, marketplace, verify), (p) => preferred(k ?? null, p, now)));
 }
 
@@ -156,7 +160,7 @@ function marketplacePair(headers: HeaderSource, names: PairNames, marketplace: M
   const key = credentialHeader(headers, names.key);
   const host = credentialHeader(headers, names.host);
   if (!key || !host || !marketplace.host || key.length > MAX_KEY_LENGTH || host !== marketplace.host) return null;
-  return next(verify.lookup(key), (stored) => {
+  return next(verify.lookup(key, 'pair'), (stored) => {
     if (stored) return stored;
     const secret = credentialHeader(headers, names.secret);
     if (!marketplace.secret || !secret || secret.length > MAX_KEY_LENGTH) return null;
