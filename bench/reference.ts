@@ -2,12 +2,13 @@
  * The reference the shim's paid paths are measured against: bare `node:http` doing the least an honest metered
  * gateway does per request, and nothing more. A direct key: its SHA-256, one lookup in the key store, one count
  * (a fixed minute and the month, in this process or in Redis, one round trip), one access-log line to a file. A
- * marketplace call: the host and the proxy secret checked (the secret in constant time), the subscription read,
- * one line. The line is the shim's own, written by the shim's own logger (pino, batched, to a file): the log costs
- * both sides the same, so the ratio measures what the shim does besides. It answers with the shim's bytes: the
- * same body, the same header names (values from its own count), 401 and 429 with the shim's error bodies. What it
- * leaves out (the sliding minute, routing, plans' coverage, ETags per coding, request ids taken from the caller)
- * is the shim's to pay for.
+ * marketplace call: the pair's key hashed and looked up in the key store the same way (decision 13: a stored key
+ * is accepted with its plan), and where it is none of ours, the host and the proxy secret checked (the secret in
+ * constant time), the subscription read, one line. The line is the shim's own, written by the shim's own logger
+ * (pino, batched, to a file): the log costs both sides the same, so the ratio measures what the shim does besides.
+ * It answers with the shim's bytes: the same body, the same header names (values from its own count), 401 and 429
+ * with the shim's error bodies. What it leaves out (the sliding minute, routing, plans' coverage, ETags per coding,
+ * request ids taken from the caller) is the shim's to pay for.
  */
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -140,16 +141,18 @@ export async function referenceServer(o: ReferenceOptions): Promise<ReturnType<t
     const start = performance.now();
     const h = req.headers;
     const market = h['x-rapidapi-key'];
-    if (market !== undefined) {
+    // A pair's key is one of ours when the key store holds it (decision 13): hashed and looked up like a direct key,
+    // and only when it is not, the proxy secret decides.
+    const hash = createHash('sha256')
+      .update(String(market ?? h['x-api-key'] ?? ''))
+      .digest('hex');
+    const rec = keys.get(hash);
+    if (market !== undefined && !(rec && h['x-rapidapi-host'] === MARKETPLACE.host)) {
       const given = Buffer.from(String(h['x-rapidapi-proxy-secret'] ?? ''));
       const ok = h['x-rapidapi-host'] === MARKETPLACE.host && given.length === secret.length && timingSafeEqual(given, secret);
       const plan = ok ? (plans.get(String(h['x-rapidapi-subscription'])) ?? null) : null;
       return send(req, res, start, plan, plan && `marketplace:${plan}`, null);
     }
-    const hash = createHash('sha256')
-      .update(String(h['x-api-key'] ?? ''))
-      .digest('hex');
-    const rec = keys.get(hash);
     if (!rec) return send(req, res, start, null, null, null);
     const credential = `key:${hash.slice(0, 8)}`;
     const now = Date.now();
