@@ -78,6 +78,30 @@ describe('step: credential', () => {
     for (let round = 0; round < 2; round++) expect((await refusalOf(() => check.caller(pair('guess'), NOW)))?.code).toBe('unauthorized');
   });
 
+  it('a stored key sent in the pair is that key, its plan counted, whichever form judged it first; a reload forgets both (decision 13)', async () => {
+    const hash = await sha256Hex('our-key');
+    let store: KeyStore = new Map([[hash, { sha256: hash, plan: 'basic', label: 'o' }]]);
+    const check = new CredentialCheck({ current: () => store }, { host: 'api.example', secret: 'proxy-secret' });
+    const pair = (key: string) =>
+      headers({
+        'x-rapidapi-key': key,
+        'x-rapidapi-host': 'api.example',
+        'x-rapidapi-proxy-secret': 'proxy-secret',
+        'x-rapidapi-subscription': 'ULTRA',
+      });
+    const ours = { plan: 'basic', quotaKey: `key:${hash}` };
+    // Judged by X-API-Key first, then met in the pair: the key's plan, not the subscription's, and counted by us.
+    expect(await check.caller(headers({ 'x-api-key': 'our-key' }), NOW)).toMatchObject(ours);
+    for (let round = 0; round < 2; round++) expect(await check.caller(pair('our-key'), NOW)).toMatchObject(ours);
+    // A key of nobody's in the pair falls to the proxy secret; met later as X-API-Key, it is still nobody's.
+    expect(await check.caller(pair('subscriber'), NOW)).toMatchObject({ plan: 'ultra', quotaKey: null });
+    expect((await refusalOf(() => check.caller(headers({ 'x-api-key': 'subscriber' }), NOW)))?.code).toBe('unauthorized');
+    // The key added to the store: neither form keeps the old verdict.
+    const added = await sha256Hex('subscriber');
+    store = new Map([...store, [added, { sha256: added, plan: 'pro', label: 's' }]]);
+    expect(await check.caller(pair('subscriber'), NOW)).toMatchObject({ plan: 'pro', quotaKey: `key:${added}` });
+    expect(await check.caller(headers({ 'x-api-key': 'subscriber' }), NOW)).toMatchObject({ plan: 'pro' });
+  });
   it('a key with whitespace around it is the same key, as Node hands it over, where a Workers runtime keeps it', async () => {
     const hash = await sha256Hex('spaced-key');
     const check = new CredentialCheck(new Map([[hash, { sha256: hash, plan: 'ultra', label: 's' }]]), {});
