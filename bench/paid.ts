@@ -87,8 +87,6 @@ export async function paidPaths(o: PaidOptions) {
   );
   const market = { 'X-RapidAPI-Host': MARKETPLACE.host, 'X-RapidAPI-Proxy-Secret': MARKETPLACE.secret, 'X-RapidAPI-Subscription': 'ULTRA' };
 
-  // A second reference process, loaded beside the first: what two copies of one server measure is the resolution
-  // of every other ratio of the run.
   const at = (url: string) => url + path;
   const targets = {
     direct: (s: Running): Target => ({ url: at(s.url), connections: o.connections, rotation: directKeys }),
@@ -133,6 +131,8 @@ export async function paidPaths(o: PaidOptions) {
       { name: 'marketplace', reference: 'reference', shim: 'paid-memory', target: 'market', judged: true },
       { name: 'refused_429_memory', reference: 'reference', shim: 'paid-memory', target: 'refused', judged: false },
       { name: 'refused_429_disk', reference: 'reference', shim: 'paid-disk', target: 'refused', judged: false },
+      // A second reference process, loaded beside the first: what two copies of one server measure is the
+      // resolution of every other ratio of the run.
       { name: 'reference_beside_itself', reference: 'reference', shim: 'reference', target: 'direct', judged: false },
     ];
     const compared: Record<string, Compared> = Object.fromEntries(
