@@ -1,7 +1,8 @@
 /**
- * One load: wrk against one URL (bench/wrk.lua) for a bounded time, with the CPU the loaded server and wrk itself spent meanwhile. A server's CPU while loaded says whether the
- * figure measures it: a server short of a full core was waiting on its load generator (or on the machine), and the
- * bench marks a ratio taken against such a baseline invalid.
+ * One load: wrk against one URL (bench/wrk.lua) for a bounded time, with the CPU the loaded server and wrk itself
+ * spent meanwhile. A server's CPU while loaded says whether the figure measures it: a server short of its share of
+ * the core (all of it alone, half of it side by side) was waiting on its load generator or on the machine, and the
+ * bench marks a ratio taken against such a load invalid.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -103,8 +104,12 @@ function wrk(o: Omit<LoadOptions, 'pid' | 'seconds'>, seconds: number, scriptArg
 }
 
 /** wrk in the background: `done` resolves with its standard output once it exits; `stop` ends it early. */
-function wrkAsync(o: Omit<LoadOptions, 'pid' | 'seconds'>, seconds: number): { done: Promise<string>; stop(): void } {
-  const c = wrkCommand(o, seconds);
+function wrkAsync(
+  o: Omit<LoadOptions, 'pid' | 'seconds'>,
+  seconds: number,
+  scriptArgs: string[] = [],
+): { done: Promise<string>; stop(): void } {
+  const c = wrkCommand(o, seconds, scriptArgs);
   const p = spawn(c[0], c[1], { stdio: ['ignore', 'pipe', 'pipe'] });
   const done = new Promise<string>((resolve, reject) => {
     let [out, err] = ['', ''];
@@ -118,8 +123,24 @@ function wrkAsync(o: Omit<LoadOptions, 'pid' | 'seconds'>, seconds: number): { d
 
 /** Requests until `count` responses came back (an hour at most): a warm-up, measuring nothing. */
 export function warm(o: Omit<LoadOptions, 'pid' | 'seconds'>, count: number): void {
-  const out = wrk(o, 3600, [`stop=${count}`]);
-  if (!out.includes('wrk-warm ')) throw new Error(`wrk stopped before ${count} responses: ${out}`);
+  warmed(o, count, wrk(o, 3600, [`stop=${count}`]));
+}
+
+/**
+ * Warm-ups of several servers at once, each by a wrk of its own, until each has answered `count`: servers loaded
+ * side by side next are then warmed side by side too, and none waits idle through another's warm-up.
+ */
+export async function warmTogether(os: Omit<LoadOptions, 'pid' | 'seconds'>[], count: number): Promise<void> {
+  const wrks = os.map((o) => wrkAsync(o, 3600, [`stop=${count}`]));
+  const outs = await Promise.all(wrks.map((w) => w.done)).catch((e: unknown) => {
+    for (const w of wrks) w.stop();
+    throw e;
+  });
+  os.forEach((o, i) => warmed(o, count, outs[i]!));
+}
+
+function warmed(o: Omit<LoadOptions, 'pid' | 'seconds'>, count: number, out: string): void {
+  if (!out.includes('wrk-warm ')) throw new Error(`wrk stopped before ${count} responses from ${o.url}: ${out}`);
 }
 
 /** A load's figures from wrk's output and the CPU its server (and wrk) spent meanwhile. */

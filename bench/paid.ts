@@ -9,14 +9,15 @@
  * to the next, so two servers loaded one after the other meet different machines, and a ratio of such loads
  * measures the machine (bench/README.md). Two servers sharing one core share its speed at every moment, and the
  * scheduler gives each half of it: the ratio of their request rates is the ratio of their costs. A round is
- * valid when each server had at least HALF_CORE of it; short of that, a load generator was the limit.
+ * valid when each server had at least HALF_CORE of it (short of that, a load generator was the limit) and, on a
+ * judged path, no answer of either was an error.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sha256 } from '../generator/output/manifest.js';
 import { writeRotation, type Load } from './load.js';
 import { MARKETPLACE } from './marketplace.js';
-import { loadServersTogether, startBenchServer, warmServer, type Placement, type Running, type Target } from './servers.js';
+import { loadServersTogether, startBenchServer, warmServersTogether, type Placement, type Running, type Target } from './servers.js';
 import { HALF_CORE, cpu, fixed as f, loadLine, sharedFairly, verdict } from './table.js';
 
 export const DIRECT_KEYS = 20_000;
@@ -95,8 +96,8 @@ export async function paidPaths(o: PaidOptions) {
   };
   const running = new Set<Running>();
   /**
-   * A pair's two servers, each started afresh and warmed the same way just before they are loaded, so that both
-   * meet the load with the same history. Two starts of one server differ by up to a tenth (hash seeds, where its
+   * A pair's two servers, each started afresh and warmed the same way, side by side, just before they are loaded
+   * side by side, so that both meet the load with the same history. Two starts of one server differ by up to a tenth (hash seeds, where its
    * code and data land, what V8 chose to optimise), so each round samples a start of each and the median is over
    * starts. Each first answers every key, as a running server has seen its customers' keys, and as many requests as
    * a process needs to settle: V8 goes on optimising for tens of thousands of requests (warmed with 20,000, a copy
@@ -111,10 +112,16 @@ export async function paidPaths(o: PaidOptions) {
       running.add(s);
       pair.push(s);
     }
-    for (const s of pair) {
-      warmServer(s, targets.direct(s), Math.max(direct.length, o.warm), o.at);
-      warmServer(s, targets.market(s), 1_000, o.at);
-    }
+    await warmServersTogether(
+      pair.map((s) => [s, targets.direct(s)]),
+      Math.max(direct.length, o.warm),
+      o.at,
+    );
+    await warmServersTogether(
+      pair.map((s) => [s, targets.market(s)]),
+      1_000,
+      o.at,
+    );
     return pair;
   };
   const stop = () => {

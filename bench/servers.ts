@@ -8,7 +8,7 @@ import { existsSync, truncateSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { load, loadTogether, warm, type Load, type LoadOptions } from './load.js';
+import { load, loadTogether, warm, warmTogether, type Load, type LoadOptions } from './load.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -74,4 +74,13 @@ export async function loadServersTogether(loads: [Running, Target][], seconds: n
 export function warmServer(s: Running, t: Target, count: number, at: Placement): void {
   warm({ ...t, cpu: at.wrk }, count);
   if (existsSync(s.log)) truncateSync(s.log, 0);
+}
+
+/** Running servers warmed at once, each by a wrk of its own, until each has answered `count` (warmTogether). */
+export async function warmServersTogether(warms: [Running, Target][], count: number, at: Placement): Promise<void> {
+  await warmTogether(
+    warms.map(([, t]) => ({ ...t, cpu: at.wrk })),
+    count,
+  );
+  for (const [s] of warms) if (existsSync(s.log)) truncateSync(s.log, 0);
 }
