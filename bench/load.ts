@@ -121,14 +121,10 @@ function wrkAsync(
   return { done, stop: () => p.kill() };
 }
 
-/** Requests until `count` responses came back (an hour at most): a warm-up, measuring nothing. */
-export function warm(o: Omit<LoadOptions, 'pid' | 'seconds'>, count: number): void {
-  warmed(o, count, wrk(o, 3600, [`stop=${count}`]));
-}
-
 /**
- * Warm-ups of several servers at once, each by a wrk of its own, until each has answered `count`: servers loaded
- * side by side next are then warmed side by side too, and none waits idle through another's warm-up.
+ * Warm-ups of several servers at once, each by a wrk of its own, until each has answered `count` (an hour at most),
+ * measuring nothing: servers loaded side by side next are then warmed side by side too, and none waits idle through
+ * another's warm-up.
  */
 export async function warmTogether(os: Omit<LoadOptions, 'pid' | 'seconds'>[], count: number): Promise<void> {
   const wrks = os.map((o) => wrkAsync(o, 3600, [`stop=${count}`]));
@@ -136,11 +132,9 @@ export async function warmTogether(os: Omit<LoadOptions, 'pid' | 'seconds'>[], c
     for (const w of wrks) w.stop();
     throw e;
   });
-  os.forEach((o, i) => warmed(o, count, outs[i]!));
-}
-
-function warmed(o: Omit<LoadOptions, 'pid' | 'seconds'>, count: number, out: string): void {
-  if (!out.includes('wrk-warm ')) throw new Error(`wrk stopped before ${count} responses from ${o.url}: ${out}`);
+  os.forEach((o, i) => {
+    if (!outs[i]!.includes('wrk-warm ')) throw new Error(`wrk stopped before ${count} responses from ${o.url}: ${outs[i]}`);
+  });
 }
 
 /** A load's figures from wrk's output and the CPU its server (and wrk) spent meanwhile. */

@@ -97,13 +97,13 @@ export async function paidPaths(o: PaidOptions) {
   const running = new Set<Running>();
   /**
    * A pair's two servers, each started afresh and warmed the same way, side by side, just before they are loaded
-   * side by side, so that both meet the load with the same history. Two starts of one server differ by up to a tenth (hash seeds, where its
-   * code and data land, what V8 chose to optimise), so each round samples a start of each and the median is over
-   * starts. Each first answers every key, as a running server has seen its customers' keys, and as many requests as
-   * a process needs to settle: V8 goes on optimising for tens of thousands of requests (warmed with 20,000, a copy
-   * of the reference answered 0.86 of one warmed with many more). And a server that waits idle while other pairs
-   * are loaded answers its first seconds slowly: when each round started every server once and loaded the pairs in
-   * turn, the second reference's p99 was 1.6-9.3x the first's.
+   * side by side, so that both meet the load with the same history. Two starts of one server differ by up to a
+   * tenth (hash seeds, where its code and data land, what V8 chose to optimise), so each round samples a start of
+   * each and the median is over starts. Each first answers every key, as a running server has seen its customers'
+   * keys, and as many requests as a process needs to settle: V8 goes on optimising for tens of thousands of
+   * requests (warmed with 20,000, a copy of the reference answered 0.86 of one warmed with many more). And a
+   * server that waits idle while other pairs are loaded answers its first seconds slowly: when each round started
+   * every server once and loaded the pairs in turn, the second reference's p99 was 1.6-9.3x the first's.
    */
   const startPair = async (kinds: string[]): Promise<Running[]> => {
     const pair: Running[] = [];

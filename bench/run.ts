@@ -5,8 +5,8 @@
  * PATH. Options: --assets N (default all), --scale K (the scaled site, K times the assets; default 4, 1 skips it),
  * --seconds S per load (default 5), --connections C (default 50), --repeats R builds (default 2), --rounds R of
  * the paid paths (default 3), --warm N requests each loaded server answers before any is measured (default
- * 150,000), --no-pin (leave processes where the scheduler puts them), --out FILE (default
- * bench/results.json), --only paid (the paid paths alone, over one build of the site: about eight minutes, not eleven).
+ * 150,000), --no-pin (leave processes where the scheduler puts them), --out FILE (default bench/results.json),
+ * --only paid (the paid paths alone, over one build of the site: about eight minutes, not eleven).
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,7 +20,7 @@ import { writeSite } from '../fixtures/synth/site.js';
 import { checkWrk, type Load } from './load.js';
 import { median, paidPaths, paidTable } from './paid.js';
 import { scaledCatalog, scaledSymbols } from './scaled-site.js';
-import { loadServer, loadServersTogether, placement, startBenchServer, warmServer, type Running, type Target } from './servers.js';
+import { loadServer, loadServersTogether, placement, startBenchServer, warmServersTogether, type Running, type Target } from './servers.js';
 import { FULL_CORE, HALF_CORE, fixed, loadLine, sharedFairly, verdict } from './table.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -258,8 +258,16 @@ async function measure(work: string) {
     loadServer(server(kind), target(kind, path, headers), seconds, at);
   // Warm the servers' JIT (the quiet shim's too: measured once, it would otherwise be measured cold).
   const warmed = Math.max(20_000, warm);
-  for (const kind of ['shim', 'shim-quiet']) warmServer(server(kind), target(kind, risk), warmed, at);
-  warmServer(server('bare'), target('bare', '/', {}), warmed, at);
+  // All at once, each by a wrk of its own: none waits idle through another's warm-up before the loads side by side.
+  await warmServersTogether(
+    [
+      [server('shim'), target('shim', risk)],
+      [server('shim-quiet'), target('shim-quiet', risk)],
+      [server('bare'), target('bare', '/', {})],
+    ],
+    warmed,
+    at,
+  );
   // Each shim side by side with bare Node on one core, as the paid paths are measured (paid.ts).
   const bareLoads: Load[] = [];
   const beside = async (kind: string) => {

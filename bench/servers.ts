@@ -8,7 +8,7 @@ import { existsSync, truncateSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { load, loadTogether, warm, warmTogether, type Load, type LoadOptions } from './load.js';
+import { load, loadTogether, warmTogether, type Load, type LoadOptions } from './load.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -70,13 +70,10 @@ export async function loadServersTogether(loads: [Running, Target][], seconds: n
   return ls;
 }
 
-/** Requests until `count` responses, measuring nothing: JIT warm-up, or every rotating key seen once. */
-export function warmServer(s: Running, t: Target, count: number, at: Placement): void {
-  warm({ ...t, cpu: at.wrk }, count);
-  if (existsSync(s.log)) truncateSync(s.log, 0);
-}
-
-/** Running servers warmed at once, each by a wrk of its own, until each has answered `count` (warmTogether). */
+/**
+ * Running servers warmed at once, each by a wrk of its own, until each has answered `count`, measuring nothing: JIT
+ * warm-up, and every rotating key seen once (warmTogether). Their logs are emptied afterwards.
+ */
 export async function warmServersTogether(warms: [Running, Target][], count: number, at: Placement): Promise<void> {
   await warmTogether(
     warms.map(([, t]) => ({ ...t, cpu: at.wrk })),
