@@ -66,6 +66,18 @@ describe('step: route', () => {
       }
   });
 
+  it('reads a plain target asked again, or after thousands of other paths, as it read it first', async () => {
+    const first = [url('/v1/assets/BTC/risk'), url('/v1/nowhere')];
+    for (let i = 0; i < 10_000; i++) url(`/v1/assets/S${i}/risk`);
+    for (const again of [url('/v1/assets/BTC/risk'), url('/v1/assets/BTC/risk')]) {
+      expect(again.pathname).toBe('/v1/assets/BTC/risk');
+      expect(routeOf(again)).toEqual({ name: 'risk', symbol: 'BTC' });
+    }
+    expect(routeOf(first[0]!)).toEqual({ name: 'risk', symbol: 'BTC' });
+    expect(routeOf(url('/v1/assets/S9999/risk'))).toEqual({ name: 'risk', symbol: 'S9999' });
+    for (const nowhere of [first[1]!, url('/v1/nowhere')]) expect((await refusalOf(() => routeOf(nowhere)))?.code).toBe('not_found');
+  });
+
   it('gives each plain request query parameters of its own', () => {
     const [a, b] = [requestTarget('http://api.test/v1/changes'), requestTarget('http://api.test/v1/changes')];
     a.searchParams.append('limit', '5');
