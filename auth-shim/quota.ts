@@ -319,17 +319,23 @@ export class FallbackQuotaStore implements QuotaStore {
     return this.takeShared(credential, limits, now, month, use);
   }
 
-  private async takeShared(credential: string, limits: Limits, now: number, month: MonthWindow, use: MonthUse): Promise<Admission> {
-    let a: Admission;
-    try {
-      a = await this.shared.take(credential, limits, now, month, use);
-    } catch (e) {
+  private takeShared(credential: string, limits: Limits, now: number, month: MonthWindow, use: MonthUse): Promise<Admission> {
+    const here = (e: unknown) => {
       this.unreachable(e);
       this.lastTry = Date.now();
       return this.takeHere(credential, limits, now, month, use);
+    };
+    let shared: Admission | Promise<Admission>;
+    try {
+      shared = this.shared.take(credential, limits, now, month, use);
+    } catch (e) {
+      return Promise.resolve(here(e));
     }
-    this.local.mirror(credential, a, now, month);
-    return a;
+    // Chained, not awaited: a charge waits on the shared store once, not on an async function's own promise too.
+    return Promise.resolve(shared).then((a) => {
+      this.local.mirror(credential, a, now, month);
+      return a;
+    }, here);
   }
 
   private takeHere(credential: string, limits: Limits, now: number, month: MonthWindow, use: MonthUse): Admission {

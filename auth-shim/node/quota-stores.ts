@@ -336,7 +336,14 @@ export interface DiskOptions {
 }
 
 /** How long a month's counter lives in Redis: until its month is more than MONTHS_KEPT months back, and a day more. */
-export const keepMs = (month: MonthWindow, now: number): number => monthsAfter(month.start, MONTHS_KEPT + 1) - now + 86_400_000;
+export const keepMs = (month: MonthWindow, now: number): number => keptUntil(month.start) - now + 86_400_000;
+
+/** The month MONTHS_KEPT + 1 after the one starting at `start`; the last one asked is kept, as every charge asks it. */
+let kept = { start: NaN, until: NaN };
+function keptUntil(start: number): number {
+  if (kept.start !== start) kept = { start, until: monthsAfter(start, MONTHS_KEPT + 1) };
+  return kept.until;
+}
 
 const USES: Record<MonthUse, number> = { request: 0, minute: 1, revalidation: 2 };
 
@@ -376,6 +383,11 @@ return {1, 0, perMinute - n - 1, resetMs(), 0, math.max(0, perMonth - m), n + 1,
 `;
 
 type TakeReply = [number, number, number, number, number, number, number, number, number];
+
+function admission([ok, code, remaining, resetMs, retryMs, monthRemaining, minuteUsed, monthUsed, charged]: TakeReply): Admission {
+  const refused = code === 1 ? 'rate_limited' : code === 2 ? 'quota_exceeded' : undefined;
+  return { ok: ok === 1, code: refused, remaining, resetMs, retryMs, monthRemaining, minuteUsed, monthUsed, monthCharged: charged === 1 };
+}
 
 /** A month's charge returned (a 304): never below zero. */
 const REFUND = `
@@ -506,21 +518,20 @@ export class RedisQuotaStore implements QuotaStore {
     return this.deadlines.within(run.apply(this.redis, args));
   }
 
-  async take(credential: string, limits: Limits, now: number, month: MonthWindow, use: MonthUse = 'request'): Promise<Admission> {
-    if (this.redis.status !== 'ready') await this.connected;
-    const [ok, code, remaining, resetMs, retryMs, monthRemaining, minuteUsed, monthUsed, charged] = await this.command<TakeReply>(
-      'rrTake',
-      ...redisKeys(this.prefix, credential, month),
-      now,
-      limits.perMinute,
-      limits.perMonth,
-      month.end,
-      member(now),
-      USES[use],
-      keepMs(month, now),
-    );
-    const refused = code === 1 ? 'rate_limited' : code === 2 ? 'quota_exceeded' : undefined;
-    return { ok: ok === 1, code: refused, remaining, resetMs, retryMs, monthRemaining, minuteUsed, monthUsed, monthCharged: charged === 1 };
+  take(credential: string, limits: Limits, now: number, month: MonthWindow, use: MonthUse = 'request'): Promise<Admission> {
+    const send = () =>
+      this.command<TakeReply>(
+        'rrTake',
+        ...redisKeys(this.prefix, credential, month),
+        now,
+        limits.perMinute,
+        limits.perMonth,
+        month.end,
+        member(now),
+        USES[use],
+        keepMs(month, now),
+      ).then(admission);
+    return this.redis.status === 'ready' ? send() : this.connected.then(send);
   }
 
   async refund(credential: string, month: MonthWindow): Promise<void> {
