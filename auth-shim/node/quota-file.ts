@@ -376,37 +376,14 @@ function applyRecord(r: Exclude<JournalRecord, { type: typeof Record.Define }>, 
   else recordCharge(c, { now: r.now, month: { start, end: start }, kind: r.type === Record.Request ? 'request' : 'minute' });
 }
 
-/** Where a credential stands in the journal being written: the frame that last named it, and its number there. */
-export interface JournalName {
-  named: number;
-  id: number;
-}
-
-/** A credential's counts, with where it stands in the journal: the disk store keeps one per credential. */
-export type JournaledCounts = Counts & JournalName;
-
-/** Counts with a place in the journal, named in no frame yet. */
-export const journaled = (c: Counts): JournaledCounts => ({
-  minute: c.minute,
-  monthStart: c.monthStart,
-  month: c.month,
-  past: c.past,
-  named: -1,
-  id: 0,
-});
-
 /**
  * What the store counted since its last flush, as journal records: written into memory as each request is counted,
  * and taken out whole by the flush. Each frame names the credentials it counts (DEFINE), then gives them by number.
- * Whether a credential is named in the frame being written is kept with its counts (JournalName), which the request
- * has in hand: a table of the frame's names, made anew each frame, cost the disk store a share of its request rate.
  */
 export class JournalRecords {
   private buf = Buffer.allocUnsafe(64 * 1024);
   private used = FRAME_HEAD;
-  /** The frame being written, counted from the store's start; and the number its next new name gets. */
-  private frameNo = 0;
-  private ids = 0;
+  private ids = new Map<string, number>();
 
   private room(n: number): void {
     if (this.used + n <= this.buf.length) return;
@@ -415,10 +392,10 @@ export class JournalRecords {
     this.buf = bigger;
   }
 
-  private id(name: JournalName, credential: string): number {
-    if (name.named === this.frameNo) return name.id;
-    const id = this.ids++;
-    [name.named, name.id] = [this.frameNo, id];
+  private id(credential: string): number {
+    let id = this.ids.get(credential);
+    if (id !== undefined) return id;
+    this.ids.set(credential, (id = this.ids.size));
     const length = Buffer.byteLength(credential);
     this.room(7 + length);
     this.buf[this.used] = Record.Define;
@@ -430,8 +407,8 @@ export class JournalRecords {
   }
 
   /** An admitted request: counted in the minute, and in the month starting at `monthStart` unless `minuteOnly`. */
-  admitted(name: JournalName, credential: string, now: number, monthStart: number, minuteOnly: boolean): void {
-    const id = this.id(name, credential);
+  admitted(credential: string, now: number, monthStart: number, minuteOnly: boolean): void {
+    const id = this.id(credential);
     this.room(21);
     this.buf[this.used] = minuteOnly ? Record.Minute : Record.Request;
     this.buf.writeUInt32LE(id, this.used + 1);
@@ -443,8 +420,8 @@ export class JournalRecords {
     }
   }
 
-  refunded(name: JournalName, credential: string, monthStart: number): void {
-    const id = this.id(name, credential);
+  refunded(credential: string, monthStart: number): void {
+    const id = this.id(credential);
     this.room(13);
     this.buf[this.used] = Record.Refund;
     this.buf.writeUInt32LE(id, this.used + 1);
@@ -471,8 +448,7 @@ export class JournalRecords {
    */
   written(): void {
     this.used = FRAME_HEAD;
-    this.frameNo++;
-    this.ids = 0;
+    this.ids = new Map();
   }
 
   /** A new journal: what waits is dropped (the next snapshot holds it), and credentials are named again. */
@@ -593,9 +569,7 @@ function readOnce(file: string, salvage: boolean): QuotaFileState | null {
 }
 
 const head = (generation: number) => `{"schema":${SCHEMA},"journal":${generation},"credentials":{`;
-/** The fields of a credential's counts a snapshot keeps (not where the journal being written stands). */
-const COUNTS_FIELDS: (keyof Counts)[] = ['minute', 'monthStart', 'month', 'past'];
-const entry = (credential: string, c: Counts) => `${JSON.stringify(credential)}:${JSON.stringify(c, COUNTS_FIELDS)}`;
+const entry = (credential: string, c: Counts) => `${JSON.stringify(credential)}:${JSON.stringify(c)}`;
 
 /**
  * Keeps the snapshot as it is now as `.bak`: a copy of its own, synced, never a second link to it, which damage to

@@ -11,15 +11,12 @@ import { resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { LockHeld, lockFile, type Lock } from '../../generator/output/lock.js';
 import {
-  admit,
   copyCounts,
   FallbackQuotaStore,
   MemoryQuotaStore,
   MINUTE_MS,
   MONTHS_KEPT,
   monthsAfter,
-  newCounts,
-  refundMonth,
   type Admission,
   type Charge,
   type Counts,
@@ -29,10 +26,8 @@ import {
   type QuotaStore,
 } from '../quota.js';
 import {
-  journaled,
   journalFile,
   JournalRecords,
-  type JournaledCounts,
   keepBackupSync,
   MAGIC,
   readQuotaFile,
@@ -165,7 +160,7 @@ export class DiskQuotaStore extends MemoryQuotaStore {
       lock,
       flushMs,
     );
-    for (const [k, c] of state.counts) store.counts.set(k, journaled(c));
+    for (const [k, c] of state.counts) store.counts.set(k, c);
     return store;
   }
 
@@ -176,27 +171,18 @@ export class DiskQuotaStore extends MemoryQuotaStore {
     this.frozen!.set(credential, c ? copyCounts(c) : null);
   }
 
-  /** Every credential's counts here carry where it stands in the journal being written. */
-  protected override countsOf(credential: string, month: MonthWindow): JournaledCounts {
-    let c = this.counts.get(credential) as JournaledCounts | undefined;
-    if (!c) this.counts.set(credential, (c = journaled(newCounts(month))));
-    return c;
-  }
-
   override take(credential: string, limits: Limits, now: number, month: MonthWindow, use: MonthUse = 'request'): Admission {
     if (this.frozen) this.freeze(credential);
-    const c = this.countsOf(credential, month);
-    const a = admit(c, limits, now, month, use);
-    if (a.ok) this.records.admitted(c, credential, now, month.start, !a.monthCharged);
+    const a = super.take(credential, limits, now, month, use);
+    if (a.ok) this.records.admitted(credential, now, month.start, !a.monthCharged);
     return a;
   }
 
   override refund(credential: string, month: MonthWindow): void {
-    const c = this.counts.get(credential) as JournaledCounts | undefined;
-    if (!c) return;
+    if (!this.counts.has(credential)) return;
     if (this.frozen) this.freeze(credential);
-    refundMonth(c, month);
-    this.records.refunded(c, credential, month.start);
+    super.refund(credential, month);
+    this.records.refunded(credential, month.start);
   }
 
   /** Appends what was counted since the last flush to the journal, in one write: bytes in proportion to it. */
