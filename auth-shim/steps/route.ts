@@ -4,7 +4,8 @@
  */
 import { Refusal } from '../refusal.js';
 
-export type Route =
+/** What a request names. Read-only: a plain target's route is shared by every request for its URL. */
+export type Route = Readonly<
   | { name: 'health' }
   | { name: 'openapi' }
   | { name: 'assets' }
@@ -14,7 +15,8 @@ export type Route =
   | { name: 'usage' }
   | { name: 'bulk' }
   | { name: 'summary'; universe: string }
-  | { name: 'dca'; symbol: string };
+  | { name: 'dca'; symbol: string }
+>;
 
 /** Longer paths than this are no route of ours. */
 const MAX_PATH = 512;
