@@ -102,6 +102,7 @@ describe('step: credential', () => {
     expect(await check.caller(pair('subscriber'), NOW)).toMatchObject({ plan: 'pro', quotaKey: `key:${added}` });
     expect(await check.caller(headers({ 'x-api-key': 'subscriber' }), NOW)).toMatchObject({ plan: 'pro' });
   });
+
   it('a key with whitespace around it is the same key, as Node hands it over, where a Workers runtime keeps it', async () => {
     const hash = await sha256Hex('spaced-key');
     const check = new CredentialCheck(new Map([[hash, { sha256: hash, plan: 'ultra', label: 's' }]]), {});
