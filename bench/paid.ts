@@ -14,10 +14,19 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { journalGenerations } from '../auth-shim/node/quota-file.js';
 import { sha256 } from '../generator/output/manifest.js';
 import { writeRotation, type Load } from './load.js';
 import { MARKETPLACE } from './marketplace.js';
-import { loadServersTogether, startBenchServer, warmServersTogether, type Placement, type Running, type Target } from './servers.js';
+import {
+  benchQuotaFile,
+  loadServersTogether,
+  startBenchServer,
+  warmServersTogether,
+  type Placement,
+  type Running,
+  type Target,
+} from './servers.js';
 import { HALF_CORE, cpu, fixed as f, loadLine, sharedFairly, verdict } from './table.js';
 
 export const DIRECT_KEYS = 20_000;
@@ -55,6 +64,11 @@ export interface Compared {
   cpu_ratios: number[];
   /** Judged against GOAL_RATIO and GOAL_P99, or shown beside. */
   judged: boolean;
+  /**
+   * On a disk store's path: the compactions its store started during each load. A compaction writes every
+   * credential's counts, so a load that meets one measures more than its steady-state share (bench/README.md).
+   */
+  compactions?: number[];
 }
 
 /** Every request of a load answered, none with an error status or a socket error. */
@@ -66,6 +80,14 @@ export const median = (xs: number[]): number | null => {
   const mid = s.length >> 1;
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 };
+
+/** The journal generation a disk shim counts in: a compaction starts the next. */
+function journalGeneration(tree: string, s: Running): number {
+  const file = benchQuotaFile(tree, s.pid);
+  const g = journalGenerations(file).at(-1);
+  if (g === undefined) throw new Error(`bench: ${s.kind} (pid ${s.pid}) has no quota journal beside ${file}`);
+  return g;
+}
 
 export async function paidPaths(o: PaidOptions) {
   // 20,000 ultra keys that no load exhausts, and 100 basic keys every load takes past their minute.
@@ -156,6 +178,7 @@ export async function paidPaths(o: PaidOptions) {
           median_ratio: null,
           median_p99_ratio: null,
           judged: p.judged,
+          compactions: p.shim === 'paid-disk' ? [] : undefined,
         },
       ]),
     );
@@ -169,8 +192,10 @@ export async function paidPaths(o: PaidOptions) {
           [ref, target(ref)],
           [shim, target(shim)],
         ];
-        const [base, l] = await loadServersTogether(both, o.seconds, o.at);
         const c = compared[p.name]!;
+        const before = c.compactions && journalGeneration(o.tree, shim);
+        const [base, l] = await loadServersTogether(both, o.seconds, o.at);
+        if (c.compactions) c.compactions.push(journalGeneration(o.tree, shim) - before!);
         c.shim.push(l!);
         c.baseline.push(base!);
         c.ratios.push(l!.rps / base!.rps);
@@ -234,8 +259,9 @@ export function paidTable(p: PaidResults): string[] {
     const goal = c.judged
       ? `>= ${p.goal_ratio} ${c.median_ratio === null ? 'INVALID' : verdict(c.median_ratio >= p.goal_ratio)}; p99 ${f(c.median_p99_ratio)}x <= ${p.goal_p99_ratio} ${c.median_p99_ratio === null ? 'INVALID' : verdict(c.median_p99_ratio <= p.goal_p99_ratio)}`
       : '(not judged)';
+    const compactions = c.compactions ? `; compactions in the loads ${c.compactions.join(', ')}` : '';
     lines.push(
-      `  ${name.padEnd(20)} ${rounds} (median ${f(c.median_ratio)}) ${goal}; CPU per request ${c.cpu_ratios.map((v) => f(v)).join(', ')}`,
+      `  ${name.padEnd(20)} ${rounds} (median ${f(c.median_ratio)}) ${goal}; CPU per request ${c.cpu_ratios.map((v) => f(v)).join(', ')}${compactions}`,
     );
   }
   const d = p.disk_p99_to_memory;

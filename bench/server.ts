@@ -20,6 +20,7 @@ import { startServer } from '../auth-shim/node/server.js';
 import { openQuotaStore } from '../auth-shim/node/quota-stores.js';
 import { createLogger } from '../auth-shim/node/observe.js';
 import { MARKETPLACE } from './marketplace.js';
+import { benchQuotaFile } from './servers.js';
 import { referenceServer } from './reference.js';
 
 const [kind, publicDir, keysFile, logFile] = process.argv.slice(2) as [string, string, string, string];
@@ -74,7 +75,7 @@ if (kind === 'shim' || kind === 'shim-quiet') {
   // marketplace's proxy-secret path (counted by the marketplace).
   const spec = kind.slice('paid-'.length);
   const quotas = await openQuotaStore(
-    spec === 'disk' ? join(publicDir, `.bench-quotas-${process.pid}.json`) : spec === 'redis' ? redisUrl : 'memory',
+    spec === 'disk' ? benchQuotaFile(publicDir, process.pid) : spec === 'redis' ? redisUrl : 'memory',
     (m) => process.stderr.write(m + '\n'),
   );
   url = (

@@ -142,7 +142,7 @@ export interface QuotaFileState {
 }
 
 /** The journal generations present beside `file`, ascending. */
-function journalGenerations(file: string): number[] {
+export function journalGenerations(file: string): number[] {
   const prefix = `${basename(file)}.journal.`;
   let names: string[];
   try {

@@ -95,6 +95,11 @@ describe('bench', () => {
       expect(p.valid, k).toEqual([expect.any(Boolean)]);
     }
     expect(res.paid.paths.direct_key_redis.reference).toBe('reference-redis');
+    // Each load of a disk store says how many compactions it met: none in a second of a tiny site's load (one starts
+    // at 16 MB of journal), and the paths counted in memory or Redis have none to tell.
+    for (const k of ['direct_key_disk', 'refused_429_disk']) expect(res.paid.paths[k].compactions, k).toEqual([0]);
+    for (const k of ['direct_key_memory', 'direct_key_redis', 'marketplace']) expect(res.paid.paths[k].compactions, k).toBeUndefined();
+    expect(r.stdout).toMatch(/direct_key_disk .*; compactions in the loads 0\n/);
     // The refusal path: keys past their minute, every request after each key's first five a 429, on both sides.
     for (const k of ['refused_429_memory', 'refused_429_disk']) {
       const p = res.paid.paths[k];
