@@ -18,15 +18,8 @@ import { journalGenerations } from '../auth-shim/node/quota-file.js';
 import { sha256 } from '../generator/output/manifest.js';
 import { writeRotation, type Load } from './load.js';
 import { MARKETPLACE } from './marketplace.js';
-import {
-  benchQuotaFile,
-  loadServersTogether,
-  startBenchServer,
-  warmServersTogether,
-  type Placement,
-  type Running,
-  type Target,
-} from './servers.js';
+import { benchQuotaFile } from './disk-quota-file.js';
+import { loadServersTogether, startBenchServer, warmServersTogether, type Placement, type Running, type Target } from './servers.js';
 import { HALF_CORE, cpu, fixed as f, loadLine, sharedFairly, verdict } from './table.js';
 
 export const DIRECT_KEYS = 20_000;
@@ -193,9 +186,9 @@ export async function paidPaths(o: PaidOptions) {
           [shim, target(shim)],
         ];
         const c = compared[p.name]!;
-        const before = c.compactions && journalGeneration(o.tree, shim);
+        const before = c.compactions ? journalGeneration(o.tree, shim) : 0;
         const [base, l] = await loadServersTogether(both, o.seconds, o.at);
-        if (c.compactions) c.compactions.push(journalGeneration(o.tree, shim) - before!);
+        c.compactions?.push(journalGeneration(o.tree, shim) - before);
         c.shim.push(l!);
         c.baseline.push(base!);
         c.ratios.push(l!.rps / base!.rps);

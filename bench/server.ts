@@ -20,7 +20,7 @@ import { startServer } from '../auth-shim/node/server.js';
 import { openQuotaStore } from '../auth-shim/node/quota-stores.js';
 import { createLogger } from '../auth-shim/node/observe.js';
 import { MARKETPLACE } from './marketplace.js';
-import { benchQuotaFile } from './servers.js';
+import { benchQuotaFile } from './disk-quota-file.js';
 import { referenceServer } from './reference.js';
 
 const [kind, publicDir, keysFile, logFile] = process.argv.slice(2) as [string, string, string, string];

@@ -24,9 +24,6 @@ export function placement(wanted: boolean): Placement {
   return { server: 0, wrk: 1 };
 }
 
-/** The disk quota file a bench server counts in (server.ts, `paid-disk`): in its tree, named for its process. */
-export const benchQuotaFile = (tree: string, pid: number): string => join(tree, `.bench-quotas-${pid}.json`);
-
 export interface Running {
   kind: string;
   url: string;
