@@ -140,6 +140,13 @@ function setMonth(c: Counts, start: number, total: number): void {
 
 const addToMonth = (c: Counts, start: number, n: number) => setMonth(c, start, Math.max(0, monthTotal(c, start) + n));
 
+/** Drops the times that have left the rolling minute at `now` (oldest first, so they are at the front). */
+function dropOld(minute: number[], now: number): void {
+  let drop = 0;
+  while (drop < minute.length && minute[drop]! <= now - MINUTE_MS) drop++;
+  if (drop) minute.splice(0, drop);
+}
+
 /** Puts `now` into the rolling minute in time order (isolates' clocks may differ a little). */
 function insertTime(minute: number[], now: number): void {
   let at = minute.length;
@@ -151,9 +158,7 @@ function insertTime(minute: number[], now: number): void {
 /** The rule, applied to one credential's counts in place (the in-process stores and the Durable Object share it). */
 export function admit(c: Counts, limits: Limits, now: number, month: MonthWindow, use: MonthUse = 'request'): Admission {
   const recent = c.minute;
-  let drop = 0;
-  while (drop < recent.length && recent[drop]! <= now - MINUTE_MS) drop++;
-  if (drop) recent.splice(0, drop);
+  dropOld(recent, now);
   turn(c, month.start);
   const used = month.start === c.monthStart ? c.month : monthTotal(c, month.start);
   if (recent.length >= limits.perMinute) {
@@ -213,9 +218,7 @@ export const refundMonth = (c: Counts, month: MonthWindow): void => addToMonth(c
  */
 export function recordCharge(c: Counts, charge: Pick<Charge, 'now' | 'month' | 'kind'>): void {
   if (charge.kind === 'refund') return refundMonth(c, charge.month);
-  let drop = 0;
-  while (drop < c.minute.length && c.minute[drop]! <= charge.now - MINUTE_MS) drop++;
-  if (drop) c.minute.splice(0, drop);
+  dropOld(c.minute, charge.now);
   insertTime(c.minute, charge.now);
   if (charge.kind === 'request') addToMonth(c, charge.month.start, 1);
 }
@@ -252,10 +255,12 @@ export class MemoryQuotaStore implements QuotaStore {
 
   /**
    * Takes in what a shared store answered, so that this process's counts go on from there if it goes away: the
-   * request in the minute, and the month's total as the shared store has it.
+   * request in the minute, and the month's total as the shared store has it. The times that left the minute go, as
+   * in `admit`: a process that mirrors every request would otherwise keep each one it ever saw.
    */
   mirror(credential: string, a: Admission, now: number, month: MonthWindow): void {
     const c = this.countsOf(credential, month);
+    dropOld(c.minute, now);
     if (a.ok) insertTime(c.minute, now);
     setMonth(c, month.start, a.monthUsed);
   }

@@ -18,6 +18,8 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { crc32 } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -951,6 +953,28 @@ describe.each(sharedStores)('a shared store (%s) away and back', (_name, make) =
     // The shared store has every one of them, and the minute frees as they age out of it.
     expect(await shared.take('k', limits, t + 59_000, month)).toMatchObject({ ok: false, code: 'rate_limited', minuteUsed: 10 });
     expect(await store.take('k', limits, t + 60_001, month)).toMatchObject({ ok: true, monthUsed: 11 });
+  });
+});
+
+describe('a shared store answering every request', () => {
+  it("the fallback's copy of the counts keeps the last minute, not every request it ever mirrored", async () => {
+    // Each answer the shared store gives is mirrored here, so the fallback goes on from it: 2,000,000 requests of one
+    // key over 55 hours (one each 100 ms) would keep 16 MB of times if the minute kept them all.
+    const answer: Admission = { ok: true, remaining: 1, resetMs: 1, retryMs: 0, monthRemaining: 1, minuteUsed: 1, monthUsed: 1, monthCharged: true };
+    const store = new FallbackQuotaStore({ take: () => answer, refund: () => {} }, () => {});
+    const limits = { perMinute: 1_000, perMonth: 1e12 };
+    const t = Date.UTC(2026, 9, 1);
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    await store.take('k', limits, t, monthOf(t));
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    for (let i = 1; i < 2_000_000; i++) await store.take('k', limits, t + i * 100, monthOf(t + i * 100));
+    gc();
+    const grown = process.memoryUsage().heapUsed - before;
+    // The store is still in use (so the collection above could not take it), and still counts.
+    expect(await store.take('k', limits, t + 2_000_000 * 100, monthOf(t + 2_000_000 * 100))).toMatchObject({ ok: true });
+    expect(grown).toBeLessThan(4 * 1024 * 1024);
   });
 });
 
