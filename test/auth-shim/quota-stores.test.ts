@@ -960,7 +960,16 @@ describe('a shared store answering every request', () => {
   it("the fallback's copy of the counts keeps the last minute, not every request it ever mirrored", async () => {
     // Each answer the shared store gives is mirrored here, so the fallback goes on from it: 2,000,000 requests of one
     // key over 55 hours (one each 100 ms) would keep 16 MB of times if the minute kept them all.
-    const answer: Admission = { ok: true, remaining: 1, resetMs: 1, retryMs: 0, monthRemaining: 1, minuteUsed: 1, monthUsed: 1, monthCharged: true };
+    const answer: Admission = {
+      ok: true,
+      remaining: 1,
+      resetMs: 1,
+      retryMs: 0,
+      monthRemaining: 1,
+      minuteUsed: 1,
+      monthUsed: 1,
+      monthCharged: true,
+    };
     const store = new FallbackQuotaStore({ take: () => answer, refund: () => {} }, () => {});
     const limits = { perMinute: 1_000, perMonth: 1e12 };
     const t = Date.UTC(2026, 9, 1);
