@@ -451,7 +451,10 @@ class AnswerDeadlines {
     }
     // Under steady load something is always waiting: the settled are cut off the front as they pile up.
     if (this.head === q.length || this.head > 1024) [this.waiting, this.head] = [q.slice(this.head), 0];
-    if (this.waiting.length) this.timer = setTimeout(() => setImmediate(() => this.expire()), this.waiting[0]!.by - now);
+    // The oldest still waiting is at `head`, not at the front (the settled before it may not be cut off yet); its
+    // deadline is ahead of now, so the timer is never armed in the past, to fire at once and again.
+    const oldest = this.waiting[this.head];
+    if (oldest) this.timer = setTimeout(() => setImmediate(() => this.expire()), oldest.by - now);
   }
 }
 

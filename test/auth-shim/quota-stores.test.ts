@@ -885,6 +885,43 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
     }
   });
 
+  it('Redis that stops answering: the store waits for the next deadline, never arming a timer in the past', async () => {
+    const { url, redis } = await privateRedis();
+    const timers: number[] = [];
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    const realSetTimeout = globalThis.setTimeout;
+    try {
+      const store = await open(() => new RedisQuotaStore(url, prefix(), { timeoutMs: 300 }));
+      const limits = { perMinute: 1_000, perMonth: 100_000 };
+      const t = Date.now();
+      expect((await store.take('k', limits, t, monthOf(t))).ok).toBe(true);
+      redis.kill('SIGSTOP');
+      process.on('warning', onWarning);
+      // The store's own timers (other tests' stores and clients run their own in this process meanwhile).
+      const fromStore = () => /auth-shim[/\\]node[/\\]quota-stores/.test(new Error().stack ?? '');
+      globalThis.setTimeout = ((fn: () => void, ms?: number) => {
+        if (fromStore()) timers.push(ms ?? 0);
+        return realSetTimeout(fn, ms);
+      }) as typeof setTimeout;
+      // The first charge's deadline passes while the second still waits, 150 ms behind it: one timer for each.
+      const first = Promise.resolve(store.take('k', limits, t + 1, monthOf(t))).catch((e: Error) => e.message);
+      await new Promise((r) => realSetTimeout(r, 150));
+      const second = Promise.resolve(store.take('k', limits, t + 2, monthOf(t))).catch((e: Error) => e.message);
+      expect(await Promise.all([first, second])).toEqual(['Redis did not answer within 300 ms', 'Redis did not answer within 300 ms']);
+      // Node 24 warns on a timer armed in the past (TimeoutNegativeWarning), and such a timer fires every millisecond:
+      // the deadlines' timers (ioredis's own command timeout is 10 s) are one per charge waiting, each in the future.
+      expect(timers.filter((ms) => ms < 0)).toEqual([]);
+      expect(timers.filter((ms) => ms <= 300).length).toBeLessThanOrEqual(3);
+      expect(warnings).toEqual([]);
+    } finally {
+      globalThis.setTimeout = realSetTimeout;
+      process.off('warning', onWarning);
+      redis.kill('SIGCONT');
+      redis.kill('SIGKILL');
+    }
+  });
+
   it('Redis stopped mid-run: the shim answers from its fallback, never 5xx, and logs it once', async () => {
     const { url, redis } = await privateRedis();
     try {
