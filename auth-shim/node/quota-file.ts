@@ -377,13 +377,24 @@ function applyRecord(r: Exclude<JournalRecord, { type: typeof Record.Define }>, 
 }
 
 /**
+ * Where a credential's counts carry its number in the frame being written: the store hands each record the counts it
+ * has just looked up, so that naming a credential once a frame (decision 86) costs no second lookup by its name. The
+ * value is `JournalRecords.next` when it was numbered, so it holds in the frame begun at `first` or later alone. A
+ * symbol, so that the snapshot's JSON and every other reader of the counts never see it.
+ */
+const NUMBERED = Symbol('number in the journal frame');
+type Numbered = Counts & { [NUMBERED]?: number };
+
+/**
  * What the store counted since its last flush, as journal records: written into memory as each request is counted,
  * and taken out whole by the flush. Each frame names the credentials it counts (DEFINE), then gives them by number.
  */
 export class JournalRecords {
   private buf = Buffer.allocUnsafe(64 * 1024);
   private used = FRAME_HEAD;
-  private ids = new Map<string, number>();
+  /** Numbers given so far, across frames; the frame being written numbers its credentials from `first` on. */
+  private next = 0;
+  private first = 0;
 
   private room(n: number): void {
     if (this.used + n <= this.buf.length) return;
@@ -392,10 +403,12 @@ export class JournalRecords {
     this.buf = bigger;
   }
 
-  private id(credential: string): number {
-    let id = this.ids.get(credential);
-    if (id !== undefined) return id;
-    this.ids.set(credential, (id = this.ids.size));
+  /** The credential's number in this frame; the first time in the frame, a DEFINE record names it. */
+  private id(credential: string, counts: Numbered): number {
+    const numbered = counts[NUMBERED];
+    if (numbered !== undefined && numbered >= this.first) return numbered - this.first;
+    const id = this.next - this.first;
+    counts[NUMBERED] = this.next++;
     const length = Buffer.byteLength(credential);
     this.room(7 + length);
     this.buf[this.used] = Record.Define;
@@ -406,9 +419,12 @@ export class JournalRecords {
     return id;
   }
 
-  /** An admitted request: counted in the minute, and in the month starting at `monthStart` unless `minuteOnly`. */
-  admitted(credential: string, now: number, monthStart: number, minuteOnly: boolean): void {
-    const id = this.id(credential);
+  /**
+   * An admitted request: counted in the minute, and in the month starting at `monthStart` unless `minuteOnly`.
+   * `counts` are the credential's, as the store holds them.
+   */
+  admitted(credential: string, counts: Counts, now: number, monthStart: number, minuteOnly: boolean): void {
+    const id = this.id(credential, counts);
     this.room(21);
     this.buf[this.used] = minuteOnly ? Record.Minute : Record.Request;
     this.buf.writeUInt32LE(id, this.used + 1);
@@ -420,8 +436,8 @@ export class JournalRecords {
     }
   }
 
-  refunded(credential: string, monthStart: number): void {
-    const id = this.id(credential);
+  refunded(credential: string, counts: Counts, monthStart: number): void {
+    const id = this.id(credential, counts);
     this.room(13);
     this.buf[this.used] = Record.Refund;
     this.buf.writeUInt32LE(id, this.used + 1);
@@ -448,7 +464,7 @@ export class JournalRecords {
    */
   written(): void {
     this.used = FRAME_HEAD;
-    this.ids = new Map();
+    this.first = this.next;
   }
 
   /** A new journal: what waits is dropped (the next snapshot holds it), and credentials are named again. */

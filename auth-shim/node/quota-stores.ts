@@ -11,12 +11,14 @@ import { resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { LockHeld, lockFile, type Lock } from '../../generator/output/lock.js';
 import {
+  admit,
   copyCounts,
   FallbackQuotaStore,
   MemoryQuotaStore,
   MINUTE_MS,
   MONTHS_KEPT,
   monthsAfter,
+  refundMonth,
   type Admission,
   type Charge,
   type Counts,
@@ -173,16 +175,18 @@ export class DiskQuotaStore extends MemoryQuotaStore {
 
   override take(credential: string, limits: Limits, now: number, month: MonthWindow, use: MonthUse = 'request'): Admission {
     if (this.frozen) this.freeze(credential);
-    const a = super.take(credential, limits, now, month, use);
-    if (a.ok) this.records.admitted(credential, now, month.start, !a.monthCharged);
+    const c = this.countsOf(credential, month);
+    const a = admit(c, limits, now, month, use);
+    if (a.ok) this.records.admitted(credential, c, now, month.start, !a.monthCharged);
     return a;
   }
 
   override refund(credential: string, month: MonthWindow): void {
-    if (!this.counts.has(credential)) return;
+    const c = this.counts.get(credential);
+    if (!c) return;
     if (this.frozen) this.freeze(credential);
-    super.refund(credential, month);
-    this.records.refunded(credential, month.start);
+    refundMonth(c, month);
+    this.records.refunded(credential, c, month.start);
   }
 
   /** Appends what was counted since the last flush to the journal, in one write: bytes in proportion to it. */

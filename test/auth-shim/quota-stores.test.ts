@@ -566,6 +566,45 @@ describe('the disk store (the default of serve)', () => {
     expect(logs.join('\n')).toMatch(new RegExp(`dropped frame 1 \\(${first} bytes from byte 19\\) of .*moved aside: ${journal} -> `));
   });
 
+  it('credentials counted in several frames, in changing order: any one frame lost, each other frame counts its own credentials', async () => {
+    const file = join(root, 'frames-alone.json');
+    const s = await DiskQuotaStore.open(file, { flushMs: 3_600_000 });
+    const limits = { perMinute: 1e6, perMonth: 1e6 };
+    const month = monthOf(T0);
+    const take = (key: string, at: number) => s.take(`key:${key}`, limits, T0 + at, month);
+    // Frame 1: a, b. Frame 2: b, c, a, c. Frame 3: c, a, and b's charge refunded.
+    take('a', 0);
+    take('b', 1);
+    s.flush();
+    for (const [i, key] of ['b', 'c', 'a', 'c'].entries()) take(key, 1_000 + i);
+    s.flush();
+    take('c', 2_000);
+    take('a', 2_001);
+    s.refund('key:b', month);
+    await s.close();
+    const journal = journalFile(file, 1);
+    const whole = readFileSync(journal);
+    const starts: number[] = [];
+    for (let at = MAGIC.length; at < whole.length; at += 8 + whole.readUInt32LE(at)) starts.push(at);
+    expect(starts).toHaveLength(3);
+    const months = (o?: { salvage: boolean }) => {
+      const counts = readQuotaFile(file, o)!.counts;
+      return Object.fromEntries(['a', 'b', 'c'].map((k) => [k, counts.get(`key:${k}`)?.month ?? 0]));
+    };
+    expect(months()).toEqual({ a: 3, b: 1, c: 3 });
+    const withoutFrame = [
+      { a: 2, b: 0, c: 3 },
+      { a: 2, b: 0, c: 1 },
+      { a: 2, b: 2, c: 2 },
+    ];
+    for (const [i, expected] of withoutFrame.entries()) {
+      const damaged = Buffer.from(whole);
+      damaged[starts[i]! + 8 + 1] = damaged[starts[i]! + 8 + 1]! ^ 0x01; // a byte of the frame's first record
+      writeFileSync(journal, damaged);
+      expect(months({ salvage: true }), `frame ${i + 1} lost`).toEqual(expected);
+    }
+  });
+
   it('a damaged length: reading goes on at the next frame that checks, in the last journal too (never taken for a crash)', async () => {
     for (const [name, length] of [
       ['past-the-end', 0x7fff_ffff], // runs past the end of the journal, as an interrupted append would
