@@ -948,10 +948,12 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
       await new Promise((r) => realSetTimeout(r, 150));
       const second = Promise.resolve(store.take('k', limits, t + 2, monthOf(t))).catch((e: Error) => e.message);
       expect(await Promise.all([first, second])).toEqual(['Redis did not answer within 300 ms', 'Redis did not answer within 300 ms']);
-      // Node 24 warns on a timer armed in the past (TimeoutNegativeWarning), and such a timer fires every millisecond:
-      // the deadlines' timers (ioredis's own command timeout is 10 s) are one per charge waiting, each in the future.
+      // Node 24 warns on a timer armed in the past (TimeoutNegativeWarning), and such a timer fires every millisecond
+      // (75 of them in these 450 ms, when it was so). The deadlines' timers (ioredis's own command timeout is 10 s)
+      // are each in the future: one per charge waiting, and a few more where a timer fired before the deadline by
+      // the store's clock (Node counts a timer from the event loop's time, which a busy turn leaves behind).
       expect(timers.filter((ms) => ms < 0)).toEqual([]);
-      expect(timers.filter((ms) => ms <= 300).length).toBeLessThanOrEqual(3);
+      expect(timers.filter((ms) => ms <= 300).length).toBeLessThanOrEqual(8);
       expect(warnings).toEqual([]);
     } finally {
       globalThis.setTimeout = realSetTimeout;
