@@ -379,8 +379,9 @@ function applyRecord(r: Exclude<JournalRecord, { type: typeof Record.Define }>, 
 /**
  * Where a credential's counts carry its number in the frame being written: the store hands each record the counts it
  * has just looked up, so that naming a credential once a frame (decision 86) costs no second lookup by its name. The
- * value is `JournalRecords.next` when it was numbered, so it holds in the frame begun at `first` or later alone. A
- * symbol, so that the snapshot's JSON and every other reader of the counts never see it.
+ * value is the running count of numbers given (`JournalRecords.next`) when this one was: it is the frame's when it
+ * is at least that count at the frame's start (`first`), and the difference is the number. A symbol, so that the
+ * snapshot's JSON and every other reader of the counts never see it.
  */
 const NUMBERED = Symbol('number in the journal frame');
 type Numbered = Counts & { [NUMBERED]?: number };
