@@ -6,7 +6,7 @@
 import { Redis } from 'ioredis';
 import { monthTotal, type MonthWindow } from '../quota.js';
 import { readQuotaFile } from './quota-file.js';
-import { DEFAULT_REDIS_PREFIX, redisKeys } from './quota-stores.js';
+import { DEFAULT_REDIS_PREFIX, redisKeys } from './quota-redis.js';
 
 /** A store that cannot be read (a damaged file, Redis away): the usage command's exit 1. */
 export class TotalsUnreadable extends Error {}
