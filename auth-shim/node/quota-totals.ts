@@ -1,11 +1,13 @@
 /**
  * Monthly totals as billing reads them (decision 38, `risk-readings usage`): every credential's requests in one
- * month, from a quota file or from Redis. Read-only: a running `serve` keeps writing the file, and its lock is
- * never taken; Redis is only read.
+ * month, from the quota database (or a quota file of an earlier release not imported yet) or from Redis. Read-only:
+ * a running `serve` keeps writing the database (SQLite's WAL lets a reader in beside it), and its lock is never
+ * taken; Redis is only read.
  */
 import { Redis } from 'ioredis';
-import { monthTotal, type MonthWindow } from '../quota.js';
-import { readQuotaFile } from './quota-file.js';
+import { monthName, monthTotal, type MonthWindow } from '../quota.js';
+import { isLegacyQuotaFile, readLegacyQuotaFile } from './quota-import.js';
+import { checkedDatabase } from './quota-sqlite.js';
 import { DEFAULT_REDIS_PREFIX, redisKeys } from './quota-redis.js';
 
 /** A store that cannot be read (a damaged file, Redis away): the usage command's exit 1. */
@@ -17,16 +19,20 @@ export async function monthTotals(spec: string, month: MonthWindow, prefix = DEF
 }
 
 function fileTotals(file: string, month: MonthWindow): Map<string, number> {
-  let state;
-  try {
-    state = readQuotaFile(file);
-  } catch (e) {
-    throw new TotalsUnreadable((e as Error).message, { cause: e });
-  }
   const out = new Map<string, number>();
-  for (const [credential, c] of state?.counts ?? []) {
-    const n = monthTotal(c, month.start);
-    if (n > 0) out.set(credential, n);
+  if (isLegacyQuotaFile(file)) {
+    for (const [credential, c] of readLegacyQuotaFile(file).counts) {
+      const n = monthTotal(c, month.start);
+      if (n > 0) out.set(credential, n);
+    }
+    return out;
+  }
+  const db = checkedDatabase(file, true);
+  try {
+    for (const r of db.prepare('SELECT credential, requests FROM months WHERE month = ? AND requests > 0').iterate(monthName(month.start)))
+      out.set(String(r.credential), Number(r.requests));
+  } finally {
+    db.close();
   }
   return out;
 }

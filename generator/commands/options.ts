@@ -158,6 +158,9 @@ export const existingPaths =
   (name: string, kind: PathKind) =>
   (v: string, previous: string[] = []): string[] => [...previous, checkPath(name, v, kind)];
 
+/** The quota database's name in the tree's folder when serve is given no --quotas: outside v1/, never served. */
+export const DEFAULT_QUOTAS = '.risk-readings-quotas.sqlite';
+
 /** `serve --quotas`: Redis and `memory` as given; any other value is the file the counts are kept in. */
 export const quotaStore = (option: string) => (v: string) =>
   /^rediss?:\/\//.test(v) || v === 'memory' ? v : checkPath(option, v, 'new file');
@@ -171,7 +174,7 @@ export const quotaCounts = (option: string) => (v: string) => {
     throw new PathUsageError(
       `${option} memory: a store in memory dies with its process; give the quota file or redis://HOST:PORT serve counts in`,
     );
-  return /^rediss?:\/\//.test(v) ? v : checkPath(option, v, 'file', 'serve writes it, by default <public>/.risk-readings-quotas.json');
+  return /^rediss?:\/\//.test(v) ? v : checkPath(option, v, 'file', `serve writes it, by default <public>/${DEFAULT_QUOTAS}`);
 };
 
 /**
@@ -205,9 +208,10 @@ export const HELP = {
     'a bearer token for the URL from RISK_READINGS_PREVIOUS_TOKEN',
   publicUrl: "the base URL clients call, written as the served OpenAPI document's servers (default /, the origin serving it)",
   quotas:
-    'where quota counts live: a file (default <public>/.risk-readings-quotas.json, kept across restarts), Redis shared by a fleet, ' +
+    `where quota counts live: a SQLite database (default <public>/${DEFAULT_QUOTAS}, kept across restarts), Redis shared by a fleet, ` +
     'or this process only; also RISK_READINGS_QUOTAS (a Redis URL with a password belongs there)',
-  discardDamaged: 'when the quota file cannot be read, count on from what still can (moving the damaged files aside) instead of exiting 3',
+  discardDamaged:
+    'when the quota database fails its check, count on from the rows that still read (moving the damaged files aside) instead of exiting 3',
   usage: "each key's requests in a calendar month (UTC) from the quota store serve counts in, with its label and plan: what to invoice",
   quotasWait: 'how long to wait for another process to let go of the quota file, as in a rolling restart (30s, 2m), then exit 3',
   staleAfter: 'health reads "stale" once the newest reading is older than this (36h, 90m, 2d; bare numbers are hours)',
@@ -248,6 +252,6 @@ Examples:
   $ risk-readings check --public public`,
   usage: `
 Examples:
-  $ risk-readings usage --quotas public/.risk-readings-quotas.json --keys keys.json               # this month so far
+  $ risk-readings usage --quotas public/.risk-readings-quotas.sqlite --keys keys.json             # this month so far
   $ risk-readings usage --quotas redis://127.0.0.1:6379 --keys keys.json --month 2026-10 --csv > 2026-10.csv`,
 };

@@ -8,10 +8,10 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { startServer } from '../../auth-shim/node/server.js';
-import { openQuotaStore, QuotaFileDamaged, QuotaFileHeld } from '../../auth-shim/node/quota-stores.js';
+import { LegacyQuotaDamaged, openQuotaStore, QuotaStoreDamaged, QuotaStoreHeld } from '../../auth-shim/node/quota-stores.js';
 import { createLogger } from '../../auth-shim/node/observe.js';
 import type { QuotaStore } from '../../auth-shim/quota.js';
-import { quotaStore, treeFolder } from './options.js';
+import { DEFAULT_QUOTAS, quotaStore, treeFolder } from './options.js';
 
 export interface ServeFlags {
   public?: string;
@@ -76,7 +76,7 @@ export async function run(o: ServeFlags): Promise<void> {
   const secret = o.marketplaceSecretFile
     ? readSecretFile('--marketplace-secret-file', resolve(o.marketplaceSecretFile))
     : (o.marketplaceSecret ?? process.env.RISK_READINGS_MARKETPLACE_SECRET);
-  const quotaSpec = givenQuotas ?? join(publicDir, '.risk-readings-quotas.json');
+  const quotaSpec = givenQuotas ?? join(publicDir, DEFAULT_QUOTAS);
   const where = quotaSpec.replace(/\/\/[^@/]*@/, '//***@');
   /** Exit 3, naming why: the environment, not the usage (decision 27). */
   const environment = (message: string): never => {
@@ -94,12 +94,14 @@ export async function run(o: ServeFlags): Promise<void> {
         const problem = refused && portProblem(refused, o);
         if (problem) environment(problem);
       }
-  const opening = openQuotaStore(quotaSpec, (m) => logger.warn(m), o.quotasWait, { discardDamaged: o.discardDamagedQuotas });
+  // The default's name before the SQLite store: a quota file there is imported on the first start (decision 89).
+  const legacy = givenQuotas ? undefined : join(publicDir, '.risk-readings-quotas.json');
+  const opening = openQuotaStore(quotaSpec, (m) => logger.warn(m), o.quotasWait, { discardDamaged: o.discardDamagedQuotas, legacy });
   let opened: QuotaStore | undefined;
   opening.then((q) => (opened = q)).catch(() => {}); // a failure is handled below, once it is awaited
   // Another process holds the file, or it is damaged: the environment, not the usage (decision 27's exit 3).
   const held = (e: unknown) => {
-    if (e instanceof QuotaFileHeld || e instanceof QuotaFileDamaged) environment(e.message);
+    if (e instanceof QuotaStoreHeld || e instanceof QuotaStoreDamaged || e instanceof LegacyQuotaDamaged) environment(e.message);
     throw e;
   };
   // Without --reuse-port the port is free only once the server before has stopped: open the store (waiting for the

@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { monthTotals, shownUrl, TotalsUnreadable } from '../../auth-shim/node/quota-totals.js';
+import { LegacyQuotaDamaged, QuotaStoreDamaged } from '../../auth-shim/node/quota-stores.js';
 import { monthName, monthOf, monthsAfter, MONTHS_KEPT, type MonthWindow } from '../../auth-shim/quota.js';
 import { keyFileFromJson, type KeyFile } from '../contract/keys.js';
 import type { Plan } from '../contract/plans.js';
@@ -118,9 +119,11 @@ export async function run(o: UsageFlags): Promise<void> {
   try {
     rows = usageRows(readKeys(keysFile), await monthTotals(quotas, month), name);
   } catch (e) {
-    if (!(e instanceof TotalsUnreadable || e instanceof KeysUnreadable)) throw e;
+    const damaged = e instanceof QuotaStoreDamaged || e instanceof LegacyQuotaDamaged;
+    if (!(damaged || e instanceof TotalsUnreadable || e instanceof KeysUnreadable)) throw e;
     process.stderr.write(`risk-readings usage: ${(e as Error).message}\n`);
-    process.exitCode = 1;
+    // A damaged store is the environment's (decision 89): exit 3, as serve's; a store that cannot be reached is 1.
+    process.exitCode = damaged ? 3 : 1;
     return;
   }
   if (o.json) process.stdout.write(JSON.stringify(rows, null, 2) + '\n');

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DiskQuotaStore } from '../../../auth-shim/node/quota-stores.js';
+import { SqliteQuotaStore } from '../../../auth-shim/node/quota-sqlite.js';
 import { RedisQuotaStore } from '../../../auth-shim/node/quota-redis.js';
 import { monthOf, type Limits } from '../../../auth-shim/quota.js';
 import { addKey, revokeKeys } from '../../../generator/keys.js';
@@ -17,7 +17,7 @@ import { freePort, redisAway, REDIS_URL } from '../../services.js';
 
 const root = tempDir('rr-usage-');
 const keysFile = join(root, 'keys.json');
-const quotaFile = join(root, 'quotas.json');
+const quotaFile = join(root, 'quotas.sqlite');
 const sha = (key: string) => createHash('sha256').update(key).digest('hex');
 const lots: Limits = { perMinute: 1_000_000, perMonth: 1_000_000 };
 const SEPT = Date.UTC(2026, 8, 10);
@@ -29,7 +29,7 @@ const REVOKED_AT = new Date(Date.UTC(2026, 8, 20, 12));
 let keys: { acme: string; beta: string; idle: string; gone: string };
 
 /** `n` requests of `credential` from `at`, one a second. */
-function count(store: DiskQuotaStore | RedisQuotaStore, credential: string, at: number, n: number) {
+function count(store: SqliteQuotaStore | RedisQuotaStore, credential: string, at: number, n: number) {
   return Promise.all(Array.from({ length: n }, (_, i) => store.take(credential, lots, at + i * 1_000, monthOf(at))));
 }
 
@@ -40,7 +40,7 @@ beforeAll(async () => {
     idle: await addKey(keysFile, 'ultra', 'Idle'),
     gone: await addKey(keysFile, 'ultra', 'Gone Ltd'),
   };
-  const store = await DiskQuotaStore.open(quotaFile);
+  const store = await SqliteQuotaStore.open(quotaFile);
   await count(store, `key:${sha(keys.acme)}`, SEPT, 7);
   await count(store, `key:${sha(keys.acme)}`, OCT, 3);
   await count(store, `key:${sha(keys.beta)}`, SEPT, 2);
@@ -113,11 +113,11 @@ describe('risk-readings usage', () => {
   });
 
   it('reads the file a running store holds, without taking its lock or stopping it', async () => {
-    const file = join(root, 'held.json');
-    const store = await DiskQuotaStore.open(file, { flushMs: 50 });
+    const file = join(root, 'held.sqlite');
+    const store = await SqliteQuotaStore.open(file, { flushMs: 50 });
     try {
       await count(store, `key:${sha(keys.idle)}`, OCT, 6);
-      store.flush();
+      await store.flush();
       const lock = readFileSync(`${file}.lock`, 'utf8');
       const r = await usage('--quotas', file, '--month', '2026-10', '--json');
       expect(r.status, r.stderr).toBe(0);
@@ -134,7 +134,7 @@ describe('risk-readings usage', () => {
       [
         ['--quotas', join(root, 'nope.json')],
         new RegExp(
-          `^risk-readings: --quotas ${join(root, 'nope.json')}: no such file \\(serve writes it, by default <public>/\\.risk-readings-quotas\\.json\\)`,
+          `^risk-readings: --quotas ${join(root, 'nope.json')}: no such file \\(serve writes it, by default <public>/\\.risk-readings-quotas\\.sqlite\\)`,
         ),
       ],
       [
@@ -154,14 +154,16 @@ describe('risk-readings usage', () => {
     }
   });
 
-  it('exit 1 for a store or key file that cannot be read, named', async () => {
+  it('exit 3 for a damaged store, exit 1 for a key file or a Redis that cannot be read, named', async () => {
     const damaged = join(root, 'damaged.json');
     writeFileSync(damaged, '{"schema": 2, "journal": 1, "credentials": {"key:ab');
+    const cut = await usage('--quotas', damaged);
+    expect(cut.status).toBe(3);
+    expect(cut.stderr).toMatch(new RegExp(`^risk-readings usage: ${damaged}: not JSON \\(.+\\); restore it from ${damaged}\\.bak`));
     const notJson = join(root, 'not-json-keys.json');
     writeFileSync(notJson, '{"keys": [');
     const port = await freePort();
     const cases: [string[], RegExp][] = [
-      [['--quotas', damaged], new RegExp(`^risk-readings usage: ${damaged}: not JSON \\(.+\\); the file may have been cut short\\.`)],
       [['--quotas', quotaFile, '--keys', notJson], new RegExp(`^risk-readings usage: ${notJson}: cannot read the key store`)],
       [
         ['--quotas', `redis://127.0.0.1:${port}`],

@@ -1,0 +1,417 @@
+/**
+ * The Node server's own store (decision 89): one SQLite database. Counts survive a restart, SIGTERM loses none, kill -9
+ * loses at most the last second's and never bills one twice, damage is refused by name and never read as empty, one
+ * process counts in a database at a time, and a quota file of the releases before is imported exactly.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { afterAll, describe, expect, it } from 'vitest';
+import { readLegacyQuotaFile } from '../../../auth-shim/node/quota-import.js';
+import { QuotaStoreDamaged, QuotaStoreHeld, SqliteQuotaStore } from '../../../auth-shim/node/quota-sqlite.js';
+import { monthTotals } from '../../../auth-shim/node/quota-totals.js';
+import { monthName, monthOf, monthsAfter, MONTHS_KEPT, monthTotal } from '../../../auth-shim/quota.js';
+import { PLAN_LIMITS } from '../../../generator/contract/plans.js';
+import { BIN, cliAsync, ROOT, tempDir, until } from '../../helpers.js';
+import { freePort } from '../../services.js';
+import { KEY, KEYS_FILE, builtTree } from '../tree.js';
+
+const root = tempDir('rr-sqlite-');
+const basic = PLAN_LIMITS.basic;
+const T0 = Date.now();
+const month = monthOf(T0);
+const opened: SqliteQuotaStore[] = [];
+const open = async (file: string, o: Parameters<typeof SqliteQuotaStore.open>[1] = {}) => {
+  const s = await SqliteQuotaStore.open(file, o);
+  opened.push(s);
+  return s;
+};
+afterAll(async () => {
+  for (const s of opened) await s.close().catch(() => {});
+});
+const fresh = (name: string) => join(root, `${name}-${randomBytes(3).toString('hex')}.sqlite`);
+const totalOf = async (file: string, credential: string, m = month) => (await monthTotals(file, m)).get(credential) ?? 0;
+
+/** A `serve` of the CLI on a free port, its output gathered; resolves once it listens. */
+async function serve(args: string[]): Promise<{ child: ChildProcess; output: () => string; url: string }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', String(port), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (d) => (output += String(d)));
+  child.stderr!.on('data', (d) => (output += String(d)));
+  await new Promise<void>((resolve, reject) => {
+    child.stderr!.on('data', () => output.includes('serving') && resolve());
+    child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${output}`)));
+  });
+  return { child, output: () => output, url: `http://127.0.0.1:${port}` };
+}
+const stopped = (child: ChildProcess, signal: NodeJS.Signals) =>
+  new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill(signal);
+  });
+
+describe('the SQLite store: counts that survive', () => {
+  it('a restart in the middle of a window keeps the minute and the month', async () => {
+    const file = fresh('restart');
+    const a = await SqliteQuotaStore.open(file);
+    for (let i = 0; i < 3; i++) expect(a.take('k', basic, T0 + i, month).ok).toBe(true);
+    await a.close();
+    const b = await open(file);
+    expect(b.take('k', basic, T0 + 10, month)).toMatchObject({ ok: true, remaining: 1, monthUsed: 4 });
+    expect(b.take('k', basic, T0 + 11, month).ok).toBe(true);
+    expect(b.take('k', basic, T0 + 12, month)).toMatchObject({ ok: false, code: 'rate_limited' });
+  });
+
+  it('writes what changed within a second, without a close, and billing reads it while the store holds the database', async () => {
+    const file = fresh('flush');
+    const s = await open(file, { flushMs: 200 });
+    s.take('k', basic, T0, month);
+    expect(await until(async () => (await totalOf(file, 'k')) === 1, 5_000)).toBe(true);
+    // The operator's own view: plain tables, readable with sqlite3 while serve runs.
+    const db = new DatabaseSync(file, { readOnly: true });
+    expect(db.prepare('SELECT month, requests FROM months WHERE credential = ?').all('k')).toEqual([
+      { month: monthName(month.start), requests: 1 },
+    ]);
+    expect(JSON.parse(String(db.prepare('SELECT times FROM minutes WHERE credential = ?').get('k')!.times))).toEqual([T0]);
+    db.close();
+  });
+
+  it('keeps thirteen months before the current one and drops older ones when it opens', async () => {
+    const file = fresh('months');
+    const s = await SqliteQuotaStore.open(file);
+    const old = monthsAfter(month.start, -(MONTHS_KEPT + 1));
+    const kept = monthsAfter(month.start, -MONTHS_KEPT);
+    for (const start of [old, kept, month.start])
+      s.take('k', { perMinute: 100, perMonth: 100 }, start + 1_000, { start, end: monthsAfter(start, 1) });
+    await s.close();
+    await (await SqliteQuotaStore.open(file)).close();
+    const db = new DatabaseSync(file, { readOnly: true });
+    expect(
+      db
+        .prepare('SELECT month FROM months ORDER BY month')
+        .all()
+        .map((r) => r.month),
+    ).toEqual([monthName(kept), monthName(month.start)]);
+    db.close();
+  });
+
+  it('one process counts in a database: a second waits for the first to let go (a rolling restart), then counts on', async () => {
+    const file = fresh('rolling');
+    const a = await SqliteQuotaStore.open(file);
+    for (let i = 0; i < 3; i++) a.take('k', basic, T0 + i, month);
+    let b: SqliteQuotaStore | undefined;
+    const waiting = SqliteQuotaStore.open(file, { waitMs: 60_000 }).then((s) => (b = s));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(b).toBeUndefined();
+    await a.close();
+    opened.push(await waiting);
+    expect(b!.take('k', basic, T0 + 10, month)).toMatchObject({ ok: true, remaining: 1 });
+  });
+
+  it('a second process the first never lets go of is refused, naming the file, the holder and what to use instead', async () => {
+    const file = fresh('held');
+    await open(file);
+    const error = await SqliteQuotaStore.open(file, { waitMs: 200 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(QuotaStoreHeld);
+    expect((error as Error).message).toMatch(
+      new RegExp(`^${file}\\.lock: another process counts in this quota database \\(pid ${process.pid} `),
+    );
+    expect((error as Error).message).toContain('--quotas redis://HOST:PORT');
+  });
+});
+
+describe('the SQLite store: damage is named, never read as empty', () => {
+  /** A database that held a count for `key:g`, closed. */
+  async function held(name: string): Promise<string> {
+    const file = fresh(name);
+    const s = await SqliteQuotaStore.open(file);
+    s.take('key:g', basic, T0, month);
+    await s.close();
+    return file;
+  }
+  const damages: [string, (file: string) => void, RegExp][] = [
+    ['deleted', (f) => rmSync(f), /the quota database is gone, but .*\.id says it held the counts of database [0-9a-f-]{36}/],
+    ['emptied', (f) => truncateSync(f, 0), /the quota database is empty, but .*\.id says it held the counts/],
+    ['cut short', (f) => truncateSync(f, 4096 + 100), /the quota database fails its check/],
+    [
+      'overwritten in its pages',
+      (f) => {
+        const bytes = readFileSync(f);
+        bytes.fill(0x5a, 4096, bytes.length);
+        writeFileSync(f, bytes);
+      },
+      /the quota database fails its check/,
+    ],
+    ['overwritten in its header', (f) => writeFileSync(f, Buffer.alloc(8192, 7)), /the quota database fails its check/],
+  ];
+
+  it.each(damages)('%s: the store refuses to open, naming the file and the way on', async (_name, damage, said) => {
+    const file = await held('damaged');
+    damage(file);
+    const error = await SqliteQuotaStore.open(file).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(QuotaStoreDamaged);
+    expect((error as Error).message).toMatch(said);
+    expect((error as Error).message).toMatch(new RegExp(`^${file}: .*restore it from a copy.*--discard-damaged-quotas`));
+    expect(existsSync(`${file}.lock`)).toBe(false);
+  });
+
+  it('serve and usage exit 3 naming the damaged database; --discard-damaged-quotas starts from the rows that read', async () => {
+    const file = await held('served-damaged');
+    const db = new DatabaseSync(file);
+    db.exec(`INSERT INTO months VALUES ('key:h', '${monthName(month.start)}', 7)`);
+    db.close();
+    const bytes = readFileSync(file);
+    // The last page (the second table's rows) overwritten: the check fails, the first table still reads.
+    bytes.fill(0x5a, bytes.length - 4096 + 8, bytes.length);
+    writeFileSync(file, bytes);
+    const args = ['--public', builtTree(), '--keys', KEYS_FILE, '--quotas', file];
+    const refused = await cliAsync(['serve', '--port', String(await freePort()), ...args]);
+    expect(refused.status).toBe(3);
+    expect(refused.stderr).toMatch(new RegExp(`^risk-readings serve: ${file}: the quota database fails its check`));
+    const billed = await cliAsync(['usage', '--quotas', file, '--keys', KEYS_FILE]);
+    expect(billed.status).toBe(3);
+    expect(billed.stderr).toMatch(new RegExp(`^risk-readings usage: ${file}: the quota database fails its check`));
+    const salvaging = await serve([...args, '--discard-damaged-quotas']);
+    await stopped(salvaging.child, 'SIGTERM');
+    expect(salvaging.output()).toMatch(
+      /--discard-damaged-quotas: counting on from \d+ month rows that still read; the damaged files are in /,
+    );
+    const aside = readdirSync(root).filter((n) => n.startsWith(`${file.split('/').pop()}.damaged-`));
+    expect(aside).toHaveLength(1);
+    expect(readdirSync(join(root, aside[0]!))).toContain(file.split('/').pop());
+    const after = await cliAsync(['usage', '--quotas', file, '--keys', KEYS_FILE, '--json']);
+    expect(after.status, after.stderr).toBe(0);
+  });
+});
+
+describe('the SQLite store: a quota file of the releases before, imported', () => {
+  const fixture = join(ROOT, 'fixtures', 'quotas', 'schema-2');
+  const expected = JSON.parse(readFileSync(join(fixture, 'expected.json'), 'utf8')) as Record<string, Record<string, number>>;
+  /** Each credential's months the store keeps today (decision 38): the fixture's older months have aged out. */
+  const keptSince = monthName(monthsAfter(month.start, -MONTHS_KEPT));
+
+  it('reads the snapshot and its journals exactly, as the release that wrote them counted', () => {
+    const { counts, notes } = readLegacyQuotaFile(join(fixture, 'quotas.json'));
+    expect(notes).toEqual([]);
+    for (const [credential, months] of Object.entries(expected))
+      for (const [name, n] of Object.entries(months)) {
+        const [y, m] = name.split('-').map(Number) as [number, number];
+        expect(monthTotal(counts.get(credential)!, Date.UTC(y, m - 1, 1)), `${credential} ${name}`).toBe(n);
+      }
+  });
+
+  it('serve imports it on the first start with every count exact, and keeps the old files aside as they were', async () => {
+    const dir = join(root, `import-${randomBytes(3).toString('hex')}`);
+    cpSync(fixture, dir, { recursive: true });
+    const file = join(dir, 'quotas.json');
+    const before = Object.fromEntries(readdirSync(dir).map((n) => [n, readFileSync(join(dir, n))]));
+    const billedBefore = await cliAsync(['usage', '--quotas', file, '--keys', KEYS_FILE, '--month', '2026-11', '--json']);
+    expect(billedBefore.status, billedBefore.stderr).toBe(0);
+    const server = await serve(['--public', builtTree(), '--keys', KEYS_FILE, '--quotas', file]);
+    await stopped(server.child, 'SIGTERM');
+    expect(server.output()).toMatch(
+      /imported the counts of 5 credentials from .*quotas\.json into .*quotas\.json; the old files are kept in /,
+    );
+    expect(server.output()).not.toMatch(/ExperimentalWarning/);
+    expect(readFileSync(file).subarray(0, 15).toString()).toBe('SQLite format 3');
+    const aside = readdirSync(dir).find((n) => n.startsWith('quotas.json.before-sqlite-'))!;
+    for (const [name, bytes] of Object.entries(before))
+      if (name !== 'expected.json') expect(readFileSync(join(dir, aside, name)).equals(bytes), name).toBe(true);
+    const db = new DatabaseSync(file, { readOnly: true });
+    const rows = db.prepare('SELECT credential, month, requests FROM months').all();
+    db.close();
+    const want = Object.entries(expected).flatMap(([credential, months]) =>
+      Object.entries(months)
+        .filter(([name, n]) => name >= keptSince && n > 0)
+        .map(([name, n]) => ({ credential, month: name, requests: n })),
+    );
+    expect(rows).toEqual(expect.arrayContaining(want));
+    expect(rows).toHaveLength(want.length);
+    const billedAfter = await cliAsync(['usage', '--quotas', file, '--keys', KEYS_FILE, '--month', '2026-11', '--json']);
+    if ('2026-11' >= keptSince) expect(JSON.parse(billedAfter.stdout)).toEqual(JSON.parse(billedBefore.stdout));
+  });
+
+  it("serve without --quotas imports the default's old file beside the tree into the new database", async () => {
+    const tree = join(root, `tree-${randomBytes(3).toString('hex')}`);
+    cpSync(builtTree(), tree, { recursive: true });
+    for (const n of readdirSync(fixture))
+      if (n.startsWith('quotas.json')) cpSync(join(fixture, n), join(tree, n.replace('quotas.json', '.risk-readings-quotas.json')));
+    const server = await serve(['--public', tree, '--keys', KEYS_FILE]);
+    await stopped(server.child, 'SIGTERM');
+    expect(server.output()).toMatch(
+      /imported the counts of 5 credentials from .*\.risk-readings-quotas\.json into .*\.risk-readings-quotas\.sqlite/,
+    );
+    expect(existsSync(join(tree, '.risk-readings-quotas.json'))).toBe(false);
+    expect(readdirSync(tree).filter((n) => n.startsWith('.risk-readings-quotas.json.before-sqlite-'))).toHaveLength(1);
+  });
+
+  it('a journal damaged before its last frame is refused naming the file and frame; nothing is imported', async () => {
+    const dir = join(root, `import-bad-${randomBytes(3).toString('hex')}`);
+    cpSync(fixture, dir, { recursive: true });
+    const journal = join(dir, 'quotas.json.journal.7');
+    const bytes = readFileSync(journal);
+    bytes[40]! ^= 0xff;
+    writeFileSync(journal, bytes);
+    const r = await cliAsync([
+      'serve',
+      '--port',
+      String(await freePort()),
+      '--public',
+      builtTree(),
+      '--keys',
+      KEYS_FILE,
+      '--quotas',
+      join(dir, 'quotas.json'),
+    ]);
+    expect(r.status).toBe(3);
+    expect(r.stderr).toMatch(/quotas\.json\.journal\.7, frame 1 \(byte 19\) fails its checksum\. Its counts cannot be read exactly/);
+    expect(readFileSync(join(dir, 'quotas.json'), 'utf8')).toMatch(/^\{"schema":2/);
+  });
+});
+
+/** `n` ultra keys in a key file of their own: enough room in each minute for a load of a few seconds. */
+function manyKeys(n: number): { file: string; keys: string[] } {
+  const keys = Array.from({ length: n }, (_, i) => `rr_load_${i}_${randomBytes(8).toString('hex')}`);
+  const file = join(root, `keys-${randomBytes(3).toString('hex')}.json`);
+  const entry = (k: string, i: number) => ({ sha256: createHash('sha256').update(k).digest('hex'), plan: 'ultra', label: `load ${i}` });
+  writeFileSync(file, JSON.stringify({ keys: keys.map(entry) }));
+  return { file, keys };
+}
+
+/**
+ * Requests from `connections` loops, each key in turn, until `stop()`; each answer's status and when it came. The
+ * server answers 200 for a request it counted and 429 for one it refused.
+ */
+function load(url: string, keys: string[], connections = 8) {
+  const admitted: number[] = [];
+  let running = true;
+  let next = 0;
+  const loops = Array.from({ length: connections }, async () => {
+    while (running) {
+      const key = keys[next++ % keys.length]!;
+      try {
+        const r = await fetch(`${url}/v1/assets/BTC/risk`, { headers: { 'X-API-Key': key } });
+        await r.arrayBuffer();
+        if (r.status === 200) admitted.push(Date.now());
+      } catch {
+        return; // the server went away
+      }
+    }
+  });
+  return {
+    admitted,
+    stop: async () => {
+      running = false;
+      await Promise.all(loops);
+    },
+  };
+}
+
+const billedTotal = async (file: string, keysFile: string) => {
+  const r = await cliAsync(['usage', '--quotas', file, '--keys', keysFile, '--json']);
+  expect(r.status, r.stderr).toBe(0);
+  return (JSON.parse(r.stdout) as { requests: number }[]).reduce((sum, row) => sum + row.requests, 0);
+};
+
+describe('the SQLite store under load: SIGTERM loses nothing, kill -9 at most the last second, nothing billed twice', () => {
+  it('SIGTERM: every admitted request is counted', async () => {
+    const { file: keysFile, keys } = manyKeys(200);
+    const file = fresh('sigterm');
+    const server = await serve(['--public', builtTree(), '--keys', keysFile, '--quotas', file, '--log-level', 'silent']);
+    const l = load(server.url, keys);
+    await until(() => l.admitted.length >= 600, 60_000, 50);
+    await stopped(server.child, 'SIGTERM');
+    await l.stop();
+    expect(await billedTotal(file, keysFile)).toBe(l.admitted.length);
+  });
+
+  it('kill -9 at random points: each kill loses at most the last second of counts (checked with a second to spare), none counted twice', async () => {
+    const { file: keysFile, keys } = manyKeys(400);
+    const file = fresh('kill9');
+    let admitted = 0;
+    let bound = 0;
+    const losses: number[] = [];
+    for (let round = 0; round < 4; round++) {
+      const server = await serve(['--public', builtTree(), '--keys', keysFile, '--quotas', file, '--log-level', 'silent']);
+      const l = load(server.url, keys);
+      // A random point: after 100 to 400 answers.
+      const at = 100 + Math.floor(Math.random() * 300);
+      await until(() => l.admitted.length >= at, 60_000, 5);
+      await stopped(server.child, 'SIGKILL');
+      const killedAt = Date.now();
+      await l.stop();
+      admitted += l.admitted.length;
+      // The store saves once a second (flushMs), and a save takes its own time: what came in the last two seconds.
+      bound += l.admitted.filter((t) => t > killedAt - 2_000).length;
+      const counted = await billedTotal(file, keysFile);
+      losses.push(admitted - counted);
+      expect(counted).toBeLessThanOrEqual(admitted);
+      expect(admitted - counted).toBeLessThanOrEqual(bound);
+    }
+    // What a crash leaves behind does not pile up: the database, its WAL and index, its witness, a lock.
+    const base = file.split('/').pop()!;
+    const left = readdirSync(root).filter((n) => n.startsWith(base));
+    expect(left.sort()).toEqual(expect.arrayContaining([base]));
+    expect(left.every((n) => [base, `${base}-wal`, `${base}-shm`, `${base}.id`, `${base}.lock`].includes(n))).toBe(true);
+    console.log(
+      `kill -9 x4: ${admitted} admitted, ${admitted - losses.at(-1)!} counted; lost after each kill (cumulative): ${losses.join(', ')}`,
+    );
+  });
+});
+
+describe('serve on the SQLite store', () => {
+  it('a second serve on a database another serve holds exits 3 naming it', async () => {
+    const file = fresh('served');
+    const first = await serve(['--public', builtTree(), '--keys', KEYS_FILE, '--quotas', file]);
+    try {
+      const args = [
+        'serve',
+        '--public',
+        builtTree(),
+        '--keys',
+        KEYS_FILE,
+        '--port',
+        String(await freePort()),
+        '--quotas',
+        file,
+        '--quotas-wait',
+        '1s',
+      ];
+      const second = await cliAsync(args);
+      expect(second.status).toBe(3);
+      expect(second.stderr).toMatch(
+        /another process counts in this quota database \(pid \d+ .*waited 1 s\. One process counts per quota database/,
+      );
+    } finally {
+      await stopped(first.child, 'SIGTERM');
+    }
+    expect(existsSync(`${file}.lock`)).toBe(false);
+  });
+
+  it('SIGTERM saves: a basic key keeps its count across a restart of the real server, and billing reads it meanwhile', async () => {
+    const file = fresh('cli');
+    const get = (url: string) => fetch(`${url}/v1/assets/BTC/risk`, { headers: { 'X-API-Key': KEY.basic } });
+    const first = await serve(['--public', builtTree(), '--keys', KEYS_FILE, '--quotas', file]);
+    for (let i = 0; i < 3; i++) expect((await get(first.url)).status).toBe(200);
+    await stopped(first.child, 'SIGTERM');
+    const second = await serve(['--public', builtTree(), '--keys', KEYS_FILE, '--quotas', file]);
+    try {
+      expect((await get(second.url)).status).toBe(200);
+      expect((await get(second.url)).status).toBe(200);
+      expect((await get(second.url)).status).toBe(429);
+      const billed = async () => {
+        const r = await cliAsync(['usage', '--quotas', file, '--keys', KEYS_FILE, '--json']);
+        expect(r.status, r.stderr).toBe(0);
+        return (JSON.parse(r.stdout) as { plan: string; requests: number }[]).find((row) => row.plan === 'basic')!.requests;
+      };
+      expect(await until(async () => (await billed()) === 5, 10_000, 200)).toBe(true);
+      expect((await fetch(`${second.url}/v1/health`)).status).toBe(200);
+    } finally {
+      await stopped(second.child, 'SIGTERM');
+    }
+  });
+});
