@@ -1,6 +1,6 @@
 /**
  * Reads the quota files of the releases before the SQLite store, so that their counts are imported exactly on the
- * first start (decision 89) and `usage` can still bill from them until then. Read-only; nothing here writes them.
+ * first start (decision 97) and `usage` can still bill from them until then. Read-only; nothing here writes them.
  *
  *   <file>              the snapshot, JSON: {"schema": 2, "journal": G, "credentials": {credential: counts}}, or
  *                       {"schema": 1, "credentials": {...}} (one document, no journals)

@@ -1,5 +1,5 @@
 /**
- * The Node server's own quota store (decisions 21 and 89): one SQLite database (`node:sqlite`), which an operator
+ * The Node server's own quota store (decisions 21 and 97): one SQLite database (`node:sqlite`), which an operator
  * can open with `sqlite3` (its tables are in docs/shim.md). The counts are held in memory, where the rule (`admit`)
  * reads them on the request path; what changed is written to the database once a second, in slices between requests,
  * so a crash (kill -9) loses at most the last second's counts, and `close()` (SIGTERM) writes the rest: none.

@@ -94,7 +94,7 @@ export async function run(o: ServeFlags): Promise<void> {
         const problem = refused && portProblem(refused, o);
         if (problem) environment(problem);
       }
-  // The default's name before the SQLite store: a quota file there is imported on the first start (decision 89).
+  // The default's name before the SQLite store: a quota file there is imported on the first start (decision 97).
   const legacy = givenQuotas ? undefined : join(publicDir, '.risk-readings-quotas.json');
   const opening = openQuotaStore(quotaSpec, (m) => logger.warn(m), o.quotasWait, { discardDamaged: o.discardDamagedQuotas, legacy });
   let opened: QuotaStore | undefined;

@@ -122,7 +122,7 @@ export async function run(o: UsageFlags): Promise<void> {
     const damaged = e instanceof QuotaStoreDamaged || e instanceof LegacyQuotaDamaged;
     if (!(damaged || e instanceof TotalsUnreadable || e instanceof KeysUnreadable)) throw e;
     process.stderr.write(`risk-readings usage: ${(e as Error).message}\n`);
-    // A damaged store is the environment's (decision 89): exit 3, as serve's; a store that cannot be reached is 1.
+    // A damaged store is the environment's (decision 97): exit 3, as serve's; a store that cannot be reached is 1.
     process.exitCode = damaged ? 3 : 1;
     return;
   }

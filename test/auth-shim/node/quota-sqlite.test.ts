@@ -1,5 +1,5 @@
 /**
- * The Node server's own store (decision 89): one SQLite database. Counts survive a restart, SIGTERM loses none, kill -9
+ * The Node server's own store (decision 97): one SQLite database. Counts survive a restart, SIGTERM loses none, kill -9
  * loses at most the last second's and never bills one twice, damage is refused by name and never read as empty, one
  * process counts in a database at a time, and a quota file of the releases before is imported exactly.
  */
