@@ -99,27 +99,44 @@ function readWitness(file: string): string | null {
   }
 }
 
-/** Each credential's counts as the database holds them: its months, and its minute's times after `now - 60 s`. */
-export function readCounts(db: DatabaseSync, now: number): Map<string, Counts> {
+/**
+ * Each credential's counts as the database holds them: its months, and its minute's times after `now - 60 s`. With
+ * `upTo`, damage ends the reading instead of failing it: what was read before it is kept, and the error passed on.
+ */
+export function readCounts(db: DatabaseSync, now: number, upTo?: (e: Error) => void): Map<string, Counts> {
   const month = monthOf(now);
   const counts = new Map<string, Counts>();
-  const of = (credential: string) => {
-    let c = counts.get(credential);
-    if (!c) counts.set(credential, (c = { minute: [], monthStart: month.start, month: 0, past: [] }));
+  const of = (credential: unknown) => {
+    let c = counts.get(String(credential));
+    if (!c) counts.set(String(credential), (c = { minute: [], monthStart: month.start, month: 0, past: [] }));
     return c;
   };
-  for (const r of db.prepare('SELECT credential, month, requests FROM months ORDER BY credential, month').iterate()) {
-    const [y, m] = String(r.month).split('-').map(Number) as [number, number];
-    const start = Date.UTC(y, m - 1, 1);
-    const c = of(String(r.credential));
-    if (start === month.start) c.month = Number(r.requests);
-    else if (start < month.start) c.past.push([start, Number(r.requests)]);
-  }
-  for (const r of db.prepare('SELECT credential, times FROM minutes').iterate()) {
-    const times = (JSON.parse(String(r.times)) as number[]).filter((t) => t > now - MINUTE_MS);
-    if (times.length) of(String(r.credential)).minute = times;
+  try {
+    for (const r of db.prepare('SELECT credential, month, requests FROM months ORDER BY credential, month').iterate()) {
+      const [y, m] = String(r.month).split('-').map(Number) as [number, number];
+      const [start, c] = [Date.UTC(y, m - 1, 1), of(r.credential)];
+      if (start === month.start) c.month = Number(r.requests);
+      else if (start < month.start) c.past.push([start, Number(r.requests)]);
+    }
+    for (const r of db.prepare('SELECT credential, times FROM minutes').iterate())
+      of(r.credential).minute = (JSON.parse(String(r.times)) as number[]).filter((t) => t > now - MINUTE_MS);
+  } catch (e) {
+    if (!upTo) throw e;
+    upTo(e as Error);
   }
   return counts;
+}
+
+/** The statements that write a credential's rows, prepared once per database. */
+const writer = (db: DatabaseSync) => ({
+  minute: db.prepare('INSERT INTO minutes VALUES (?, ?) ON CONFLICT DO UPDATE SET times = excluded.times'),
+  month: db.prepare('INSERT INTO months VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET requests = excluded.requests'),
+});
+
+/** Writes one credential's rows: its minute, and each month from `from` on that it holds. */
+function writeCounts(put: ReturnType<typeof writer>, credential: string, c: Counts, from = -Infinity): void {
+  put.minute.run(credential, JSON.stringify(c.minute));
+  for (const [start, n] of [...c.past, [c.monthStart, c.month] as const]) if (start >= from) put.month.run(credential, monthName(start), n);
 }
 
 export class SqliteQuotaStore extends MemoryQuotaStore {
@@ -127,8 +144,7 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
   private dirty = new Map<string, number>();
   private saving: Promise<void> | null = null;
   private readonly timer: ReturnType<typeof setInterval>;
-  private readonly putMonth;
-  private readonly putMinute;
+  private readonly put;
   private lastProblem = -Infinity;
 
   private constructor(
@@ -139,8 +155,7 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     flushMs: number,
   ) {
     super();
-    this.putMonth = db.prepare('INSERT INTO months VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET requests = excluded.requests');
-    this.putMinute = db.prepare('INSERT INTO minutes VALUES (?, ?) ON CONFLICT DO UPDATE SET times = excluded.times');
+    this.put = writer(db);
     this.timer = setInterval(() => void this.flush(), flushMs);
     this.timer.unref();
   }
@@ -189,7 +204,7 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     if (from === undefined || start < from) this.dirty.set(credential, start);
   }
 
-  /** Writes what changed since the last save; one save at a time, and a flush during one waits for it and goes on. */
+  /** Writes what changed since the last save; one save at a time (a flush during one waits for it). */
   flush(): Promise<void> {
     this.saving ??= this.save().finally(() => (this.saving = null));
     return this.saving;
@@ -205,7 +220,7 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
         const slice = changed.slice(done, done + SLICE);
         this.db.exec('BEGIN');
         try {
-          for (const [credential, from] of slice) this.write(credential, from);
+          for (const [credential, from] of slice) writeCounts(this.put, credential, this.counts.get(credential)!, from);
           this.db.exec('COMMIT');
         } catch (e) {
           this.db.exec('ROLLBACK');
@@ -221,15 +236,6 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
         this.log(`quotas: cannot save to ${this.file} (${(e as Error).message}); the counts are kept in memory and saved once it can`);
       }
     }
-  }
-
-  /** One credential's rows: its minute, and each month from `from` on that it holds. */
-  private write(credential: string, from: number): void {
-    const c = this.counts.get(credential);
-    if (!c) return;
-    this.putMinute.run(credential, JSON.stringify(c.minute));
-    if (c.monthStart >= from) this.putMonth.run(credential, monthName(c.monthStart), c.month);
-    for (const [start, n] of c.past) if (start >= from) this.putMonth.run(credential, monthName(start), n);
   }
 
   async close(): Promise<void> {
@@ -263,34 +269,33 @@ function prepare(file: string, o: SqliteOptions, log: (m: string) => void): Data
   return db;
 }
 
-/**
- * The rows of a damaged database that still read, in a new database at `file`; the damaged files (and the witness)
- * moved aside, never deleted.
- */
+/** The counts of a damaged database that still read, in a new one at `file`; the damaged files moved aside, never deleted. */
 function salvage(file: string, log: (m: string) => void): DatabaseSync {
-  const aside = asideName(file, 'damaged');
-  mkdirSync(aside);
-  const months: [string, string, number][] = [];
-  const minutes: [string, string][] = [];
+  let counts = new Map<string, Counts>();
   try {
     const old = new DatabaseSync(file, { readOnly: true });
-    try {
-      for (const r of old.prepare('SELECT credential, month, requests FROM months').iterate())
-        months.push([String(r.credential), String(r.month), Number(r.requests)]);
-      for (const r of old.prepare('SELECT credential, times FROM minutes').iterate()) minutes.push([String(r.credential), String(r.times)]);
-    } finally {
-      old.close();
-    }
+    counts = readCounts(old, Date.now(), (e) => log(`quotas: ${file}: reading stopped at the damage (${e.message})`));
+    old.close();
   } catch (e) {
-    log(`quotas: ${file}: reading stopped at damage (${(e as Error).message})`);
+    log(`quotas: ${file}: nothing in it reads (${(e as Error).message})`);
   }
+  const aside = asideName(file, 'damaged');
+  mkdirSync(aside);
   for (const f of [file, `${file}-wal`, `${file}-shm`, witnessOf(file)]) if (existsSync(f)) renameSync(f, `${aside}/${basename(f)}`);
+  const db = filled(file, counts);
+  log(
+    `quotas: --discard-damaged-quotas: counting on from the ${counts.size} credentials that still read; the damaged files are in ${aside}`,
+  );
+  return db;
+}
+
+/** A new database at `file` holding `counts`. */
+function filled(file: string, counts: Map<string, Counts>): DatabaseSync {
   const db = openDatabase(file, false);
+  const put = writer(db);
   db.exec('BEGIN');
-  for (const r of months) db.prepare('INSERT OR REPLACE INTO months VALUES (?, ?, ?)').run(...r);
-  for (const r of minutes) db.prepare('INSERT OR REPLACE INTO minutes VALUES (?, ?)').run(...r);
+  for (const [credential, c] of counts) writeCounts(put, credential, c);
   db.exec('COMMIT');
-  log(`quotas: --discard-damaged-quotas: counting on from ${months.length} month rows that still read; the damaged files are in ${aside}`);
   return db;
 }
 
@@ -302,17 +307,8 @@ function importLegacy(legacy: string, file: string, o: SqliteOptions, log: (m: s
   const { counts, notes } = readLegacyQuotaFile(legacy, { salvage: o.discardDamaged });
   const next = `${file}.importing`;
   for (const f of [next, `${next}-wal`, `${next}-shm`]) rmSync(f, { force: true });
-  const db = openDatabase(next, false);
-  const putMonth = db.prepare('INSERT INTO months VALUES (?, ?, ?)');
-  const putMinute = db.prepare('INSERT INTO minutes VALUES (?, ?)');
-  db.exec('BEGIN');
-  for (const [credential, c] of counts) {
-    putMinute.run(credential, JSON.stringify(c.minute));
-    for (const [start, n] of [...c.past, [c.monthStart, c.month] as [number, number]])
-      if (n > 0) putMonth.run(credential, monthName(start), n);
-  }
+  const db = filled(next, counts);
   db.prepare(`INSERT INTO meta VALUES ('imported_from', ?)`).run(legacy);
-  db.exec('COMMIT');
   db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
   db.close();
   // Linked aside first, so that a crash at any point leaves either the old files in place or the database whole.

@@ -178,7 +178,7 @@ describe('the SQLite store: damage is named, never read as empty', () => {
     const salvaging = await serve([...args, '--discard-damaged-quotas']);
     await stopped(salvaging.child, 'SIGTERM');
     expect(salvaging.output()).toMatch(
-      /--discard-damaged-quotas: counting on from \d+ month rows that still read; the damaged files are in /,
+      /--discard-damaged-quotas: counting on from the \d+ credentials that still read; the damaged files are in /,
     );
     const aside = readdirSync(root).filter((n) => n.startsWith(`${file.split('/').pop()}.damaged-`));
     expect(aside).toHaveLength(1);
