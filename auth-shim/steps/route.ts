@@ -4,8 +4,8 @@
  */
 import { Refusal } from '../refusal.js';
 
-/** What a request names. Read-only: a plain target's route is shared by every request for its URL. */
-export type Route = Readonly<
+/** What a request names. */
+export type Route =
   | { name: 'health' }
   | { name: 'openapi' }
   | { name: 'assets' }
@@ -15,8 +15,7 @@ export type Route = Readonly<
   | { name: 'usage' }
   | { name: 'bulk' }
   | { name: 'summary'; universe: string }
-  | { name: 'dca'; symbol: string }
->;
+  | { name: 'dca'; symbol: string };
 
 /** Longer paths than this are no route of ours. */
 const MAX_PATH = 512;
@@ -26,46 +25,8 @@ const MAX_QUERY = 2048;
 /** The parts of a request's URL the pipeline reads. */
 export type Target = Pick<URL, 'pathname' | 'search' | 'searchParams'>;
 
-/**
- * An absolute URL whose path has nothing the URL parser would change (no percent sign, no dot segment, no character
- * it would encode) and no query or fragment: the path as it stands. Most requests are such; parsing them costs the
- * Node server a few per cent of its request rate.
- */
-const PLAIN = /^https?:\/\/[^/?#\\]+\/[\w\-/.]*$/;
-
-class PlainTarget implements Target {
-  readonly search = '';
-  /** The route the path names, once asked (routeOf); undefined until then. */
-  route: Route | null | undefined;
-  constructor(readonly pathname: string) {}
-  /** Made when asked: a shared one could be changed by one request under another. */
-  get searchParams(): URLSearchParams {
-    return new URLSearchParams();
-  }
-}
-
-/**
- * Plain targets already read, by URL, with their routes: an API's callers ask for a few paths again and again, and
- * reading each anew (the pattern, the slices, the split) cost the Node server a few per cent of its request rate.
- * A target and its route never change once read, so requests share them. Bounded: a flood of distinct paths empties
- * it, never grows it.
- */
-const plainTargets = new Map<string, PlainTarget>();
-const MAX_PLAIN_TARGETS = 4096;
-
-/** The request's URL as the steps read it: parsed by the URL parser unless it is plain. */
-export function requestTarget(url: string): Target {
-  const known = plainTargets.get(url);
-  if (known) return known;
-  // A test, not an exec: a match's captures cost more than slicing the path off after it.
-  if (!PLAIN.test(url)) return new URL(url);
-  const path = url.slice(url.indexOf('/', url.indexOf('//') + 2));
-  if (path.includes('/.')) return new URL(url);
-  if (plainTargets.size >= MAX_PLAIN_TARGETS) plainTargets.clear();
-  const target = new PlainTarget(path);
-  plainTargets.set(url, target);
-  return target;
-}
+/** The request's URL as the steps read it. */
+export const requestTarget = (url: string): Target => new URL(url);
 
 /** The method must be GET (decision 10): checked first, before the path means anything. */
 export function getOnly(request: { method: string }): void {
@@ -77,7 +38,7 @@ export function getOnly(request: { method: string }): void {
 
 /** The route a GET request names. */
 export function routeOf(url: Target): Route {
-  const r = url instanceof PlainTarget ? (url.route === undefined ? (url.route = route(url.pathname)) : url.route) : route(url.pathname);
+  const r = route(url.pathname);
   if (!r) throw new Refusal('not_found', 'No such endpoint; see /v1/openapi.json and /docs');
   return r;
 }
