@@ -37,11 +37,7 @@ export function refusalResponse(r: Refusal, extra: Record<string, string> = {}):
   const bytes = body(r.code, r.message);
   return {
     status: ERROR_STATUS[r.code],
-    headers: Object.assign(
-      { 'Content-Type': JSON_TYPE, 'Content-Length': String(bytes.byteLength), 'Cache-Control': 'no-store' },
-      extra,
-      r.headers,
-    ),
+    headers: { 'Content-Type': JSON_TYPE, 'Content-Length': String(bytes.byteLength), 'Cache-Control': 'no-store', ...extra, ...r.headers },
     body: bytes,
     code: r.code,
   };

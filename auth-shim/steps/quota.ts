@@ -37,11 +37,7 @@ function refusal(caller: Caller, code: 'rate_limited' | 'quota_exceeded', retryA
     code === 'rate_limited'
       ? `the ${caller.plan} plan's ${limits.perMinute} requests per minute`
       : `the ${caller.plan} plan's ${limits.perMonth} requests this month (UTC)`;
-  return new Refusal(
-    code,
-    `Quota exceeded: ${what}; retry in ${retryAfter} s`,
-    Object.assign({ 'Retry-After': String(retryAfter) }, headers),
-  );
+  return new Refusal(code, `Quota exceeded: ${what}; retry in ${retryAfter} s`, { 'Retry-After': String(retryAfter), ...headers });
 }
 
 /**

@@ -25,7 +25,7 @@ export function usageResponse(caller: Caller, c: Charged, headers: Record<string
   const bytes = encoder.encode(toJson(body)) as Uint8Array<ArrayBuffer>;
   return {
     status: 200,
-    headers: Object.assign({ 'Content-Type': JSON_TYPE, 'Content-Length': String(bytes.byteLength), 'Cache-Control': 'no-store' }, headers),
+    headers: { 'Content-Type': JSON_TYPE, 'Content-Length': String(bytes.byteLength), 'Cache-Control': 'no-store', ...headers },
     body: bytes,
     code: null,
   };
