@@ -35,7 +35,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'end-to-end',
-          include: ['test/auth-shim/*.test.ts', 'test/auth-shim/node/**/*.test.ts'],
+          include: ['test/auth-shim/*.test.ts', 'test/auth-shim/node/**/*.test.ts', 'test/docs/**/*.test.ts'],
           globalSetup: ['test/global-setup.ts', 'test/auth-shim/tree-setup.ts'],
         },
       },
