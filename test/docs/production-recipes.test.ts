@@ -1,5 +1,5 @@
 /**
- * The operator's recipes of docs/production.md, run as written (decision 98): the systemd unit, the health probe and
+ * The operator's recipes of docs/production.md, run as written (decision 99): the systemd unit, the health probe and
  * the tree's swap on a serving host. Each block is read from the document itself, so a recipe edited there is the
  * recipe tested; only the host's paths are pointed at this test's own.
  */
@@ -12,15 +12,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { buildSmall, ROOT, smallSite, tempDir } from '../helpers.js';
 import { freePort, redisAway, REDIS_URL } from '../services.js';
 import { builtTree, copiedTree, KEYS_FILE } from '../auth-shim/tree.js';
+import { block as docBlock } from './blocks.js';
 
-const DOC = readFileSync(join(ROOT, 'docs', 'production.md'), 'utf8');
-/** The fenced block of `lang` in docs/production.md that contains `marker`. */
-function block(lang: string, marker: string): string {
-  const found = [...DOC.matchAll(new RegExp('```' + lang + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1]!).filter((b) => b.includes(marker));
-  expect(found, `one ${lang} block with ${marker} in docs/production.md`).toHaveLength(1);
-  // Blocks nested in a list item are indented with it.
-  return found[0]!.replace(/^ {2}/gm, '');
-}
+const block = (lang: string, marker: string) => docBlock('production.md', lang, marker);
 
 const root = tempDir('rr-recipes-');
 const children: ChildProcess[] = [];

@@ -1,0 +1,15 @@
+/** The fenced code blocks of a document in docs/, as an operator copies them (the recipes' tests run them). */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect } from 'vitest';
+import { ROOT } from '../helpers.js';
+
+/** The one block of `lang` in `docs/<doc>` that contains `marker`, unindented when it sits in a list item. */
+export function block(doc: string, lang: string, marker: string): string {
+  const text = readFileSync(join(ROOT, 'docs', doc), 'utf8');
+  const found = [...text.matchAll(new RegExp('```' + lang + '\\n([\\s\\S]*?)```', 'g'))]
+    .map((m) => m[1]!)
+    .filter((b) => b.includes(marker));
+  expect(found, `one ${lang} block with ${marker} in docs/${doc}`).toHaveLength(1);
+  return found[0]!.replace(/^ {2}/gm, '');
+}
