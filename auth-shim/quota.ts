@@ -66,6 +66,8 @@ export interface Charge {
   now: number;
   month: MonthWindow;
   kind: 'request' | 'minute' | 'refund';
+  /** The number a store that numbers its commands (Redis) sent it under: the `seq` of a failed take or refund's error. */
+  seq?: number;
 }
 
 export interface MonthWindow {
@@ -284,9 +286,10 @@ const RETRY_MS = 1_000;
 const BATCH = 500;
 
 interface Owed extends Charge {
-  /** Sent to the shared store (in flight or recorded): changing it now would change nothing there. */
+  /** May have reached the shared store (sent as a take, a refund or a record): it is never changed after. */
   sent?: boolean;
 }
+const seqOf = (e: unknown): number | undefined => (e as { seq?: number } | null)?.seq;
 
 /**
  * A shared store (Redis, the Durable Objects) with an in-process fallback, so that a shared store that cannot be
@@ -328,7 +331,7 @@ export class FallbackQuotaStore implements QuotaStore {
     const here = (e: unknown) => {
       this.unreachable(e);
       this.lastTry = Date.now();
-      return this.takeHere(credential, limits, now, month, use);
+      return this.takeHere(credential, limits, now, month, use, seqOf(e));
     };
     let shared: Admission | Promise<Admission>;
     try {
@@ -343,10 +346,10 @@ export class FallbackQuotaStore implements QuotaStore {
     }, here);
   }
 
-  private takeHere(credential: string, limits: Limits, now: number, month: MonthWindow, use: MonthUse): Admission {
+  private takeHere(credential: string, limits: Limits, now: number, month: MonthWindow, use: MonthUse, seq?: number): Admission {
     const a = this.local.take(credential, limits, now, month, use);
     if (a.ok && this.shared.record) {
-      const charge: Owed = { credential, now, month, kind: a.monthCharged ? 'request' : 'minute' };
+      const charge: Owed = { credential, now, month, kind: a.monthCharged ? 'request' : 'minute', seq };
       if (this.owe(charge)) this.madeHere.set(a, charge);
     }
     return a;
@@ -362,7 +365,7 @@ export class FallbackQuotaStore implements QuotaStore {
     if (here || this.owed.length) return void this.owe({ credential, now: 0, month, kind: 'refund' });
     return Promise.resolve(this.shared.refund(credential, month, admission)).catch((e: unknown) => {
       this.unreachable(e);
-      this.owe({ credential, now: 0, month, kind: 'refund' });
+      this.owe({ credential, now: 0, month, kind: 'refund', seq: seqOf(e) });
     });
   }
 
@@ -373,6 +376,7 @@ export class FallbackQuotaStore implements QuotaStore {
         this.log(`quotas: more than ${MAX_OWED} charges owed to the shared store; dropping new ones until it is back`);
       return false;
     }
+    charge.sent = charge.seq !== undefined;
     this.owed.push(charge);
     return true;
   }
@@ -389,19 +393,18 @@ export class FallbackQuotaStore implements QuotaStore {
     this.settling = this.settle().finally(() => (this.settling = null));
   }
 
-  /** Records what is owed in the shared store, oldest first; what it cannot take stays owed for the next try. */
+  /**
+   * Records what is owed in the shared store, oldest first; what it cannot take stays owed for the next try. Those
+   * numbered by the shared store go first, in its order (Charge.seq): it skips a number at or below one it applied.
+   */
   private async settle(): Promise<void> {
+    this.owed.sort((a, b) => (a.seq ?? Number.MAX_SAFE_INTEGER) - (b.seq ?? Number.MAX_SAFE_INTEGER));
     let sent = 0;
     try {
       while (this.owed.length) {
         const batch = this.owed.slice(0, BATCH);
         for (const c of batch) c.sent = true;
-        try {
-          await this.shared.record!(batch);
-        } catch (e) {
-          for (const c of batch) c.sent = false;
-          throw e;
-        }
+        await this.shared.record!(batch);
         this.owed.splice(0, batch.length);
         sent += batch.length;
       }

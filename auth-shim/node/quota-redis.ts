@@ -3,7 +3,7 @@
  * counted while Redis could not be reached is recorded when it answers again.
  */
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { Redis, ReplyError } from 'ioredis';
 import {
   MINUTE_MS,
   MONTHS_KEPT,
@@ -28,19 +28,31 @@ function keptUntil(start: number): number {
 
 const USES: Record<MonthUse, number> = { request: 0, minute: 1, revalidation: 2 };
 
-/** This process among the instances sharing Redis: random once, so members of one sorted set never collide. */
-const INSTANCE = randomBytes(6).toString('hex');
-let sequence = 0;
-/** A request's member in the minute's sorted set: its time, then an id no other request of any instance has. */
-const member = (now: number) => `${now}:${INSTANCE}${(sequence++).toString(36)}`;
+/**
+ * Each charge counted at most once, whatever Redis does (a stall past the deadline, a dropped connection, a lost
+ * reply). Every command that changes counts carries this client's next number (`seq`, in send order) and runs only
+ * if it is above the client's watermark in Redis, which it then raises to its own: no number is applied twice. A
+ * take or refund that fails unanswered rejects with its number, and the charge the fallback owes for it keeps it;
+ * a charge never sent takes one when first recorded and keeps it on every retry. So a record is skipped exactly
+ * when its take, its refund or an earlier try of it ran. None is lost: one connection runs its commands in order, a
+ * dropped connection's were all sent before a later one's, and once a charge is owed the fallback sends nothing but
+ * records, in number order. A command that reaches Redis behind a higher number (a dropped connection's, late) is
+ * refused with an error, which runs nothing: the record sent for it stands for it.
+ */
+const ONCE = (stale: string) => `
+local last = tonumber(redis.call('GET', KEYS[#KEYS]) or '-1')
+if tonumber(ARGV[1]) <= last then return ${stale} end
+redis.call('SET', KEYS[#KEYS], ARGV[1], 'PX', ${7 * 86_400_000})
+`;
+const STALE = `redis.error_reply('STALE a later command of this client ran first')`;
 
 /**
  * One atomic round trip per charge: the sliding minute is a sorted set of admitted times, the month a counter kept
  * for MONTHS_KEPT months after it (the billing read). Same rule as `admit`: a refused request is counted nowhere.
  * Times are the shim's clock; expiries are relative, so a clock that differs from Redis's changes nothing.
  */
-const TAKE = `
-local now, perMinute, perMonth, monthEnd, use, keep = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[6]), tonumber(ARGV[7])
+const TAKE = `${ONCE(STALE)}
+local now, perMinute, perMonth, monthEnd, use, keep = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[7]), tonumber(ARGV[8])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - ${MINUTE_MS})
 local n = redis.call('ZCARD', KEYS[1])
 local function resetMs()
@@ -52,7 +64,7 @@ local m = tonumber(redis.call('GET', KEYS[2]) or '0')
 if n >= perMinute then local r = resetMs(); return {0, 1, 0, r, r, math.max(0, perMonth - m), n, m, 0} end
 local spent = m >= perMonth
 if spent and use == 0 then return {0, 2, perMinute - n, resetMs(), monthEnd - now, 0, n, m, 0} end
-redis.call('ZADD', KEYS[1], now, ARGV[5])
+redis.call('ZADD', KEYS[1], now, ARGV[6])
 redis.call('PEXPIRE', KEYS[1], ${MINUTE_MS})
 local charged = 0
 if use == 0 or (use == 2 and not spent) then
@@ -71,24 +83,27 @@ function admission([ok, code, remaining, resetMs, retryMs, monthRemaining, minut
 }
 
 /** A month's charge returned (a 304): never below zero. */
-const REFUND = `
+const REFUND = `${ONCE(STALE)}
 local m = tonumber(redis.call('GET', KEYS[1]) or '0')
 if m > 0 then redis.call('DECR', KEYS[1]) end
 return m
 `;
 
-/** What a fallback counted meanwhile, recorded without a check: into the minute (a later take drops it once old) and the month. */
-const RECORD = `
-if ARGV[4] == 'refund' then
+/**
+ * What a fallback counted meanwhile, recorded without a check: into the minute (a later take drops it once old) and
+ * the month. One already applied (as a take, a refund or an earlier record) is skipped.
+ */
+const RECORD = `${ONCE('0')}
+if ARGV[5] == 'refund' then
   local m = tonumber(redis.call('GET', KEYS[2]) or '0')
   if m > 0 then redis.call('DECR', KEYS[2]) end
   return 1
 end
-redis.call('ZADD', KEYS[1], tonumber(ARGV[1]), ARGV[3])
+redis.call('ZADD', KEYS[1], tonumber(ARGV[2]), ARGV[4])
 redis.call('PEXPIRE', KEYS[1], ${MINUTE_MS})
-if ARGV[4] == 'request' then
+if ARGV[5] == 'request' then
   redis.call('INCR', KEYS[2])
-  redis.call('PEXPIRE', KEYS[2], math.max(tonumber(ARGV[2]), 1))
+  redis.call('PEXPIRE', KEYS[2], math.max(tonumber(ARGV[3]), 1))
 end
 return 1
 `;
@@ -98,71 +113,23 @@ export const redisKeys = (prefix: string, credential: string, month: MonthWindow
   [`${prefix}${credential}:minute`, `${prefix}${credential}:month:${month.start}`] as const;
 export const DEFAULT_REDIS_PREFIX = 'rr:q:';
 
-/**
- * Commands waiting on Redis, each rejected when no answer came within `ms`. One timer serves them all (a timer per
- * command would cost each request a share of the rate), armed for the oldest waiting; commands are sent in order
- * on one connection, so deadlines come in the order they were set. Time is counted only while this process could
- * have read an answer: when the timer fires, the answer may already wait on the socket behind a busy event loop,
- * so the verdict waits for the loop's poll of the sockets (a setImmediate runs after it). A loaded machine then
- * falls back only on a late Redis, never on its own stall.
- */
-class AnswerDeadlines {
-  private waiting: { by: number; settled: boolean; reject: (e: Error) => void }[] = [];
-  private head = 0;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-
-  constructor(private readonly ms: number) {}
-
-  within<T>(p: Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const w = { by: performance.now() + this.ms, settled: false, reject };
-      this.waiting.push(w);
-      this.timer ??= setTimeout(() => setImmediate(() => this.expire()), this.ms);
-      p.then(
-        (v) => {
-          if (w.settled) return;
-          w.settled = true;
-          resolve(v);
-        },
-        (e: unknown) => {
-          if (w.settled) return;
-          w.settled = true;
-          reject(e as Error);
-        },
-      );
-    });
-  }
-
-  /** Rejects every command past its deadline, then waits for the oldest still waiting, if any. */
-  private expire(): void {
-    this.timer = undefined;
-    const now = performance.now();
-    const q = this.waiting;
-    while (this.head < q.length && (q[this.head]!.settled || q[this.head]!.by <= now)) {
-      const w = q[this.head++]!;
-      if (w.settled) continue;
-      w.settled = true;
-      w.reject(new Error(`Redis did not answer within ${this.ms} ms`));
-    }
-    // Under steady load something is always waiting: the settled are cut off the front as they pile up.
-    if (this.head === q.length || this.head > 1024) [this.waiting, this.head] = [q.slice(this.head), 0];
-    // The oldest still waiting is at `head`, not at the front (the settled before it may not be cut off yet); its
-    // deadline is ahead of now, so the timer is never armed in the past, to fire at once and again.
-    const oldest = this.waiting[this.head];
-    if (oldest) this.timer = setTimeout(() => setImmediate(() => this.expire()), oldest.by - now);
-  }
-}
-
 export interface RedisOptions {
   /** How long a charge waits for Redis before the fallback answers (default 500 ms). */
   timeoutMs?: number;
 }
 
+type Script<T> = (...a: (string | number)[]) => Promise<T>;
+
 export class RedisQuotaStore implements QuotaStore {
   readonly redis: Redis;
-  private readonly deadlines: AnswerDeadlines;
   /** The first connection: requests wait for it (or for it to fail) so the first requests after a start are counted too. */
   private connected: Promise<void>;
+  /** This client among those sharing Redis (random, so members of a sorted set never collide), and its next number. */
+  private readonly id = randomBytes(6).toString('hex');
+  private seq = 0;
+  /** The key of this client's watermark (ONCE). */
+  private readonly applied: string;
+  private readonly timeoutMs: number;
 
   /** `prefix` namespaces the keys (several deployments, or tests, on one Redis). */
   constructor(
@@ -170,69 +137,90 @@ export class RedisQuotaStore implements QuotaStore {
     readonly prefix = DEFAULT_REDIS_PREFIX,
     { timeoutMs = 500 }: RedisOptions = {},
   ) {
-    this.deadlines = new AnswerDeadlines(timeoutMs);
-    // Fail fast while Redis is away (no queueing): the fallback answers instead. ioredis's own command timeout is
-    // only the backstop that clears commands a hung Redis never answers; `AnswerDeadlines` is the wait that counts.
+    this.applied = `${prefix}applied:${this.id}`;
+    this.timeoutMs = timeoutMs;
+    // Fail fast while Redis is away or late (no queueing, a deadline on each command): the fallback answers instead.
     this.redis = new Redis(url, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
-      commandTimeout: Math.max(10_000, timeoutMs * 4),
+      commandTimeout: timeoutMs,
       connectTimeout: 1_000,
       lazyConnect: false,
     });
     this.redis.on('error', () => {}); // reported through the failing commands, once a minute
-    this.redis.defineCommand('rrTake', { numberOfKeys: 2, lua: TAKE });
-    this.redis.defineCommand('rrRefund', { numberOfKeys: 1, lua: REFUND });
-    this.redis.defineCommand('rrRecord', { numberOfKeys: 2, lua: RECORD });
+    this.redis.defineCommand('rrTake', { numberOfKeys: 3, lua: TAKE });
+    this.redis.defineCommand('rrRefund', { numberOfKeys: 2, lua: REFUND });
+    this.redis.defineCommand('rrRecord', { numberOfKeys: 3, lua: RECORD });
     this.connected = new Promise<void>((resolve) => {
+      const events = ['ready', 'error', 'end'];
       const done = () => {
-        this.redis.off('ready', done);
-        this.redis.off('error', done);
-        this.redis.off('end', done);
+        for (const e of events) this.redis.off(e, done);
         resolve();
       };
-      this.redis.on('ready', done);
-      this.redis.on('error', done);
-      this.redis.on('end', done);
+      for (const e of events) this.redis.on(e, done);
     });
   }
 
-  private command<T>(name: string, ...args: (string | number)[]): Promise<T> {
-    const run = (this.redis as unknown as Record<string, (...a: (string | number)[]) => Promise<T>>)[name]!;
-    return this.deadlines.within(run.apply(this.redis, args));
+  /**
+   * An error Redis answered ran nothing; any other failure may have run the command, so it carries the command's
+   * number, on an error of its own (a dropped connection rejects every command waiting with one error).
+   */
+  private failed(seq: number) {
+    return (e: Error): never => {
+      if (e instanceof ReplyError) throw e;
+      const message = e.message === 'Command timed out' ? `Redis did not answer within ${this.timeoutMs} ms` : e.message;
+      throw Object.assign(new Error(message, { cause: e }), { seq });
+    };
+  }
+
+  /** A request's member in the minute's sorted set: its time, then its client and number (no other request's). */
+  private member(now: number, seq: number): string {
+    return `${now}:${this.id}${seq.toString(36)}`;
   }
 
   take(credential: string, limits: Limits, now: number, month: MonthWindow, use: MonthUse = 'request'): Promise<Admission> {
-    const send = () =>
-      this.command<TakeReply>(
-        'rrTake',
-        ...redisKeys(this.prefix, credential, month),
-        now,
-        limits.perMinute,
-        limits.perMonth,
-        month.end,
-        member(now),
-        USES[use],
-        keepMs(month, now),
-      ).then(admission);
+    const send = () => {
+      const seq = this.seq++;
+      return (this.redis as unknown as { rrTake: Script<TakeReply> })
+        .rrTake(
+          ...redisKeys(this.prefix, credential, month),
+          this.applied,
+          seq,
+          now,
+          limits.perMinute,
+          limits.perMonth,
+          month.end,
+          this.member(now, seq),
+          USES[use],
+          keepMs(month, now),
+        )
+        .then(admission, this.failed(seq));
+    };
     return this.redis.status === 'ready' ? send() : this.connected.then(send);
   }
 
   async refund(credential: string, month: MonthWindow): Promise<void> {
-    await this.command('rrRefund', redisKeys(this.prefix, credential, month)[1]);
+    const seq = this.seq++;
+    const redis = this.redis as unknown as { rrRefund: Script<number> };
+    await redis.rrRefund(redisKeys(this.prefix, credential, month)[1], this.applied, seq).catch(this.failed(seq));
   }
 
+  /** Each charge is numbered when first sent and keeps its number: a batch that failed part-way is sent again whole. */
   async record(charges: Charge[]): Promise<void> {
     for (let i = 0; i < charges.length; i += 1_000) {
       const pipeline = this.redis.pipeline() as unknown as { rrRecord: (...a: (string | number)[]) => void; exec: Redis['exec'] };
-      for (const c of charges.slice(i, i + 1_000))
+      for (const c of charges.slice(i, i + 1_000)) {
+        c.seq ??= this.seq++;
         pipeline.rrRecord(
           ...redisKeys(this.prefix, c.credential, c.month),
+          this.applied,
+          c.seq,
           c.now,
           keepMs(c.month, c.now || Date.now()),
-          member(c.now),
+          this.member(c.now, c.seq),
           c.kind,
         );
+      }
       const results = await pipeline.exec();
       const failed = results?.find(([e]) => e);
       if (!results || failed) throw failed?.[0] ?? new Error('the pipeline did not run');

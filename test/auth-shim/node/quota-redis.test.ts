@@ -5,13 +5,14 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHandler } from '../../../auth-shim/handler.js';
 import { FileOrigin } from '../../../auth-shim/node/file-origin.js';
 import { keepMs, RedisQuotaStore } from '../../../auth-shim/node/quota-redis.js';
 import { loadKeys, startServer } from '../../../auth-shim/node/server.js';
-import { FallbackQuotaStore, monthOf, type Admission, type QuotaStore } from '../../../auth-shim/quota.js';
+import { FallbackQuotaStore, monthOf, type Admission, type MonthUse, type QuotaStore } from '../../../auth-shim/quota.js';
 import { PLAN_LIMITS } from '../../../generator/contract/plans.js';
 import { until } from '../../helpers.js';
 import { freePort, redisAnswers, redisAway, REDIS_URL } from '../../services.js';
@@ -129,11 +130,12 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
     }
   });
 
-  it('Redis that stops answering (paused): each charge waits its own timeout, then the fallback answers', async () => {
+  it('Redis that stops answering (paused): each charge waits its own timeout, then the fallback answers, never 5xx', async () => {
     const { url, redis } = await privateRedis();
     try {
       const logs: string[] = [];
       const store = await open(() => new FallbackQuotaStore(new RedisQuotaStore(url, prefix(), { timeoutMs: 300 }), (m) => logs.push(m)));
+      const handle = createHandler({ origin: FileOrigin.open(out, 0), keys: loadKeys(KEYS_FILE), quotas: store, now: minuteClock() });
       const limits = { perMinute: 1_000, perMonth: 100_000 };
       const t = Date.now();
       expect((await store.take('k', limits, t, monthOf(t))).ok).toBe(true);
@@ -143,13 +145,20 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
       const answeredAt = (p: Admission | Promise<Admission>) =>
         Promise.resolve(p).then((a) => ({ ok: a.ok, ms: performance.now() - started }));
       const first = answeredAt(store.take('k', limits, t + 1, monthOf(t)));
+      // A request beside it waits as long, and is answered as if Redis had answered.
+      const request = handle(new Request('http://shim.test/v1/assets/BTC/risk', { headers: { 'X-API-Key': KEY.pro } })).then((r) => ({
+        status: r.status,
+        ms: performance.now() - started,
+      }));
       await new Promise((r) => setTimeout(r, 150));
       const second = answeredAt(store.take('k', limits, t + 2, monthOf(t)));
-      const [a, b] = await Promise.all([first, second]);
+      const [a, b, c] = await Promise.all([first, second, request]);
       expect(a.ok && b.ok).toBe(true);
       expect(a.ms).toBeGreaterThanOrEqual(295);
       expect(b.ms).toBeGreaterThanOrEqual(445);
       expect(b.ms).toBeGreaterThan(a.ms);
+      expect(c.status).toBe(200);
+      expect(c.ms).toBeGreaterThanOrEqual(295);
       expect(logs).toHaveLength(1);
       expect(logs[0]).toContain('Redis did not answer within 300 ms');
     } finally {
@@ -158,41 +167,60 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
     }
   });
 
-  it('Redis that stops answering: the store waits for the next deadline, never arming a timer in the past', async () => {
+  it('Redis that stalls past the deadline with charges in flight, again and again: each admitted request counted once', async () => {
     const { url, redis } = await privateRedis();
-    const timers: number[] = [];
-    const warnings: string[] = [];
-    const onWarning = (w: Error) => warnings.push(w.name);
-    const realSetTimeout = globalThis.setTimeout;
+    const logs: string[] = [];
+    // A short wait and quick retries: charges time out in flight, and their records queue behind them in the stall.
+    const store = new FallbackQuotaStore(new RedisQuotaStore(url, 'rr:stall:', { timeoutMs: 100 }), (m) => logs.push(m), { retryMs: 50 });
+    opened.push(store);
     try {
-      const store = await open(() => new RedisQuotaStore(url, prefix(), { timeoutMs: 300 }));
-      const limits = { perMinute: 1_000, perMonth: 100_000 };
-      const t = Date.now();
-      expect((await store.take('k', limits, t, monthOf(t))).ok).toBe(true);
-      redis.kill('SIGSTOP');
-      process.on('warning', onWarning);
-      // The store's own timers (other tests' stores and clients run their own in this process meanwhile).
-      const fromStore = () => /auth-shim[/\\]node[/\\]quota-stores/.test(new Error().stack ?? '');
-      globalThis.setTimeout = ((fn: () => void, ms?: number) => {
-        if (fromStore()) timers.push(ms ?? 0);
-        return realSetTimeout(fn, ms);
-      }) as typeof setTimeout;
-      // The first charge's deadline passes while the second still waits, 150 ms behind it: one timer for each.
-      const first = Promise.resolve(store.take('k', limits, t + 1, monthOf(t))).catch((e: Error) => e.message);
-      await new Promise((r) => realSetTimeout(r, 150));
-      const second = Promise.resolve(store.take('k', limits, t + 2, monthOf(t))).catch((e: Error) => e.message);
-      expect(await Promise.all([first, second])).toEqual(['Redis did not answer within 300 ms', 'Redis did not answer within 300 ms']);
-      // Node 24 warns on a timer armed in the past (TimeoutNegativeWarning), and such a timer fires every millisecond
-      // (75 of them in these 450 ms, when it was so). The deadlines' timers (ioredis's own command timeout is 10 s)
-      // are each in the future: one per charge waiting, and a few more where a timer fired before the deadline by
-      // the store's clock (Node counts a timer from the event loop's time, which a busy turn leaves behind).
-      expect(timers.filter((ms) => ms < 0)).toEqual([]);
-      expect(timers.filter((ms) => ms <= 300).length).toBeLessThanOrEqual(8);
-      expect(warnings).toEqual([]);
+      const run = charging(store);
+      for (let stall = 0; stall < 4; stall++) {
+        // Charges go to Redis again (nothing owed), and keep going when it stops.
+        await whenever(() => owing(store) === 0);
+        await run.after(300);
+        redis.kill('SIGSTOP');
+        // Asleep until the charges in flight time out and are owed, then while more are counted here and sent as records.
+        await whenever(() => owing(store) > 0);
+        await run.after(1_500);
+        redis.kill('SIGCONT');
+      }
+      await run.stop();
+      await settle(store, run);
+      expect(await counted(url, 'rr:stall:', run.month)).toEqual(run.expected());
+      expect(logs.filter((l) => l.includes('the shared store is back')).length).toBeGreaterThanOrEqual(1);
     } finally {
-      globalThis.setTimeout = realSetTimeout;
-      process.off('warning', onWarning);
       redis.kill('SIGCONT');
+      redis.kill('SIGKILL');
+    }
+  });
+
+  it('connections dropped under load at random points, again and again: each admitted request counted once', async () => {
+    const { url: direct, redis } = await privateRedis();
+    const proxy = await droppingProxy(Number(new URL(direct).port));
+    const logs: string[] = [];
+    // A generous wait: here only the drops fail a charge, never a slow answer.
+    const store = new FallbackQuotaStore(new RedisQuotaStore(proxy.url, 'rr:drop:', { timeoutMs: 10_000 }), (m) => logs.push(m), {
+      retryMs: 50,
+    });
+    opened.push(store);
+    try {
+      const run = charging(store);
+      for (let drop = 0; drop < 8; drop++) {
+        // Every other drop once charges go to Redis again (takes and refunds in flight), the others while records may be.
+        if (drop % 2 === 0) await whenever(() => owing(store) === 0);
+        // A random point: after some thousands of bytes more have crossed the proxy, either way.
+        const at = proxy.carried() + 2_000 + Math.floor(Math.random() * 20_000);
+        await whenever(() => proxy.carried() >= at);
+        proxy.drop();
+      }
+      await run.after(300);
+      await run.stop();
+      await settle(store, run);
+      expect(await counted(direct, 'rr:drop:', run.month)).toEqual(run.expected());
+      expect(logs.filter((l) => l.includes('the shared store is back')).length).toBeGreaterThanOrEqual(1);
+    } finally {
+      await proxy.close();
       redis.kill('SIGKILL');
     }
   });
@@ -232,4 +260,121 @@ async function privateRedis(): Promise<{ url: string; redis: ChildProcess }> {
     throw e;
   }
   return { url, redis };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Waits for `check`, however long a busy machine takes (the test's own timeout is the bound). */
+async function whenever(check: () => boolean): Promise<void> {
+  while (!check()) await sleep(5);
+}
+/** The charges a fallback owes its shared store. */
+const owing = (store: FallbackQuotaStore) => (store as unknown as { owed: unknown[] }).owed.length;
+
+const KEYS = ['a', 'b', 'c'];
+
+/**
+ * A stream of concurrent charges on a few keys until `stop`: requests, revalidations (half of those charged answered
+ * 304, their charge returned) and usage reads, and what the shim told each caller. All at one time, so that none
+ * leaves the minute however long a busy machine takes.
+ */
+function charging(store: QuotaStore) {
+  const limits = { perMinute: 1_000_000, perMonth: 1_000_000_000 };
+  const t = Date.now();
+  const month = monthOf(t);
+  const told = new Map(KEYS.map((k) => [k, { admitted: 0, charged: 0, refunded: 0 }]));
+  let sent = 0;
+  let stopped = false;
+  const uses: MonthUse[] = ['request', 'request', 'revalidation', 'minute'];
+  const one = async () => {
+    const key = KEYS[sent++ % KEYS.length]!;
+    const use = uses[Math.floor(Math.random() * uses.length)]!;
+    const a = await store.take(key, limits, t, month, use);
+    const n = told.get(key)!;
+    if (!a.ok) throw new Error(`refused: ${a.code}`);
+    n.admitted++;
+    if (a.monthCharged) n.charged++;
+    if (use === 'revalidation' && a.monthCharged && Math.random() < 0.5) {
+      n.refunded++;
+      await store.refund(key, month, a);
+    }
+  };
+  // Each worker yields to timers between charges: a charge the fallback answers at once would otherwise never let go.
+  const workers = Array.from({ length: 8 }, async () => {
+    while (!stopped) {
+      await one();
+      await sleep(1);
+    }
+  });
+  return {
+    month,
+    one,
+    /** Resolves once `n` more charges have been sent. */
+    after: (n: number) => {
+      const at = sent + n;
+      return whenever(() => sent >= at);
+    },
+    stop: async () => {
+      stopped = true;
+      await Promise.all(workers);
+    },
+    /** What Redis should hold: each key's month (charged less refunded) and its minute (every admitted request). */
+    expected: () => Object.fromEntries([...told].map(([k, n]) => [k, { month: n.charged - n.refunded, minute: n.admitted }])),
+  };
+}
+
+/** Charges one more each time until the fallback owes nothing (a charge is what makes it try the shared store). */
+async function settle(store: FallbackQuotaStore, run: ReturnType<typeof charging>): Promise<void> {
+  while (owing(store)) {
+    await run.one();
+    await store.settled();
+    await sleep(60);
+  }
+}
+
+/** Each key's month and minute as Redis holds them. */
+async function counted(url: string, ns: string, month: { start: number }) {
+  const r = new Redis(url, { maxRetriesPerRequest: 0 });
+  try {
+    const out: Record<string, { month: number; minute: number }> = {};
+    for (const k of KEYS)
+      out[k] = { month: Number(await r.get(`${ns}${k}:month:${month.start}`)), minute: await r.zcard(`${ns}${k}:minute`) };
+    return out;
+  } finally {
+    r.disconnect();
+  }
+}
+
+/** A TCP proxy in front of Redis on `port` that drops every connection it carries at once, as a network can. */
+async function droppingProxy(port: number) {
+  const sockets = new Set<Socket>();
+  let carried = 0;
+  const server = createServer((client) => {
+    const upstream = connect(port, '127.0.0.1');
+    for (const [from, to] of [
+      [client, upstream],
+      [upstream, client],
+    ] as const) {
+      sockets.add(from);
+      from.on('data', (d: Buffer) => (carried += d.length));
+      from.pipe(to);
+      from.on('error', () => {});
+      from.on('close', () => {
+        sockets.delete(from);
+        to.destroy();
+      });
+    }
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const drop = () => {
+    for (const s of sockets) s.destroy();
+  };
+  return {
+    url: `redis://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    carried: () => carried,
+    drop,
+    close: () => {
+      drop();
+      return new Promise((r) => server.close(r));
+    },
+  };
 }
