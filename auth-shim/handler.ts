@@ -141,27 +141,27 @@ export function createShim(options: ShimOptions): (request: ShimRequest) => Answ
       return next(charged(quotas, caller, at, use), (charge) => {
         const headers = charge ? { ...charge.headers, ...id } : id;
         if (r.name === 'usage') return usageResponse(caller, charge, headers);
-        // A refusal after the charge still tells the caller where its quota stands.
-        const refused = (e: unknown) => {
-          if (e instanceof Refusal) return refusalResponse(e, headers);
-          throw e;
-        };
+        // A refusal or a failure after the charge still tells the caller where its quota stands.
+        const refused = (e: unknown) => failed(e, headers);
         const res = recovering(() => serve(request, url, r, caller.plan, headers), refused);
-        if (use !== 'revalidation' || !charge) return res;
-        // A 304 spares the month (decision 35): settled once the answer is known.
+        if (!charge) return res;
+        // Only data counts toward the month (decisions 35 and 100): settled once the answer is known.
         return recovering(() => next(res, (done) => answered(quotas, caller, charge, done, at)), refused);
       });
     });
   }
 
+  /** What went wrong, answered: a refusal as itself; anything else logged and answered 502. */
+  function failed(e: unknown, headers: Record<string, string>): ShimResponse {
+    if (e instanceof Refusal) return refusalResponse(e, headers);
+    log(e instanceof OriginError ? `shim: upstream: ${e.message}` : `shim: unexpected ${(e as Error)?.stack ?? e}`);
+    return refusalResponse(new Refusal('upstream_error', 'The data origin could not be read'), headers);
+  }
+
   function answer(request: ShimRequest, url: Target, seen: Seen): Answer {
     return recovering(
       () => handle(request, url, seen),
-      (e) => {
-        if (e instanceof Refusal) return refusalResponse(e, seen.id);
-        log(e instanceof OriginError ? `shim: upstream: ${e.message}` : `shim: unexpected ${(e as Error)?.stack ?? e}`);
-        return refusalResponse(new Refusal('upstream_error', 'The data origin could not be read'), seen.id);
-      },
+      (e) => failed(e, seen.id),
     );
   }
 

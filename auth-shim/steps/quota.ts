@@ -3,9 +3,9 @@
  * the RateLimit headers every response to it carries; an exceeded quota is refused with 429 and Retry-After.
  * A caller the marketplace counts for (no quota key) is not charged here.
  *
- * A 304 counts toward the minute but not the month (decision 35): a conditional request is charged as a
- * revalidation, and once its answer is known a 304 returns the month's charge and a data answer past a spent month
- * is refused (`answered`).
+ * Only answers that carry data count toward the month (decisions 35 and 100): once a request's answer is known, a
+ * 304 or an error returns the month's charge, and a data answer to a revalidation past a spent month is refused
+ * (`answered`).
  */
 import { PLAN_LIMITS } from '../../generator/contract/index.js';
 import type { Caller } from '../credentials.js';
@@ -41,10 +41,11 @@ function refusal(caller: Caller, code: 'rate_limited' | 'quota_exceeded', retryA
 }
 
 /**
- * The answer to a revalidation, once known (decision 35). A 304 gives the month its charge back, and its month
- * headers show the month as it then stands. Past a spent month the request was admitted by the minute alone: a 304
- * goes out as it is, and anything else (data, or an error that would be counted) is refused `quota_exceeded`, as
- * the same request without If-None-Match would have been.
+ * The answer to a data request, once known: only an answer that carries data (a 2xx) keeps its month's charge
+ * (decisions 35 and 100). Any other (a 304, a 400, 403 or 404, a 5xx) gives the charge back, and its month headers
+ * show the month as it then stands; it still counted toward the minute. Past a spent month a revalidation was
+ * admitted by the minute alone: a 304 or an error goes out as it is, and data is refused `quota_exceeded`, as the
+ * same request without If-None-Match would have been.
  */
 export function answered(
   quotas: QuotaStore,
@@ -55,7 +56,7 @@ export function answered(
 ): ShimResponse | Promise<ShimResponse> {
   if (!c) return res;
   const a = c.admission;
-  if (res.status !== 304) {
+  if (res.status >= 200 && res.status < 300) {
     if (a.monthCharged) return res;
     throw refusal(caller, 'quota_exceeded', Math.max(1, Math.ceil((c.month.end - now) / 1000)), c.headers);
   }

@@ -79,7 +79,7 @@ describe('fetch handler: quotas (decision 6)', () => {
     expect((await c('/v1/assets/ETH/risk', { headers: basic })).status).toBe(200);
   });
 
-  it('past a spent month a revalidation of a current copy is still 304, counted in the minute; any other answer is quota_exceeded (decision 35)', async () => {
+  it('past a spent month a revalidation of a current copy is still 304, counted in the minute; an error goes out, data is quota_exceeded (decisions 35, 100)', async () => {
     let t = Date.UTC(2026, 9, 31, 0, 0, 0);
     const c = client({ quotas: new MemoryQuotaStore(), now: () => t });
     let etag = '';
@@ -100,7 +100,8 @@ describe('fetch handler: quotas (decision 6)', () => {
     const changed = await c('/v1/assets/ETH/risk', { headers: { ...basic, 'If-None-Match': '"not-current"' } });
     expect(await expectError(changed, 429, 'quota_exceeded')).toMatch(/the basic plan's 1000 requests this month \(UTC\)/);
     expect(Number(changed.headers.get('retry-after'))).toBe(Math.ceil((Date.UTC(2026, 10, 1) - t) / 1000));
-    await expectError(await c('/v1/assets/NOPE/risk', { headers: current }), 429, 'quota_exceeded');
+    // An error carries no data: it goes out as it is, counted in the minute alone (decision 100).
+    await expectError(await c('/v1/assets/NOPE/risk', { headers: current }), 404, 'unknown_asset');
     // Where the caller stands, asked in the same minute: the month spent, the minute spent by the four above and this.
     const standing = (await (await c('/v1/usage', { headers: basic })).json()).data;
     expect([standing.month.used, standing.month.remaining, standing.minute.used]).toEqual([1000, 0, 5]);

@@ -526,6 +526,25 @@ export function shimSuite(name: string, setup: () => { call: Call; out: string }
       expect((await usage(basic)).month.remaining).toBe(left - 1);
     });
 
+    it('only data counts toward the month: a 403, a 400 and a 404 count toward the minute and spare the month (decision 100)', async () => {
+      const { call } = setup();
+      const left = monthLeft(await call('/v1/assets/BTC/risk', { headers: basic }));
+      const refusals: [string, number, string][] = [
+        ['/v1/assets/SPY/risk', 403, 'plan_required'],
+        ['/v1/assets/BTC/history?from=yesterday', 400, 'bad_parameter'],
+        ['/v1/assets/NOPE/risk', 404, 'unknown_asset'],
+      ];
+      for (const [path, status, code] of refusals) {
+        const res = await call(path, { headers: basic });
+        await expectError(res, status, code);
+        // Counted toward the minute (its headers say where the minute stands), the month as it stands.
+        expect(res.headers.get('ratelimit-limit'), path).toBe('5');
+        expect(monthLeft(res), path).toBe(left);
+      }
+      expect((await usage(basic)).month.remaining).toBe(left);
+      expect(monthLeft(await call('/v1/assets/BTC/risk', { headers: basic }))).toBe(left - 1);
+    });
+
     it('GET /v1/usage: plan, limits and counts in one call, counted in the minute and not the month, never cached', async () => {
       const { call } = setup();
       const res = await call('/v1/usage', { headers: pro });

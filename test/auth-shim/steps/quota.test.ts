@@ -1,7 +1,7 @@
 /**
  * Step quota, alone: rate headers on every admitted request, 429 with Retry-After past the window (decision 6), and
- * a revalidation's answer settling the month (decision 35): a 304 returns its charge, data past a spent month is
- * refused.
+ * the answer settling the month (decisions 35 and 100): a 304 or an error returns its charge, data past a spent
+ * month is refused.
  */
 import { describe, expect, it } from 'vitest';
 import type { ShimResponse } from '../../../auth-shim/exchange.js';
@@ -50,7 +50,20 @@ describe('step: quota', () => {
     expect(store.totals(Date.UTC(2026, 9, 1)).get('key:abc')).toBe(1);
   });
 
-  it('past a spent month: a 304 goes out, anything else is refused quota_exceeded with Retry-After to the next month', async () => {
+  it('only data keeps the month: a 400, 403, 404 or 502 returns the charge of a request as a 304 does (decision 100)', () => {
+    const store = new MemoryQuotaStore();
+    for (const status of [400, 403, 404, 502]) {
+      const c = now(charged(store, caller, NOW + status, 'request'));
+      expect(c!.headers['X-RateLimit-Requests-Remaining']).toBe('999');
+      const refused = answered(store, caller, c, response(status), NOW + status) as ShimResponse;
+      expect(refused.headers['X-RateLimit-Requests-Remaining']).toBe('1000');
+    }
+    expect(store.totals(Date.UTC(2026, 9, 1)).get('key:abc') ?? 0).toBe(0);
+    answered(store, caller, now(charged(store, caller, NOW + 1_000, 'request')), response(200), NOW + 1_000);
+    expect(store.totals(Date.UTC(2026, 9, 1)).get('key:abc')).toBe(1);
+  });
+
+  it('past a spent month: a 304 or an error goes out, data is refused quota_exceeded with Retry-After to the next month', async () => {
     const store = new MemoryQuotaStore();
     for (let i = 0; i < 1000; i++)
       store.take('key:abc', { perMinute: 1e9, perMonth: 1e9 }, NOW - 10_000_000 + i, {
@@ -62,10 +75,13 @@ describe('step: quota', () => {
     const notModified = response(304);
     expect(answered(store, caller, c, notModified, NOW)).toBe(notModified);
     expect(c!.headers['X-RateLimit-Requests-Remaining']).toBe('0');
-    for (const status of [200, 404]) {
+    for (const status of [200, 206]) {
       const r = await refusalOf(() => answered(store, caller, c, response(status), NOW));
       expect(r).toMatchObject({ code: 'quota_exceeded', headers: { 'Retry-After': String((Date.UTC(2026, 10, 1) - NOW) / 1000) } });
     }
+    // An error carries no data: it goes out as it is (decision 100).
+    const notFound = response(404);
+    expect(answered(store, caller, c, notFound, NOW)).toBe(notFound);
     expect(store.totals(Date.UTC(2026, 9, 1)).get('key:abc')).toBe(1000);
   });
 });
