@@ -17,7 +17,7 @@ export interface Limits {
 }
 
 /**
- * How a request uses the month:
+ * How a request uses the month (its charge is returned, `refund`, when the answer carries no data: decision 100):
  * - `request`: counted in the minute and the month, refused when either is spent;
  * - `minute`: counted in the minute only, whatever the month says (`GET /v1/usage`, decision 36);
  * - `revalidation`: a conditional request, which may be answered 304 (decision 35). While the month has room it is
@@ -50,7 +50,7 @@ export interface Admission {
 /** Where counts live. `take` admits one request and counts it, atomically, or refuses it and counts nothing. */
 export interface QuotaStore {
   take(credential: string, limits: Limits, now: number, month: MonthWindow, use?: MonthUse): Admission | Promise<Admission>;
-  /** Returns the month's charge of an admitted request whose answer carried no data (a 304, decision 35). */
+  /** Returns the month's charge of an admitted request whose answer carried no data (a 304 or a refusal, decision 100). */
   refund(credential: string, month: MonthWindow, admission: Admission): void | Promise<void>;
   /** Counts what was admitted elsewhere meanwhile (while this shared store could not be reached), refusing none. */
   record?(charges: Charge[]): Promise<void>;
