@@ -6,7 +6,7 @@
  * --seconds S per load (default 5), --connections C (default 50), --repeats R builds (default 2), --rounds R of
  * the paid paths (default 3), --warm N requests each loaded server answers before any is measured (default
  * 150,000), --no-pin (leave processes where the scheduler puts them), --out FILE (default bench/results.json),
- * --only paid (the paid paths alone, over one build of the site: about eight minutes, not eleven).
+ * --only paid (the paid paths alone, over one build of the site). bench/README.md says how to read the table.
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -2,13 +2,14 @@
  * One server under load, in its own process; prints its URL. Args: kind, tree folder, key file, access-log file.
  *   shim          the shim on one fixed key, its clock moving a minute per 50 requests (every request counted)
  *   shim-quiet    the same with `--log-level silent`
- *   paid-<store>  the shim as paying callers meet it, on the real clock: quotas in `memory`, `disk` or `redis`
+ *   paid-<store>  the shim as paying callers meet it, on the real clock: quotas in `memory`, `sqlite` or `redis`
  *   reference     bare node:http doing the least an honest metered gateway does (reference.ts), counting in
  *                 memory; `reference-redis` counting in Redis
+ *   fastify       Fastify with @fastify/rate-limit and its logger doing the paid direct-key job (fastify.ts)
  *   bare          node:http sending the shim's bytes and nothing else
  *   static        serve-handler serving the tree's files
- * The shims and the reference write their access log where `serve` sends it in production: a file (`serve`'s
- * stdout, redirected by its process manager).
+ * The shims, the reference and Fastify write their access log where `serve` sends it in production: a file
+ * (`serve`'s stdout, redirected by its process manager).
  */
 import { credentialHeaders } from '../auth-shim/credentials.js';
 import { randomUUID } from 'node:crypto';
@@ -20,7 +21,6 @@ import { startServer } from '../auth-shim/node/server.js';
 import { openQuotaStore } from '../auth-shim/node/quota-stores.js';
 import { createLogger } from '../auth-shim/node/observe.js';
 import { MARKETPLACE } from './marketplace.js';
-import { benchQuotaFile } from './disk-quota-file.js';
 import { referenceServer } from './reference.js';
 
 const [kind, publicDir, keysFile, logFile] = process.argv.slice(2) as [string, string, string, string];
@@ -75,7 +75,7 @@ if (kind === 'shim' || kind === 'shim-quiet') {
   // marketplace's proxy-secret path (counted by the marketplace).
   const spec = kind.slice('paid-'.length);
   const quotas = await openQuotaStore(
-    spec === 'disk' ? benchQuotaFile(publicDir, process.pid) : spec === 'redis' ? redisUrl : 'memory',
+    spec === 'sqlite' ? join(publicDir, `.bench-quotas-${process.pid}.sqlite`) : spec === 'redis' ? redisUrl : 'memory',
     (m) => process.stderr.write(m + '\n'),
   );
   url = (
@@ -90,6 +90,10 @@ if (kind === 'shim' || kind === 'shim-quiet') {
       logger: createLogger('info', logFile),
     })
   ).url;
+} else if (kind === 'fastify') {
+  // Loaded only here: the other servers' processes hold none of Fastify.
+  const { fastifyServer } = await import('./fastify.js');
+  url = await fastifyServer({ publicDir, keysFile, logFile });
 } else if (kind === 'static') {
   url = await listen(createServer((req, res) => handler(req, res, { public: publicDir })));
 } else {
