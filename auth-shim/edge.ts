@@ -6,17 +6,21 @@
  * at run time (edge-keys.ts); ASSETS, the deployment's static assets holding Swagger UI's files for /docs
  * (edge-docs.ts); MARKETPLACE_HOST, MARKETPLACE_SECRET and MARKETPLACE_NAME (default rapidapi) for the marketplace
  * pair; QUOTAS, a Durable Object namespace of `QuotaCounter` (exported here), which shares each credential's counts
- * across isolates. Without QUOTAS, counts are per isolate. STALE_AFTER_HOURS, health's staleness limit (default 36).
- * One JSON access line per request goes to the console, the runtime's log.
+ * across isolates. Without QUOTAS, counts are per isolate. QUOTA_DIRECTORY, a Durable Object namespace of
+ * `QuotaDirectory` (exported here), where the counters report their monthly totals, and OPERATOR_TOKEN, the secret
+ * that opens the operator's route to them (`GET /_operator/usage`, edge-operator.ts, decision 98): without both, the
+ * route does not exist. STALE_AFTER_HOURS, health's staleness limit (default 36). One JSON access line per request
+ * goes to the console, the runtime's log.
  */
 import { assetDocsFiles, type AssetsBinding } from './edge-docs.js';
 import { KvKeys, type KvNamespaceLike } from './edge-keys.js';
 import { DurableQuotaStore, type DurableObjectNamespaceLike } from './durable-quota.js';
-import { createHandler } from './handler.js';
+import { OPERATOR_PATH, operatorRoute } from './edge-operator.js';
+import { createHandler, type AccessEvent } from './handler.js';
 import { HttpOrigin } from './http-origin.js';
 import { FallbackQuotaStore, MemoryQuotaStore } from './quota.js';
 
-export { QuotaCounter } from './durable-quota.js';
+export { QuotaCounter, QuotaDirectory } from './durable-quota.js';
 
 export interface EdgeEnv {
   ORIGIN_URL: string;
@@ -27,6 +31,9 @@ export interface EdgeEnv {
   MARKETPLACE_SECRET?: string;
   MARKETPLACE_NAME?: string;
   QUOTAS?: DurableObjectNamespaceLike;
+  QUOTA_DIRECTORY?: DurableObjectNamespaceLike;
+  /** The operator's bearer token for `GET /_operator/usage` (a secret); without it the route does not exist. */
+  OPERATOR_TOKEN?: string;
   /** Health reads `stale` past this age of the newest reading, in hours (default 36). */
   STALE_AFTER_HOURS?: string;
 }
@@ -41,6 +48,8 @@ export type EdgeHandler = (request: Request, ctx?: EdgeContext) => Promise<Respo
 /** The handler an environment's bindings describe. `now` is the clock: the real one but in the shared suite's run. */
 export function edgeHandler(env: EdgeEnv, now?: () => number): EdgeHandler {
   const log = (m: string) => console.error(m);
+  const access = (e: AccessEvent) =>
+    console.log(JSON.stringify({ time: new Date().toISOString(), ...e, ms: Math.round(e.ms * 100) / 100 }));
   const keys = env.KEYS ? new KvKeys(env.KEYS, log) : null;
   const handle = createHandler({
     origin: new HttpOrigin(env.ORIGIN_URL, { token: env.ORIGIN_TOKEN }),
@@ -51,9 +60,16 @@ export function edgeHandler(env: EdgeEnv, now?: () => number): EdgeHandler {
     docs: env.ASSETS ? assetDocsFiles(env.ASSETS) : undefined,
     staleAfterMs: env.STALE_AFTER_HOURS ? Number(env.STALE_AFTER_HOURS) * 3_600_000 : undefined,
     now,
-    onResponse: (e) => console.log(JSON.stringify({ time: new Date().toISOString(), ...e, ms: Math.round(e.ms * 100) / 100 })),
+    onResponse: access,
   });
+  const token = env.OPERATOR_TOKEN?.trim();
+  const operator = token && env.QUOTA_DIRECTORY ? operatorRoute({ token, directory: env.QUOTA_DIRECTORY, log, access }) : null;
   return async (request, ctx) => {
+    // The operator's route, before the API: a request it does not take (no token, a wrong one) goes on to the API.
+    if (operator && request.url.includes(OPERATOR_PATH)) {
+      const res = await operator(request, (now ?? Date.now)());
+      if (res) return res;
+    }
     const reading = keys?.refresh(Date.now(), (work) => ctx?.waitUntil(work));
     if (reading) await reading;
     return handle(request);

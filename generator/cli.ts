@@ -131,7 +131,7 @@ export function program(): Command {
     .option('--sha256 <prefix>', 'revoke the key whose SHA-256 starts with these (8 or more) hex digits', hashPrefix('--sha256'));
 
   command(cli, 'usage', HELP.usage, () => import('./commands/usage.js').then((m) => m.run))
-    .requiredOption('--quotas <file|redis://host:port>', 'the quota store serve counts in: its file, or its Redis', quotaCounts('--quotas'))
+    .option('--quotas <file|redis://host:port|https://worker>', HELP.usageQuotas, quotaCounts('--quotas'))
     .requiredOption('--keys <file>', "the credential store, for each key's label and plan", existingPath('--keys', 'file'))
     .option('--month <YYYY-MM>', 'the calendar month (UTC) to report (default: the current one)', yearMonth('--month'))
     .addOption(new Option('--json', 'an array of {credential, label, plan, month, requests, revoked}').conflicts('csv'))

@@ -161,20 +161,88 @@ export const existingPaths =
 /** The quota database's name in the tree's folder when serve is given no --quotas: outside v1/, never served. */
 export const DEFAULT_QUOTAS = '.risk-readings-quotas.sqlite';
 
-/** `serve --quotas`: Redis and `memory` as given; any other value is the file the counts are kept in. */
-export const quotaStore = (option: string) => (v: string) =>
-  /^rediss?:\/\//.test(v) || v === 'memory' ? v : checkPath(option, v, 'new file');
+/** What a Redis URL looks like, as a message says it. */
+const REDIS_URL_FORM = 'redis://[:password@]HOST[:PORT][/DB] (rediss:// for TLS)';
+
+/** A store's value as a message may show it: whatever precedes an `@` (a password) hidden. */
+const shownStore = (v: string) => v.replace(/^([a-z]+:?\/*)[^@/]*@/i, '$1***@');
+
+const isLoopback = (host: string) => host === 'localhost' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+
+/** `--quotas` given a Redis URL: one the stores can connect to, or usage (exit 2) saying what one looks like. */
+function redisUrl(option: string, v: string): string {
+  let ok = false;
+  try {
+    const u = new URL(v);
+    ok = /^rediss?:\/\//.test(v) && u.hostname !== '' && /^(\/\d*)?$/.test(u.pathname);
+  } catch {
+    // reported below
+  }
+  if (!ok) throw new PathUsageError(`${option} ${shownStore(v)}: not a Redis URL; a Redis URL looks like ${REDIS_URL_FORM}`);
+  return v;
+}
 
 /**
- * `usage --quotas`: the store a running `serve` counts in, to read: Redis as given, or a quota file that is there.
- * `memory` is no store another process can read.
+ * `usage --quotas` given a worker's URL (decision 98): https, without a user or password (the operator token is
+ * RISK_READINGS_OPERATOR_TOKEN), or http to this machine only (`wrangler dev`), since the token goes with it.
+ */
+function workerUrl(option: string, v: string): string {
+  let u: URL | null = null;
+  try {
+    u = /^https?:\/\//.test(v) ? new URL(v) : null;
+  } catch {
+    // reported below
+  }
+  if (!u?.hostname)
+    throw new PathUsageError(`${option} ${shownStore(v)}: not a URL; an edge deployment's URL looks like https://HOST/ (its worker's)`);
+  if (u.username || u.password)
+    throw new PathUsageError(
+      `${option} ${shownStore(v)}: a worker's URL carries no user or password; the operator token goes in RISK_READINGS_OPERATOR_TOKEN`,
+    );
+  if (u.protocol === 'http:' && !isLoopback(u.hostname))
+    throw new PathUsageError(
+      `${option} ${v}: the operator token goes over https only (http only to this machine, as wrangler dev serves it)`,
+    );
+  return v;
+}
+
+/**
+ * A value that names a store by URL, checked (exit 2 otherwise): Redis; a worker's (http, https), which `usage` reads
+ * and `serve` cannot count in; any other `scheme://`, which is no store. Null when the value is no URL (a path, or
+ * `memory`). What looks like a Redis URL but is not one (`redis:/host`, `redis:host`, `redis//host`) is refused
+ * saying what one looks like, never taken for a path.
+ */
+function storeUrl(option: string, v: string, command: 'serve' | 'usage'): string | null {
+  if (/^rediss?(:|\/\/)/i.test(v)) return redisUrl(option, v);
+  if (/^https?(:|\/\/)/i.test(v)) {
+    if (command === 'usage') return workerUrl(option, v);
+    throw new PathUsageError(
+      `${option} ${shownStore(v)}: an edge deployment's URL, which only usage reads; serve counts in a file, a Redis URL or memory`,
+    );
+  }
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(v))
+    throw new PathUsageError(
+      `${option} ${shownStore(v)}: no quota store; give a file, ${REDIS_URL_FORM}` +
+        (command === 'usage' ? " or the worker's https:// URL" : ''),
+    );
+  return null;
+}
+
+/** `serve --quotas`: Redis and `memory` as given; any other value is the file the counts are kept in. */
+export const quotaStore = (option: string) => (v: string) =>
+  v === 'memory' ? v : (storeUrl(option, v, 'serve') ?? checkPath(option, v, 'new file'));
+
+/**
+ * `usage --quotas`: the store a running `serve` counts in, to read: Redis as given, or a quota file that is there;
+ * or an edge deployment's worker (decision 98). `memory` is no store another process can read.
  */
 export const quotaCounts = (option: string) => (v: string) => {
   if (v === 'memory')
     throw new PathUsageError(
-      `${option} memory: a store in memory dies with its process; give the quota file or redis://HOST:PORT serve counts in`,
+      `${option} memory: a store in memory dies with its process; give the quota file or redis://HOST:PORT serve counts in, ` +
+        "or an edge deployment's https:// URL",
     );
-  return /^rediss?:\/\//.test(v) ? v : checkPath(option, v, 'file', `serve writes it, by default <public>/${DEFAULT_QUOTAS}`);
+  return storeUrl(option, v, 'usage') ?? checkPath(option, v, 'file', `serve writes it, by default <public>/${DEFAULT_QUOTAS}`);
 };
 
 /**
@@ -212,7 +280,11 @@ export const HELP = {
     'or this process only; also RISK_READINGS_QUOTAS (a Redis URL with a password belongs there)',
   discardDamaged:
     'when the quota database fails its check, count on from the rows that still read (moving the damaged files aside) instead of exiting 3',
-  usage: "each key's requests in a calendar month (UTC) from the quota store serve counts in, with its label and plan: what to invoice",
+  usage:
+    "each key's requests in a calendar month (UTC) from the quota store serve or the edge counts in, with its label and plan: what to invoice",
+  usageQuotas:
+    "the quota store to read: the file or Redis serve counts in, or an edge deployment's worker URL (https://HOST/, its operator token " +
+    'from RISK_READINGS_OPERATOR_TOKEN); default RISK_READINGS_QUOTAS',
   quotasWait: 'how long to wait for another process to let go of the quota file, as in a rolling restart (30s, 2m), then exit 3',
   staleAfter: 'health reads "stale" once the newest reading is older than this (36h, 90m, 2d; bare numbers are hours)',
   marketplaceName: "the marketplace's name in its header names, x-<name>-key (besides the neutral x-marketplace-*)",
@@ -253,5 +325,7 @@ Examples:
   usage: `
 Examples:
   $ risk-readings usage --quotas public/.risk-readings-quotas.sqlite --keys keys.json             # this month so far
-  $ risk-readings usage --quotas redis://127.0.0.1:6379 --keys keys.json --month 2026-10 --csv > 2026-10.csv`,
+  $ risk-readings usage --quotas redis://127.0.0.1:6379 --keys keys.json --month 2026-10 --csv > 2026-10.csv
+  $ read -rs RISK_READINGS_OPERATOR_TOKEN && export RISK_READINGS_OPERATOR_TOKEN   # the worker's OPERATOR_TOKEN
+  $ risk-readings usage --quotas https://api.example.com/ --keys keys.json --month 2026-10          # an edge deployment`,
 };

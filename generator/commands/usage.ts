@@ -1,19 +1,23 @@
 /**
  * `risk-readings usage` (decision 38): each key's requests in one calendar month (UTC), from the quota store `serve`
- * counts in, with the key file's labels and plans: what an operator invoices from. Read-only: a running `serve` is
- * neither stopped nor slowed, and its lock on the quota file is never taken. Exit 0; 1 a store or key file that
- * cannot be read; 2 usage (a path that is not there, `memory`, a malformed month: refused as the line is parsed).
+ * counts in, or from an edge deployment's quota directory through its worker (decision 98), with the key file's
+ * labels and plans: what an operator invoices from. The store is `--quotas`, else RISK_READINGS_QUOTAS, as `serve`
+ * takes it; a worker's operator token is RISK_READINGS_OPERATOR_TOKEN, never an option. Read-only: a running `serve`
+ * is neither stopped nor slowed, and its lock on the quota file is never taken. Exit 0; 1 a store, a worker or a key
+ * file that cannot be read; 2 usage (a path that is not there, `memory`, a URL that is not one, no store or no token,
+ * a malformed month: refused before anything is read); 3 a damaged store.
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { monthTotals, shownUrl, TotalsUnreadable } from '../../auth-shim/node/quota-totals.js';
+import { isWorkerUrl, monthTotals, shownUrl, TotalsUnreadable } from '../../auth-shim/node/quota-totals.js';
 import { LegacyQuotaDamaged, QuotaStoreDamaged } from '../../auth-shim/node/quota-stores.js';
 import { monthName, monthOf, monthsAfter, MONTHS_KEPT, type MonthWindow } from '../../auth-shim/quota.js';
 import { keyFileFromJson, type KeyFile } from '../contract/keys.js';
 import type { Plan } from '../contract/plans.js';
+import { quotaCounts } from './options.js';
 
 export interface UsageFlags {
-  quotas: string;
+  quotas?: string;
   keys: string;
   month?: string;
   json?: boolean;
@@ -107,17 +111,42 @@ function table(rows: UsageRow[]): string {
     .join('\n');
 }
 
+/** The store to read: `--quotas`, else RISK_READINGS_QUOTAS held to the same rule (exit 2 naming it), as serve does. */
+function storeOf(o: UsageFlags): string {
+  const fromEnv = process.env.RISK_READINGS_QUOTAS;
+  const spec = o.quotas ?? (fromEnv ? quotaCounts('RISK_READINGS_QUOTAS')(fromEnv) : undefined);
+  if (!spec)
+    throw new Error(
+      "usage: no quota store: give --quotas (the file or redis:// URL serve counts in, or an edge deployment's https:// URL) " +
+        'or set RISK_READINGS_QUOTAS',
+    );
+  return spec;
+}
+
 export async function run(o: UsageFlags): Promise<void> {
+  // A secret on the command line is already in the process list and the shell's history: said, with the way round it.
+  if (o.quotas && /^rediss?:\/\/[^/]*:[^/@]*@/.test(o.quotas))
+    process.stderr.write(
+      'warning: a password in --quotas is visible to other users in the process list; set RISK_READINGS_QUOTAS instead\n',
+    );
+  const spec = storeOf(o);
+  const worker = isWorkerUrl(spec);
+  const token = worker ? process.env.RISK_READINGS_OPERATOR_TOKEN?.trim() : undefined;
+  if (worker && !token)
+    throw new Error(
+      `usage: ${o.quotas ? '--quotas' : 'RISK_READINGS_QUOTAS'} ${spec}: reading an edge deployment needs its operator token: ` +
+        "set RISK_READINGS_OPERATOR_TOKEN to the worker's OPERATOR_TOKEN (docs/edge.md)",
+    );
   // The paths are there (checked as the command line was parsed, exit 2 otherwise).
-  const redis = /^rediss?:\/\//.test(o.quotas);
-  const quotas = redis ? o.quotas : resolve(o.quotas);
+  const redis = /^rediss?:\/\//.test(spec);
+  const quotas = redis || worker ? spec : resolve(spec);
   const keysFile = resolve(o.keys);
   const now = Date.now();
   const month = window(o.month, now);
   const name = monthName(month.start);
   let rows: UsageRow[];
   try {
-    rows = usageRows(readKeys(keysFile), await monthTotals(quotas, month), name);
+    rows = usageRows(readKeys(keysFile), await monthTotals(quotas, month, undefined, token), name);
   } catch (e) {
     const damaged = e instanceof QuotaStoreDamaged || e instanceof LegacyQuotaDamaged;
     if (!(damaged || e instanceof TotalsUnreadable || e instanceof KeysUnreadable)) throw e;
@@ -130,7 +159,8 @@ export async function run(o: UsageFlags): Promise<void> {
   else if (o.csv)
     process.stdout.write([COLUMNS.join(','), ...rows.map((r) => COLUMNS.map((c) => field(r[c])).join(','))].join('\n') + '\n');
   else process.stdout.write(table(rows) + '\n');
-  const where = redis ? shownUrl(quotas) : quotas;
+  // The edge's totals are as each counter last reported them to the directory, a minute at most after it counted.
+  const where = redis ? shownUrl(quotas) : worker ? `the edge's quota directory at ${quotas} (up to a minute behind its counters)` : quotas;
   const open =
     now < month.end
       ? '; the month has not ended, so these counts still grow'

@@ -72,6 +72,11 @@ describe('the edge as wrangler deploys it', () => {
     expect(config).toMatch(/^ORIGIN_URL = "/m);
     expect(config).toMatch(/^\[\[kv_namespaces\]\]\nbinding = "KEYS"$/m);
     expect(config).toMatch(/^\[\[durable_objects\.bindings\]\]\nname = "QUOTAS"\nclass_name = "QuotaCounter"$/m);
+    // The directory billing reads (decision 98), a class of its own added by a migration of its own; its route's
+    // secret is optional (without it the route does not exist), so never required and never given a value here.
+    expect(config).toMatch(/^\[\[durable_objects\.bindings\]\]\nname = "QUOTA_DIRECTORY"\nclass_name = "QuotaDirectory"$/m);
+    expect(config).toMatch(/^\[\[migrations\]\]\ntag = "v2"\nnew_sqlite_classes = \["QuotaDirectory"\]$/m);
+    expect(config).not.toMatch(/^\s*OPERATOR_TOKEN\s*=/m);
     expect(config).toMatch(/^\[assets\]\ndirectory = "dist-edge\/assets"\nbinding = "ASSETS"\nrun_worker_first = true$/m);
   });
 

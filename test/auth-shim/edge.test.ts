@@ -149,6 +149,19 @@ describe('edge entry under workerd', () => {
     expect(await page(KEY.basic)).toEqual(ledger.basic.map((i) => ledger.events[i]).slice(0, 90));
   });
 
+  it("has no operator route without the OPERATOR_TOKEN secret: any token meets the API's own 404 (decision 98)", async () => {
+    const notFound = await call('/v1/no-such-route');
+    const body = await notFound.text();
+    expect(notFound.status).toBe(404);
+    const tokens: Record<string, string>[] = [{}, { authorization: 'Bearer anything' }, { authorization: 'Bearer ' }];
+    for (const headers of tokens)
+      for (const path of ['/_operator/usage', '/_operator/usage?month=2026-10']) {
+        const res = await call(path, headers);
+        expect(res.status, path).toBe(404);
+        expect(await res.text()).toBe(body);
+      }
+  });
+
   it('reads a private origin: the origin refuses a request without the token, the edge sends it', async () => {
     const base = `http://127.0.0.1:${(edge.origin.address() as { port: number }).port}/v1/assets/index.ultra.json`;
     expect((await fetch(base)).status).toBe(401);

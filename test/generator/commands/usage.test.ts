@@ -1,7 +1,8 @@
 /**
  * `risk-readings usage` (decision 38), run as an operator runs it: each key's requests in a month, from the quota file
  * or Redis that `serve` counts in, with the key file's labels and plans; the formats a bill is made from; the exit
- * statuses (0; 1 a store or key file that cannot be read; 2 usage).
+ * statuses (0; 1 a store or key file that cannot be read; 2 usage). The store from RISK_READINGS_QUOTAS, and what
+ * `--quotas` takes for a URL (decision 98); an edge deployment's worker is read in test/auth-shim/edge-usage.test.ts.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
@@ -12,6 +13,7 @@ import { SqliteQuotaStore } from '../../../auth-shim/node/quota-sqlite.js';
 import { RedisQuotaStore } from '../../../auth-shim/node/quota-redis.js';
 import { monthOf, type Limits } from '../../../auth-shim/quota.js';
 import { addKey, revokeKeys } from '../../../generator/keys.js';
+import { quotaCounts, quotaStore } from '../../../generator/commands/options.js';
 import { cliAsync, ROOT, tempDir } from '../../helpers.js';
 import { freePort, redisAway, REDIS_URL } from '../../services.js';
 
@@ -175,6 +177,93 @@ describe('risk-readings usage', () => {
       expect(r.status, args.join(' ')).toBe(1);
       expect(r.stderr).toMatch(message);
     }
+  });
+});
+
+describe('usage: the store from RISK_READINGS_QUOTAS, and URLs given for one', () => {
+  const REDIS_FORM = 'a Redis URL looks like redis://[:password@]HOST[:PORT][/DB] (rediss:// for TLS)';
+
+  it('reads the store RISK_READINGS_QUOTAS names when --quotas is not given, as serve does; --quotas wins over it', async () => {
+    const r = await cliAsync(['usage', '--keys', keysFile, '--month', '2026-09', '--json'], { RISK_READINGS_QUOTAS: quotaFile });
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)[0]).toMatchObject({ label: 'Acme Corp', requests: 7 });
+    expect(r.stderr).toBe(`2026-09 (UTC), counted in ${quotaFile}\n`);
+    const given = await cliAsync(['usage', '--keys', keysFile, '--quotas', quotaFile, '--month', '2026-10', '--json'], {
+      RISK_READINGS_QUOTAS: 'redis:/nowhere',
+    });
+    expect(given.status, given.stderr).toBe(0);
+    expect(JSON.parse(given.stdout)[0]).toMatchObject({ label: 'Acme Corp', requests: 3 });
+  });
+
+  it('exit 2 without a store, or with one in RISK_READINGS_QUOTAS that is not one, naming the variable', async () => {
+    const none = await cliAsync(['usage', '--keys', keysFile], { RISK_READINGS_QUOTAS: '' });
+    expect(none.status).toBe(2);
+    expect(none.stderr).toMatch(/^risk-readings: usage: no quota store: give --quotas .* or set RISK_READINGS_QUOTAS\n$/);
+    const cases: [string, string][] = [
+      ['redis:/host', `risk-readings: RISK_READINGS_QUOTAS redis:/host: not a Redis URL; ${REDIS_FORM}\n`],
+      [join(root, 'nope.sqlite'), `risk-readings: RISK_READINGS_QUOTAS ${join(root, 'nope.sqlite')}: no such file`],
+      ['memory', 'risk-readings: RISK_READINGS_QUOTAS memory: a store in memory dies with its process'],
+    ];
+    for (const [value, message] of cases) {
+      const r = await cliAsync(['usage', '--keys', keysFile], { RISK_READINGS_QUOTAS: value });
+      expect(r.status, value).toBe(2);
+      expect(r.stderr.startsWith(message), r.stderr).toBe(true);
+      expect(r.stdout).toBe('');
+    }
+  });
+
+  it('exit 2 for a --quotas that looks like a URL and is not one, saying what one looks like; never a path not there', async () => {
+    for (const v of [
+      'redis:/host',
+      'redis:host',
+      'redis//host',
+      'rediss:/x',
+      'REDIS://host',
+      'redis://',
+      'redis://host:99999',
+      'redis://h/x',
+    ])
+      expect(() => quotaCounts('--quotas')(v), v).toThrow(`--quotas ${v}: not a Redis URL; ${REDIS_FORM}`);
+    // The password is never repeated, however the URL is spelt.
+    expect(() => quotaCounts('--quotas')('redis:/:s3cret@host')).toThrow(`--quotas redis:/***@host: not a Redis URL; ${REDIS_FORM}`);
+    for (const v of ['https:/x', 'https//x', 'https://', 'http:x'])
+      expect(() => quotaCounts('--quotas')(v), v).toThrow(`--quotas ${v}: not a URL; an edge deployment's URL looks like https://HOST/`);
+    expect(() => quotaCounts('--quotas')('https://op:pw@api.example.com/')).toThrow(
+      "--quotas https://***@api.example.com/: a worker's URL carries no user or password; the operator token goes in RISK_READINGS_OPERATOR_TOKEN",
+    );
+    expect(() => quotaCounts('--quotas')('http://api.example.com/')).toThrow(
+      '--quotas http://api.example.com/: the operator token goes over https only',
+    );
+    expect(() => quotaCounts('--quotas')('ftp://x/')).toThrow('--quotas ftp://x/: no quota store');
+    // What is one is taken as given: Redis, a worker over https, a worker on this machine over http (wrangler dev).
+    for (const v of [
+      'redis://127.0.0.1:6379',
+      'redis://:pw@host:6380/2',
+      'rediss://host',
+      'https://api.example.com/',
+      'http://127.0.0.1:8787/',
+    ])
+      expect(quotaCounts('--quotas')(v)).toBe(v);
+    // serve's parser refuses the same Redis look-alikes the same way, and a worker's URL, which it cannot count in.
+    expect(() => quotaStore('--quotas')('redis:/host')).toThrow(`--quotas redis:/host: not a Redis URL; ${REDIS_FORM}`);
+    expect(() => quotaStore('--quotas')('https://api.example.com/')).toThrow(
+      "--quotas https://api.example.com/: an edge deployment's URL, which only usage reads",
+    );
+    expect(quotaStore('--quotas')('redis://127.0.0.1:6379')).toBe('redis://127.0.0.1:6379');
+
+    // As the command line has it: exit 2, one line, nothing on stdout.
+    const r = await usage('--quotas', 'redis:/host');
+    expect([r.status, r.stdout, r.stderr]).toEqual([2, '', `risk-readings: --quotas redis:/host: not a Redis URL; ${REDIS_FORM}\n`]);
+  });
+
+  it('warns of a Redis password on the command line, and names RISK_READINGS_QUOTAS', async () => {
+    const port = await freePort();
+    const r = await usage('--quotas', `redis://:hunter2@127.0.0.1:${port}`);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(
+      /^warning: a password in --quotas is visible to other users in the process list; set RISK_READINGS_QUOTAS instead\n/,
+    );
+    expect(r.stderr).not.toContain('hunter2');
   });
 });
 
