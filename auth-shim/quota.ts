@@ -225,14 +225,6 @@ export function recordCharge(c: Counts, charge: Pick<Charge, 'now' | 'month' | '
   if (charge.kind === 'request') addToMonth(c, charge.month.start, 1);
 }
 
-/** A copy of one credential's counts, as they stand (a snapshot being written keeps it while the counts go on). */
-export const copyCounts = (c: Counts): Counts => ({
-  minute: c.minute.slice(),
-  monthStart: c.monthStart,
-  month: c.month,
-  past: c.past.map(([start, n]) => [start, n]),
-});
-
 /**
  * One process's counts, for tests, benchmarks and the fallback of a shared store. Memory is bounded by the
  * credentials that made requests (at most a plan's per-minute limit of times each, and fourteen months' totals).

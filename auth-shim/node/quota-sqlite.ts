@@ -103,7 +103,7 @@ function readWitness(file: string): string | null {
  * Each credential's counts as the database holds them: its months, and its minute's times after `now - 60 s`. With
  * `upTo`, damage ends the reading instead of failing it: what was read before it is kept, and the error passed on.
  */
-export function readCounts(db: DatabaseSync, now: number, upTo?: (e: Error) => void): Map<string, Counts> {
+function readCounts(db: DatabaseSync, now: number, upTo?: (e: Error) => void): Map<string, Counts> {
   const month = monthOf(now);
   const counts = new Map<string, Counts>();
   const of = (credential: unknown) => {
