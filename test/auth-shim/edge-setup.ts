@@ -41,10 +41,10 @@ function wrangler(args: string[], env: Record<string, string> = {}) {
 
 /**
  * The worker module wrangler deploys, bundled from `entry` (wrangler.toml's `main` when absent) into a new folder:
- * `wrangler deploy --dry-run --outdir DIR`. Returns the module's path.
+ * `wrangler deploy --dry-run --outdir DIR`, with wrangler.toml or another `config`. Returns the module's path.
  */
-export function bundleWorker(entry: string | undefined, dir: string): string {
-  const r = wrangler(['deploy', '--dry-run', '--outdir', dir, ...(entry ? [entry] : [])]);
+export function bundleWorker(entry: string | undefined, dir: string, config?: string): string {
+  const r = wrangler(['deploy', '--dry-run', '--outdir', dir, ...(config ? ['--config', config] : []), ...(entry ? [entry] : [])]);
   if (r.status !== 0) throw new Error(`wrangler deploy --dry-run failed (${r.status}):\n${r.stdout}${r.stderr}`);
   return join(dir, `${(entry ?? 'edge').replace(/^.*\//, '').replace(/\.ts$/, '')}.js`);
 }
