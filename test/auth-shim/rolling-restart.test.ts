@@ -1,6 +1,6 @@
 /**
  * A rolling restart on one port (`serve --reuse-port`), under load: a new server starts beside the running one on
- * the same port and quota file; the old one gets SIGTERM, stops accepting, answers what is in flight, saves its
+ * the same port and quota database; the old one gets SIGTERM, stops accepting, answers what is in flight, saves its
  * counts and lets go of the file; the new one, which held the requests it received meanwhile, opens the file and
  * answers them. Clients on kept-alive connections and clients opening a connection per request see no connection
  * refused or reset and no request unanswered, and the month's count carries every request either server admitted.
@@ -65,7 +65,7 @@ function get(port: number, agent: Agent | false): Promise<Outcome> {
 describe('serve --reuse-port: a rolling restart on one port', () => {
   it('refuses no connection and drops no request under load, and the count carries on', async () => {
     const port = await freePort();
-    const quotas = join(root, 'quotas.json');
+    const quotas = join(root, 'quotas.sqlite');
     const ready = (s: Serve, line: string) => until(() => s.stderr().includes(line) || s.child.exitCode !== null, 60_000, 50);
 
     const old = serve(port, quotas);
@@ -115,7 +115,7 @@ describe('serve --reuse-port: a rolling restart on one port', () => {
 
   it('a second serve started by mistake (no --reuse-port) on the same port and quota file exits 3 at once, naming the port', async () => {
     const port = await freePort();
-    const quotas = join(root, 'mistake.json');
+    const quotas = join(root, 'mistake.sqlite');
     for (const reusePort of [false, true]) {
       // The running one with or without --reuse-port: the second, without it, cannot share the port either way.
       const running = reusePort ? serve(port, quotas) : spawnServe(port, quotas);
@@ -137,7 +137,7 @@ describe('serve --reuse-port: a rolling restart on one port', () => {
 
   it('a new server the old one never makes way for answers what it held 503 and exits 3; the old one serves on', async () => {
     const port = await freePort();
-    const quotas = join(root, 'held.json');
+    const quotas = join(root, 'held.sqlite');
     const old = serve(port, quotas);
     expect(await until(() => old.stderr().includes('serving'), 60_000, 50), old.stderr()).toBe(true);
     const stuck = serve(port, quotas, '--quotas-wait', '2s');
@@ -152,7 +152,7 @@ describe('serve --reuse-port: a rolling restart on one port', () => {
     expect(await stuck.exited).toBe(3);
     running = false;
     await Promise.all(workers);
-    expect(stuck.stderr()).toMatch(/risk-readings serve: .*held\.json\.lock: another process counts in this quota file \(pid \d+/);
+    expect(stuck.stderr()).toMatch(/risk-readings serve: .*held\.sqlite\.lock: another process counts in this quota database \(pid \d+/);
     expect(outcomes.filter((o) => o.error)).toEqual([]);
     expect(outcomes.filter((o) => ![200, 429, 503].includes(o.status!))).toEqual([]);
     expect(outcomes.filter((o) => o.status === 503).length, 'requests the stuck server held').toBeGreaterThan(0);
