@@ -1,6 +1,8 @@
 /** What the tests need of the machine: a free port, and whether Redis answers (a skip CI may not take). */
+import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
+import { afterAll } from 'vitest';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -42,4 +44,30 @@ export async function redisAway(what: string): Promise<string | null> {
   const away = await redisAnswers(REDIS_URL);
   if (away && process.env.CI === 'true') throw new Error(`CI=true and ${away}: ${what} cannot run`);
   return away;
+}
+
+/**
+ * Key namespaces of a test file's own on the shared Redis (other engineers' tests use it too): each call gives a new
+ * prefix, and every key under them is removed when the file ends (unless `away`, when no Redis answers).
+ */
+export function redisPrefixes(away: string | null): () => string {
+  const prefixes: string[] = [];
+  afterAll(async () => {
+    if (away || !prefixes.length) return;
+    const r = new Redis(REDIS_URL, { maxRetriesPerRequest: 0 });
+    try {
+      for (const p of prefixes) {
+        const keys: string[] = [];
+        for await (const batch of r.scanStream({ match: `${p}*`, count: 1_000 }) as AsyncIterable<string[]>) keys.push(...batch);
+        if (keys.length) await r.del(...keys);
+      }
+    } finally {
+      r.disconnect();
+    }
+  });
+  return () => {
+    const p = `rr:test:${randomBytes(6).toString('hex')}:`;
+    prefixes.push(p);
+    return p;
+  };
 }

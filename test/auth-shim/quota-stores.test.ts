@@ -9,7 +9,6 @@ import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHandler } from '../../auth-shim/handler.js';
 import { DurableQuotaStore, QuotaCounter, type DurableObjectNamespaceLike } from '../../auth-shim/durable-quota.js';
@@ -31,33 +30,15 @@ import {
 import { PLAN_LIMITS } from '../../generator/contract/plans.js';
 import { revokeKeys } from '../../generator/keys.js';
 import { tempDir, until } from '../helpers.js';
-import { redisAway, REDIS_URL } from '../services.js';
+import { redisAway, redisPrefixes, REDIS_URL } from '../services.js';
 import { expectError, minuteClock, shimSuite, type Call } from './suite.js';
 import { KEY, KEYS_FILE, builtTree } from './tree.js';
 
 const noRedis = await redisAway('the Redis quota tests');
 
 const root = tempDir('rr-quota-');
-const prefixes: string[] = [];
-/** A key namespace of its own on the shared Redis (other engineers' tests use it too), removed when the file ends. */
-const prefix = () => {
-  const p = `rr:test:${randomBytes(6).toString('hex')}:`;
-  prefixes.push(p);
-  return p;
-};
-afterAll(async () => {
-  if (noRedis || !prefixes.length) return;
-  const r = new Redis(REDIS_URL, { maxRetriesPerRequest: 0 });
-  try {
-    for (const p of prefixes) {
-      const keys: string[] = [];
-      for await (const batch of r.scanStream({ match: `${p}*`, count: 1_000 }) as AsyncIterable<string[]>) keys.push(...batch);
-      if (keys.length) await r.del(...keys);
-    }
-  } finally {
-    r.disconnect();
-  }
-});
+/** A key namespace of its own on the shared Redis, removed when the file ends. */
+const prefix = redisPrefixes(noRedis);
 /**
  * The Durable Object store's own code (the `QuotaCounter` class) behind an in-process namespace that, like the
  * runtime, runs one request per object at a time; the edge test runs the same class under workerd.

@@ -4,7 +4,6 @@
  * private redis-server processes; where none answers they are skipped with the reason, except under CI=true.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,19 +14,14 @@ import { loadKeys, startServer } from '../../../auth-shim/node/server.js';
 import { FallbackQuotaStore, monthOf, type Admission, type MonthUse, type QuotaStore } from '../../../auth-shim/quota.js';
 import { PLAN_LIMITS } from '../../../generator/contract/plans.js';
 import { until } from '../../helpers.js';
-import { freePort, redisAnswers, redisAway, REDIS_URL } from '../../services.js';
+import { freePort, redisAnswers, redisAway, redisPrefixes, REDIS_URL } from '../../services.js';
 import { minuteClock, type Call } from '../suite.js';
 import { KEY, KEYS_FILE, builtTree } from '../tree.js';
 
 const noRedis = await redisAway('the Redis quota tests');
 
-const prefixes: string[] = [];
-/** A key namespace of its own on the shared Redis (other engineers' tests use it too), removed when the file ends. */
-const prefix = () => {
-  const p = `rr:test:${randomBytes(6).toString('hex')}:`;
-  prefixes.push(p);
-  return p;
-};
+/** A key namespace of its own on the shared Redis, removed when the file ends. */
+const prefix = redisPrefixes(noRedis);
 const opened: QuotaStore[] = [];
 const open = async <S extends QuotaStore>(make: () => S | Promise<S>): Promise<S> => {
   const s = await make();
@@ -36,17 +30,6 @@ const open = async <S extends QuotaStore>(make: () => S | Promise<S>): Promise<S
 };
 afterAll(async () => {
   for (const s of opened) await s.close?.();
-  if (noRedis || !prefixes.length) return;
-  const r = new Redis(REDIS_URL, { maxRetriesPerRequest: 0 });
-  try {
-    for (const p of prefixes) {
-      const keys: string[] = [];
-      for await (const batch of r.scanStream({ match: `${p}*`, count: 1_000 }) as AsyncIterable<string[]>) keys.push(...batch);
-      if (keys.length) await r.del(...keys);
-    }
-  } finally {
-    r.disconnect();
-  }
 });
 
 describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${noRedis ?? 'Redis answers'})`, () => {
