@@ -37,7 +37,7 @@ export class QuotaStoreHeld extends Error {}
 const TABLES = `
 CREATE TABLE IF NOT EXISTS months (credential TEXT NOT NULL, month TEXT NOT NULL, requests INTEGER NOT NULL,
   PRIMARY KEY (credential, month)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS minutes (credential TEXT PRIMARY KEY, times TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS minutes (credential TEXT NOT NULL, at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 `;
 /** Credentials written per transaction: a slice blocks the event loop for a few milliseconds at most. */
@@ -118,8 +118,8 @@ function readCounts(db: DatabaseSync, now: number, upTo?: (e: Error) => void): M
       if (start === month.start) c.month = Number(r.requests);
       else if (start < month.start) c.past.push([start, Number(r.requests)]);
     }
-    for (const r of db.prepare('SELECT credential, times FROM minutes').iterate())
-      of(r.credential).minute = (JSON.parse(String(r.times)) as number[]).filter((t) => t > now - MINUTE_MS);
+    for (const r of db.prepare('SELECT credential, at FROM minutes WHERE at > ? ORDER BY at').iterate(now - MINUTE_MS))
+      of(r.credential).minute.push(Number(r.at));
   } catch (e) {
     if (!upTo) throw e;
     upTo(e as Error);
@@ -129,19 +129,23 @@ function readCounts(db: DatabaseSync, now: number, upTo?: (e: Error) => void): M
 
 /** The statements that write a credential's rows, prepared once per database. */
 const writer = (db: DatabaseSync) => ({
-  minute: db.prepare('INSERT INTO minutes VALUES (?, ?) ON CONFLICT DO UPDATE SET times = excluded.times'),
+  minute: db.prepare('INSERT INTO minutes VALUES (?, ?)'),
   month: db.prepare('INSERT INTO months VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET requests = excluded.requests'),
 });
 
-/** Writes one credential's rows: its minute, and each month from `from` on that it holds. */
+/** Writes one credential's months from `from` on (and, in a new database, its minute). */
 function writeCounts(put: ReturnType<typeof writer>, credential: string, c: Counts, from = -Infinity): void {
-  put.minute.run(credential, JSON.stringify(c.minute));
+  if (from === -Infinity) for (const at of c.minute) put.minute.run(credential, at);
   for (const [start, n] of [...c.past, [c.monthStart, c.month] as const]) if (start >= from) put.month.run(credential, monthName(start), n);
 }
 
 export class SqliteQuotaStore extends MemoryQuotaStore {
-  /** Credentials whose counts changed since the last save, with the earliest month that changed. */
+  /** Credentials whose months changed since the last save, with the earliest month that changed. */
   private dirty = new Map<string, number>();
+  /** Each request counted in a minute since the last save: appended to `minutes`, in time order. */
+  private recent: [string, number][] = [];
+  /** The last row each save appended, with its time: rows a minute old are removed up to it. */
+  private marks: [number | bigint, number][] = [];
   private saving: Promise<void> | null = null;
   private readonly timer: ReturnType<typeof setInterval>;
   private readonly put;
@@ -190,7 +194,10 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
 
   override take(credential: string, limits: Limits, now: number, month: MonthWindow, use: MonthUse = 'request'): Admission {
     const a = super.take(credential, limits, now, month, use);
-    if (a.ok) this.changed(credential, month.start);
+    if (a.ok) {
+      this.recent.push([credential, now]);
+      if (a.monthCharged) this.changed(credential, month.start);
+    }
     return a;
   }
 
@@ -210,27 +217,39 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     return this.saving;
   }
 
-  /** The changed credentials, SLICE to a transaction with the event loop free between; what fails is kept for the next. */
+  /**
+   * The requests counted and the months changed since the last save, SLICE of each to a transaction with the event
+   * loop free between (the months in key order, so that a transaction writes few pages); what fails is kept for the
+   * next. Then the minute's rows that are a minute old go.
+   */
   private async save(): Promise<void> {
-    const changed = [...this.dirty];
-    this.dirty = new Map();
-    let done = 0;
+    const changed = [...this.dirty].sort(([a], [b]) => (a < b ? -1 : 1));
+    const recent = this.recent;
+    [this.dirty, this.recent] = [new Map(), []];
+    let [months, rows] = [0, 0];
     try {
-      while (done < changed.length) {
-        const slice = changed.slice(done, done + SLICE);
+      while (months < changed.length || rows < recent.length) {
         this.db.exec('BEGIN');
         try {
-          for (const [credential, from] of slice) writeCounts(this.put, credential, this.counts.get(credential)!, from);
+          for (const [credential, from] of changed.slice(months, months + SLICE))
+            writeCounts(this.put, credential, this.counts.get(credential)!, from);
+          let last: number | bigint = 0;
+          for (const [credential, at] of recent.slice(rows, rows + SLICE)) last = this.put.minute.run(credential, at).lastInsertRowid;
           this.db.exec('COMMIT');
+          if (rows < recent.length) this.marks.push([last, recent[Math.min(rows + SLICE, recent.length) - 1]![1]]);
         } catch (e) {
           this.db.exec('ROLLBACK');
           throw e;
         }
-        done += slice.length;
-        if (done < changed.length) await new Promise((r) => setImmediate(r));
+        [months, rows] = [months + SLICE, rows + SLICE];
+        await new Promise((r) => setImmediate(r));
       }
+      let upTo: number | bigint | undefined;
+      while (this.marks.length && this.marks[0]![1] <= Date.now() - MINUTE_MS) upTo = this.marks.shift()![0];
+      if (upTo !== undefined) this.db.prepare('DELETE FROM minutes WHERE rowid <= ?').run(upTo);
     } catch (e) {
-      for (const [credential, from] of changed.slice(done)) this.changed(credential, from);
+      for (const [credential, from] of changed.slice(months)) this.changed(credential, from);
+      this.recent = recent.slice(rows).concat(this.recent);
       if (Date.now() - this.lastProblem >= MINUTE_MS) {
         this.lastProblem = Date.now();
         this.log(`quotas: cannot save to ${this.file} (${(e as Error).message}); the counts are kept in memory and saved once it can`);
@@ -266,6 +285,7 @@ function prepare(file: string, o: SqliteOptions, log: (m: string) => void): Data
   if (readWitness(file) !== id)
     writeFileSync(witnessOf(file), JSON.stringify({ database: id, file, created: new Date().toISOString() }) + '\n');
   db.prepare('DELETE FROM months WHERE month < ?').run(monthName(monthsAfter(monthOf(Date.now()).start, -MONTHS_KEPT)));
+  db.prepare('DELETE FROM minutes WHERE at <= ?').run(Date.now() - MINUTE_MS);
   return db;
 }
 
