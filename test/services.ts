@@ -71,3 +71,16 @@ export function redisPrefixes(away: string | null): () => string {
     return p;
   };
 }
+
+/** Opens a store with `make` and closes it when the test file ends: `open(() => new SomeStore(...))`. */
+export function closedAtEnd<S extends { close?(): Promise<void> }>(): <T extends S>(make: () => T | Promise<T>) => Promise<T> {
+  const opened: S[] = [];
+  afterAll(async () => {
+    for (const s of opened) await s.close?.();
+  });
+  return async (make) => {
+    const s = await make();
+    opened.push(s);
+    return s;
+  };
+}

@@ -158,6 +158,18 @@ export const existingPaths =
   (name: string, kind: PathKind) =>
   (v: string, previous: string[] = []): string[] => [...previous, checkPath(name, v, kind)];
 
+/** A secret given on the command line is visible to every user of the machine (`ps`): say so, and how else. */
+export function warnSecretOnCommandLine(option: string, env: string, file?: string): void {
+  process.stderr.write(
+    `warning: ${option} on the command line is visible to other users in the process list; set ${env}${file ? ` or pass ${file}` : ''} instead\n`,
+  );
+}
+
+/** `serve --quotas` and `usage --quotas`: a Redis URL with a password in it is said, as any secret on the line. */
+export function warnPasswordInQuotas(quotas: string | undefined): void {
+  if (quotas && /^rediss?:\/\/[^/]*:[^/@]*@/.test(quotas)) warnSecretOnCommandLine('a password in --quotas', 'RISK_READINGS_QUOTAS');
+}
+
 /** The quota database's name in the tree's folder when serve is given no --quotas: outside v1/, never served. */
 export const DEFAULT_QUOTAS = '.risk-readings-quotas.sqlite';
 

@@ -11,7 +11,7 @@ import { startServer } from '../../auth-shim/node/server.js';
 import { LegacyQuotaDamaged, openQuotaStore, QuotaStoreDamaged, QuotaStoreHeld } from '../../auth-shim/node/quota-stores.js';
 import { createLogger } from '../../auth-shim/node/observe.js';
 import type { QuotaStore } from '../../auth-shim/quota.js';
-import { DEFAULT_QUOTAS, quotaStore, treeFolder } from './options.js';
+import { DEFAULT_QUOTAS, quotaStore, treeFolder, warnPasswordInQuotas, warnSecretOnCommandLine } from './options.js';
 
 export interface ServeFlags {
   public?: string;
@@ -29,13 +29,6 @@ export interface ServeFlags {
   metricsPort?: number;
   logLevel: string;
   reusePort?: boolean;
-}
-
-/** A secret given on the command line is visible to every user of the machine (`ps`): say so, and how else. */
-function warnSecretOnCommandLine(option: string, env: string, file?: string): void {
-  process.stderr.write(
-    `warning: ${option} on the command line is visible to other users in the process list; set ${env}${file ? ` or pass ${file}` : ''} instead\n`,
-  );
 }
 
 function readSecretFile(option: string, file: string): string {
@@ -67,7 +60,7 @@ export async function run(o: ServeFlags): Promise<void> {
   // A secret on the command line is already in the process list: said even when the command goes no further.
   if (o.marketplaceSecret !== undefined)
     warnSecretOnCommandLine('--marketplace-secret', 'RISK_READINGS_MARKETPLACE_SECRET', '--marketplace-secret-file');
-  if (o.quotas && /^rediss?:\/\/[^/]*:[^/@]*@/.test(o.quotas)) warnSecretOnCommandLine('a password in --quotas', 'RISK_READINGS_QUOTAS');
+  warnPasswordInQuotas(o.quotas);
   const fromEnv = process.env.RISK_READINGS_QUOTAS;
   // The environment's store is held to the path rule --quotas is (exit 2 naming it), as the options are.
   const givenQuotas = o.quotas ?? (fromEnv ? quotaStore('RISK_READINGS_QUOTAS')(fromEnv) : undefined);

@@ -14,7 +14,7 @@ import { LegacyQuotaDamaged, QuotaStoreDamaged } from '../../auth-shim/node/quot
 import { monthName, monthOf, monthsAfter, MONTHS_KEPT, type MonthWindow } from '../../auth-shim/quota.js';
 import { keyFileFromJson, type KeyFile } from '../contract/keys.js';
 import type { Plan } from '../contract/plans.js';
-import { quotaCounts } from './options.js';
+import { quotaCounts, warnPasswordInQuotas } from './options.js';
 
 export interface UsageFlags {
   quotas?: string;
@@ -124,11 +124,7 @@ function storeOf(o: UsageFlags): string {
 }
 
 export async function run(o: UsageFlags): Promise<void> {
-  // A secret on the command line is already in the process list and the shell's history: said, with the way round it.
-  if (o.quotas && /^rediss?:\/\/[^/]*:[^/@]*@/.test(o.quotas))
-    process.stderr.write(
-      'warning: a password in --quotas is visible to other users in the process list; set RISK_READINGS_QUOTAS instead\n',
-    );
+  warnPasswordInQuotas(o.quotas);
   const spec = storeOf(o);
   const worker = isWorkerUrl(spec);
   const token = worker ? process.env.RISK_READINGS_OPERATOR_TOKEN?.trim() : undefined;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createHandler } from '../../auth-shim/handler.js';
 import { DurableQuotaStore, QuotaCounter, type DurableObjectNamespaceLike } from '../../auth-shim/durable-quota.js';
 import { FileOrigin } from '../../auth-shim/node/file-origin.js';
@@ -30,7 +30,7 @@ import {
 import { PLAN_LIMITS } from '../../generator/contract/plans.js';
 import { revokeKeys } from '../../generator/keys.js';
 import { tempDir, until } from '../helpers.js';
-import { redisAway, redisPrefixes, REDIS_URL } from '../services.js';
+import { redisAway, redisPrefixes, closedAtEnd, REDIS_URL } from '../services.js';
 import { expectError, minuteClock, shimSuite, type Call } from './suite.js';
 import { KEY, KEYS_FILE, builtTree } from './tree.js';
 
@@ -102,15 +102,7 @@ async function monthlyTotal(s: QuotaStore, credential: string, month: MonthWindo
   >;
   return months[new Date(month.start).toISOString().slice(0, 7)] ?? 0;
 }
-const opened: QuotaStore[] = [];
-const open = async <S extends QuotaStore>(make: () => S | Promise<S>): Promise<S> => {
-  const s = await make();
-  opened.push(s);
-  return s;
-};
-afterAll(async () => {
-  for (const s of opened) await s.close?.();
-});
+const open = closedAtEnd<QuotaStore>();
 
 const basic = PLAN_LIMITS.basic;
 const T0 = Date.UTC(2026, 9, 14, 12, 0, 0);

@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createHandler } from '../../../auth-shim/handler.js';
 import { FileOrigin } from '../../../auth-shim/node/file-origin.js';
 import { keepMs, RedisQuotaStore } from '../../../auth-shim/node/quota-redis.js';
@@ -14,7 +14,7 @@ import { loadKeys, startServer } from '../../../auth-shim/node/server.js';
 import { FallbackQuotaStore, monthOf, type Admission, type MonthUse, type QuotaStore } from '../../../auth-shim/quota.js';
 import { PLAN_LIMITS } from '../../../generator/contract/plans.js';
 import { until } from '../../helpers.js';
-import { freePort, redisAnswers, redisAway, redisPrefixes, REDIS_URL } from '../../services.js';
+import { freePort, redisAnswers, redisAway, redisPrefixes, closedAtEnd, REDIS_URL } from '../../services.js';
 import { minuteClock, type Call } from '../suite.js';
 import { KEY, KEYS_FILE, builtTree } from '../tree.js';
 
@@ -22,15 +22,7 @@ const noRedis = await redisAway('the Redis quota tests');
 
 /** A key namespace of its own on the shared Redis, removed when the file ends. */
 const prefix = redisPrefixes(noRedis);
-const opened: QuotaStore[] = [];
-const open = async <S extends QuotaStore>(make: () => S | Promise<S>): Promise<S> => {
-  const s = await make();
-  opened.push(s);
-  return s;
-};
-afterAll(async () => {
-  for (const s of opened) await s.close?.();
-});
+const open = closedAtEnd<QuotaStore>();
 
 describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${noRedis ?? 'Redis answers'})`, () => {
   let out = '';
@@ -154,8 +146,9 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
     const { url, redis } = await privateRedis();
     const logs: string[] = [];
     // A short wait and quick retries: charges time out in flight, and their records queue behind them in the stall.
-    const store = new FallbackQuotaStore(new RedisQuotaStore(url, 'rr:stall:', { timeoutMs: 100 }), (m) => logs.push(m), { retryMs: 50 });
-    opened.push(store);
+    const store = await open(
+      () => new FallbackQuotaStore(new RedisQuotaStore(url, 'rr:stall:', { timeoutMs: 100 }), (m) => logs.push(m), { retryMs: 50 }),
+    );
     try {
       const run = charging(store);
       for (let stall = 0; stall < 4; stall++) {
@@ -183,10 +176,9 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
     const proxy = await droppingProxy(Number(new URL(direct).port));
     const logs: string[] = [];
     // A generous wait: here only the drops fail a charge, never a slow answer.
-    const store = new FallbackQuotaStore(new RedisQuotaStore(proxy.url, 'rr:drop:', { timeoutMs: 10_000 }), (m) => logs.push(m), {
-      retryMs: 50,
-    });
-    opened.push(store);
+    const store = await open(
+      () => new FallbackQuotaStore(new RedisQuotaStore(proxy.url, 'rr:drop:', { timeoutMs: 10_000 }), (m) => logs.push(m), { retryMs: 50 }),
+    );
     try {
       const run = charging(store);
       for (let drop = 0; drop < 8; drop++) {

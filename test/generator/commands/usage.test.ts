@@ -261,7 +261,7 @@ describe('usage: the store from RISK_READINGS_QUOTAS, and URLs given for one', (
     const r = await usage('--quotas', `redis://:hunter2@127.0.0.1:${port}`);
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(
-      /^warning: a password in --quotas is visible to other users in the process list; set RISK_READINGS_QUOTAS instead\n/,
+      /^warning: a password in --quotas on the command line is visible to other users in the process list; set RISK_READINGS_QUOTAS instead\n/,
     );
     expect(r.stderr).not.toContain('hunter2');
   });
