@@ -2,6 +2,7 @@
  * What the build's read step gives its plan: plain data, no behaviour (decision 65). Both steps import it and neither imports
  * the other (read-inputs.ts produces it, plan-tree.ts consumes it; build.ts runs them in turn).
  */
+import type { Carried } from './api/asset-risk.js';
 import type { Asset, Universe } from './catalog/catalog.js';
 import type { AssetRisk, ChangeLedger, HistoryRow } from './contract/shapes.js';
 import type { PageRef } from './site/discover.js';
@@ -26,8 +27,8 @@ export interface ReadInputs {
   pages: PageRef[];
   /** The readings of the pages that were read. */
   results: PageResult[];
-  /** Per asset, the page kinds that failed (read nothing) and keep the previous tree's readings. */
-  failedKinds: ReadonlyMap<string, ReadonlySet<PageKind>>;
+  /** Per asset, the previous tree's part of each reading of its pages that failed (read nothing): what they keep. */
+  carried: ReadonlyMap<string, Carried>;
   /** The market page kinds that failed, likewise. */
   failedMarket: ReadonlySet<PageKind>;
   previous: {

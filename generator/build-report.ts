@@ -1,6 +1,7 @@
 /** What `risk-readings build` takes and reports, and the error that carries its exit status (decision 27). */
 import { EXIT } from './exit.js';
 import type { Discovery } from './site/discover.js';
+import type { ReadingKey } from './site/readings.js';
 import type { PageKind } from './site/registry.js';
 
 export interface BuildOptions {
@@ -30,6 +31,8 @@ export interface CarriedPage {
   kind: PageKind;
   symbol: string | null;
   reason: 'missing' | 'unreadable';
+  /** The readings it keeps from the previous tree (site/readings.ts); one the previous tree lacked is a warning. */
+  readings: ReadingKey[];
 }
 
 export interface BuildReport {

@@ -4,7 +4,7 @@
  * tree. No I/O and no clock: the same inputs give the same documents; read-inputs.ts reads before it and
  * output/publish-tree.ts publishes after it.
  */
-import { assembleAssetRisk, carriedFrom, riskExtraModels, riskReadings, type AssetReadings, type AssetRisk } from './api/asset-risk.js';
+import { assembleAssetRisk, riskExtraModels, riskReadings, type AssetReadings, type AssetRisk, type Carried } from './api/asset-risk.js';
 import { assetList } from './api/asset-list.js';
 import { addRisk, emptyState, nextLedger, type ChangeLedger, type PreviousFeed } from './api/changes.js';
 import type { PreviousFeedRead, ReadInputs } from './build-inputs.js';
@@ -55,10 +55,8 @@ interface AssetInputs {
   asset: Asset;
   /** The readings of the asset's pages that were read. */
   pages: PageResult[];
-  /** The page kinds that failed (read nothing) and keep the previous tree's readings. */
-  failedKinds: ReadonlySet<PageKind>;
-  /** The previous AssetRisk, read when a page failed. */
-  previousRisk: AssetRisk | undefined;
+  /** The previous tree's part of each reading of its pages that failed (read nothing). */
+  carried: Carried;
   /** The rows of its published ledger, undefined where it has none yet. */
   ledger: readonly HistoryRow[] | undefined;
   market: MarketWide;
@@ -76,10 +74,10 @@ interface AssetPlan {
 }
 
 /** One asset's documents. */
-function planAsset({ asset, pages, failedKinds, previousRisk: prev, ledger: previousLedger, market }: AssetInputs): AssetPlan {
+function planAsset({ asset, pages, carried, ledger: previousLedger, market }: AssetInputs): AssetPlan {
   // Each reading comes from one page of the asset (a kind's readings are its own); a failed page's are carried.
   const read: AssetReadings = Object.assign({}, ...pages.map(({ file: _f, kind: _k, symbol: _s, archive: _a, identity: _i, ...r }) => r));
-  const risk = assembleAssetRisk(asset, read, carriedFrom(prev, readingsOf(failedKinds)), {
+  const risk = assembleAssetRisk(asset, read, carried, {
     freeTier: new Set(market.freeTier),
     ranks: market.ranks,
     context: market.contexts[asset.universes[0]!]!,
@@ -173,8 +171,7 @@ export function planTree(i: TreeInputs): PlannedTree {
     const plan = planAsset({
       asset,
       pages: resultsBySymbol.get(asset.symbol) ?? [],
-      failedKinds: i.failedKinds.get(asset.symbol) ?? new Set(),
-      previousRisk: i.previous.risks.get(asset.symbol),
+      carried: i.carried.get(asset.symbol) ?? {},
       ledger: i.previous.ledgers.get(asset.symbol),
       market,
     });

@@ -17,10 +17,12 @@ import { TREE } from './contract/tree.js';
 import { refuseInitOverLedger } from './ledger-start.js';
 import { forEachLimited } from './limited.js';
 import { openPrevious, PreviousTreeError, type PreviousTree } from './previous/previous-tree.js';
-import { discover, marketKindOf, modelOf, type Discovery } from './site/discover.js';
+import { discover, marketKindOf, type Discovery } from './site/discover.js';
 import { pageGuard } from './site/guards.js';
 import { readSite, type ParseCache, type SiteRead } from './site/read-site.js';
-import { KINDS, type PageKind } from './site/registry.js';
+import { KINDS, readingsHad, readingWords, type PageKind } from './site/registry.js';
+import { carriedFrom, type Carried } from './api/asset-risk.js';
+import type { ReadingKey } from './site/readings.js';
 
 /** The parse cache beside the tree: each page's size, mtime, hash and reading, and what the last build read. */
 export const CACHE_FILE = '.risk-readings-cache.json';
@@ -50,8 +52,7 @@ export async function openInputs(opts: BuildOptions, previousSource: string, tid
   // A page the previous build read must be read again: missing, its model would quietly turn null.
   const vanished = missingSincePrevious(await pagesOfPrevious(previous), found);
   const missingFiles = new Set(vanished.map((v) => v.file));
-  for (const m of found.missing)
-    if (!missingFiles.has(m.file)) warnings.push(`${m.symbol}: ${m.file} is missing; ${modelOf(m.kind)} reads null`);
+  for (const m of found.missing) if (!missingFiles.has(m.file)) warnings.push(`${m.symbol}: ${m.file} is missing; ${readNull(readingsOf(m, catalog))}`);
   const cache = await readJson<BuildCache>(join(previous?.localTree ? previousSource : opts.out, CACHE_FILE));
   // The pages this tree answers for, recorded so the next build can tell one that went missing (carried ones too,
   // so the guard holds until the page is back or the catalogue drops it).
@@ -65,7 +66,7 @@ export async function openInputs(opts: BuildOptions, previousSource: string, tid
     const named = vanished.map((v) => `${v.file}: missing (the previous build read it)`);
     throw new BuildError(
       `${vanished.length} page(s) the previous build read are missing (${perKind}); the previous tree is untouched`,
-      buildReport(opened, { errors: named, wouldCarry: vanished.map((v) => ({ ...v, reason: 'missing' as const })) }),
+      buildReport(opened, { errors: named, wouldCarry: vanished.map((v) => carriedPage(v, 'missing', catalog)) }),
       named,
     );
   }
@@ -96,9 +97,9 @@ export async function readInputs(opened: OpenedInputs, opts: BuildOptions, at: s
   const carried: CarriedPage[] = [];
   for (const file of site.errors.keys()) {
     const ref = found.pages.find((p) => p.file === file)!;
-    carried.push({ file, kind: ref.kind, symbol: ref.symbol, reason: 'unreadable' });
+    carried.push(carriedPage(ref, 'unreadable', catalog));
   }
-  for (const v of vanished) carried.push({ ...v, reason: 'missing' });
+  for (const v of vanished) carried.push(carriedPage(v, 'missing', catalog));
   if (site.errors.size && !opts.keepGoing) {
     const errors = [...site.errors.values()].map((e) => e.message);
     // Nothing was published, so nothing was carried: the report says what --keep-going would have carried.
@@ -116,15 +117,16 @@ export async function readInputs(opened: OpenedInputs, opts: BuildOptions, at: s
     else failedKinds.set(c.symbol, (failedKinds.get(c.symbol) ?? new Set()).add(c.kind));
   }
   const risks = new Map<string, AssetRisk | undefined>();
-  const carrying = carriedFrom(catalog, failedKinds, failedMarket, site);
+  const carrying = assetsCarrying(catalog, failedKinds, failedMarket, site);
   await fromPrevious(opened, carrying, async (symbol) => void risks.set(symbol, await previous!.risk(symbol)));
+  const kept = keptReadings(carried, risks, opened.warnings);
   const feed = previous ? await previousFeed(opened) : undefined;
   return {
     inputs: {
       catalog,
       pages: found.pages,
       results: site.results,
-      failedKinds,
+      carried: kept,
       failedMarket,
       previous: { ledgers, risks, assets: Object.keys(previous?.catalog?.assets ?? {}), feed },
     },
@@ -138,7 +140,7 @@ export async function readInputs(opened: OpenedInputs, opts: BuildOptions, at: s
  * when a market page failed (its market context stands for the universe's), every crypto asset when no ranking was
  * read (their ranks make the free tier).
  */
-function carriedFrom(catalog: Asset[], failedKinds: Map<string, unknown>, failedMarket: Set<PageKind>, site: SiteRead): Asset[] {
+function assetsCarrying(catalog: Asset[], failedKinds: Map<string, unknown>, failedMarket: Set<PageKind>, site: SiteRead): Asset[] {
   const symbols = new Set(failedKinds.keys());
   if (failedMarket.size) for (const u of UNIVERSES) symbols.add(firstMember(catalog, u)?.symbol ?? '');
   if (!site.results.some((r) => r.ranking)) for (const a of catalog) if (a.asset_class === 'CRYPTO') symbols.add(a.symbol);
@@ -214,10 +216,10 @@ async function pagesOfPrevious(previous: PreviousTree | null): Promise<string[]>
 }
 
 /** Pages the previous build read that the catalogue still asks for and the folder no longer holds. */
-function missingSincePrevious(previousPages: string[], found: Discovery): Omit<CarriedPage, 'reason'>[] {
+function missingSincePrevious(previousPages: string[], found: Discovery): Omit<CarriedPage, 'reason' | 'readings'>[] {
   const expected = new Map(found.missing.map((m) => [m.file, m]));
   const present = new Set(found.pages.map((p) => p.file));
-  const out: Omit<CarriedPage, 'reason'>[] = [];
+  const out: Omit<CarriedPage, 'reason' | 'readings'>[] = [];
   for (const file of previousPages) {
     if (present.has(file)) continue;
     const asset = expected.get(file);
@@ -228,6 +230,39 @@ function missingSincePrevious(previousPages: string[], found: Discovery): Omit<C
     }
   }
   return out.sort((a, b) => (a.file < b.file ? -1 : 1));
+}
+
+/** The readings a page stands for: an asset page's, those its asset has (site/readings.ts); a market page's, all of its kind's. */
+function readingsOf(ref: { kind: PageKind; symbol: string | null }, catalog: Asset[]): ReadingKey[] {
+  const asset = ref.symbol === null ? undefined : catalog.find((a) => a.symbol === ref.symbol);
+  return asset ? readingsHad(ref.kind, asset) : [...KINDS[ref.kind].readings];
+}
+
+const readNull = (keys: ReadingKey[]) => `${readingWords(keys)} ${keys.length > 1 ? 'read' : 'reads'} null`;
+
+/** A page that failed, with the readings it stands for (before the previous tree says which of them it can keep). */
+const carriedPage = (ref: Omit<CarriedPage, 'reason' | 'readings'>, reason: CarriedPage['reason'], catalog: Asset[]): CarriedPage => ({
+  ...ref,
+  reason,
+  readings: readingsOf(ref, catalog),
+});
+
+/**
+ * Per asset, the previous tree's part of each reading of its failed pages: what the plan publishes for them. Each
+ * carried page is left naming the readings it kept, and a reading the previous tree did not hold is a warning
+ * naming it as null, so that the report says what the tree holds.
+ */
+function keptReadings(carried: CarriedPage[], risks: ReadonlyMap<string, AssetRisk | undefined>, warnings: string[]) {
+  const kept = new Map<string, Carried>();
+  for (const page of carried) {
+    if (page.symbol === null) continue;
+    const found = carriedFrom(risks.get(page.symbol), page.readings);
+    kept.set(page.symbol, { ...kept.get(page.symbol), ...found });
+    const lost = page.readings.filter((r) => !(r in found));
+    page.readings = page.readings.filter((r) => r in found);
+    if (lost.length) warnings.push(`${page.symbol}: ${page.file} failed and the previous tree holds no ${readingWords(lost)}; ${readNull(lost)}`);
+  }
+  return kept;
 }
 
 const countBy = (keys: string[]) => keys.reduce<Record<string, number>>((acc, k) => ((acc[k] = (acc[k] ?? 0) + 1), acc), {});

@@ -1,9 +1,10 @@
 /** AssetRisk: one asset's readings, every model key present (null where the asset lacks the model). */
+import { z } from 'zod';
 import type { Asset } from '../catalog/catalog.js';
-import type { ModelKey } from '../contract/constants.js';
-import type { AssetRisk, Price, Twap } from '../contract/shapes.js';
-import type { ReadingKey, Readings } from '../site/readings.js';
-import { dailyReadings, staleModels } from '../contract/stale.js';
+import { AssetRisk as AssetRiskShape, type AssetRisk } from '../contract/shapes.js';
+import { READINGS, type AssetReading, type ReadingKey, type Readings } from '../site/readings.js';
+import { dailyReadings, staleModels, type StaleInput } from '../contract/stale.js';
+import type { Stamped } from '../contract/envelope.js';
 import { newest } from './envelope.js';
 import type { MarketContext } from './market-context.js';
 
@@ -12,24 +13,64 @@ export type { AssetRisk } from '../contract/shapes.js';
 /** The readings one asset's pages gave this build, merged: each reading comes from one page of the asset. */
 export type AssetReadings = Partial<Readings>;
 
-/**
- * Readings carried from the previous tree for pages that failed under --keep-going, as it published them: the
- * model objects whole, and the TWAP risk level (which the TWAP object carries) on its own.
- */
-export type Carried = Partial<Pick<AssetRisk, 'price' | 'gravity' | 'twap' | 'sma_composite' | 'phase' | 'dca'>> & {
-  twap_risk?: Pick<Twap, 'risk_level' | 'risk_level_model'>;
-};
+/** Each reading of a failed page, as the previous tree published its part of the field (site/readings.ts `carry`). */
+export type Carried = Partial<Record<ReadingKey, object>>;
 
-/** The previous AssetRisk's value of each reading a failed page yields (market readings are carried elsewhere). */
+type Field = keyof AssetRisk;
+/** The readings of one asset, from the registry, in its order. */
+const ASSET_READINGS = (Object.entries(READINGS) as [ReadingKey, AssetReading | { scope: 'market' }][]).filter(
+  (e): e is [ReadingKey, AssetReading] => e[1].scope === 'asset',
+);
+/**
+ * The fields readings fill, in AssetRisk's order, each with the readings that make it (one per asset: kinds of
+ * different classes may give it) and those that add a part to it.
+ */
+const FIELDS = (Object.keys(AssetRiskShape.shape) as Field[]).flatMap((field) => {
+  const readings = ASSET_READINGS.filter(([, r]) => r.field === field);
+  const makers = readings.filter(([, r]) => !r.part);
+  return makers.length ? [{ field, makers, parts: readings.filter(([, r]) => r.part), keys: keysOf(field) }] : [];
+});
+
+/** A field's keys in the contract's order, which is the order of the served file's keys. */
+function keysOf(field: Field): string[] {
+  const schema: z.ZodType = AssetRiskShape.shape[field];
+  const inner = schema instanceof z.ZodNullable ? schema.unwrap() : schema;
+  return inner instanceof z.ZodObject ? Object.keys(inner.shape) : [];
+}
+
+/** The previous AssetRisk's part of each reading a failed page yields, where it had one (market readings are carried elsewhere). */
 export function carriedFrom(prev: AssetRisk | undefined, readings: Iterable<ReadingKey>): Carried {
   const carried: Carried = {};
   for (const key of readings) {
-    if (key === 'twap_risk') {
-      if (prev?.twap) carried.twap_risk = { risk_level: prev.twap.risk_level, risk_level_model: prev.twap.risk_level_model };
-    } else if (key === 'price' || key === 'gravity' || key === 'twap' || key === 'sma_composite' || key === 'phase' || key === 'dca')
-      (carried as Record<string, unknown>)[key] = prev?.[key] ?? undefined;
+    const reading = READINGS[key] as AssetReading | { scope: 'market' };
+    if (reading.scope !== 'asset') continue;
+    const previous = prev?.[reading.field];
+    if (previous !== null && previous !== undefined) carried[key] = reading.carry(previous as never) as object;
   }
   return carried;
+}
+
+/** The readings that fill each field, from the page or carried; a field none of whose readings the asset has is null. */
+function readingFields(asset: Asset, read: AssetReadings, carried: Carried): Partial<AssetRisk> {
+  const has = (r: AssetReading) => r.model === null || asset.models.includes(r.model);
+  const out: Record<string, unknown> = {};
+  for (const { field, makers, parts, keys } of FIELDS) {
+    const had = makers.filter(([, r]) => has(r));
+    const made = had.map(([key, r]) => partOf(key, r)).find((v) => v !== undefined);
+    if (made === undefined) {
+      out[field] = had.length ? had[0]![1].none : null;
+      continue;
+    }
+    const value: Record<string, unknown> = { ...made };
+    for (const [key, part] of parts) Object.assign(value, partOf(key, part) ?? part.none);
+    out[field] = keys.length ? Object.fromEntries(keys.map((k) => [k, value[k]])) : value;
+  }
+  return out as Partial<AssetRisk>;
+
+  function partOf(key: ReadingKey, r: AssetReading): object | undefined {
+    const fresh = read[key];
+    return fresh !== undefined ? (r.serve(fresh) as object) : carried[key];
+  }
 }
 
 export function assembleAssetRisk(
@@ -38,61 +79,34 @@ export function assembleAssetRisk(
   carried: Carried,
   market: { freeTier: ReadonlySet<string>; ranks: ReadonlyMap<string, number>; context: MarketContext },
 ): AssetRisk {
-  const has = (m: ModelKey) => asset.models.includes(m);
-  // A page's reading is the API's object (contract/shapes.ts), so it is served as it was read.
   const crypto = asset.asset_class === 'CRYPTO';
-  const pick = <K extends keyof Carried>(key: K, fresh: NonNullable<Carried[K]> | undefined): NonNullable<Carried[K]> | null =>
-    fresh ?? carried[key] ?? null;
-
-  const price: Price = read.price
-    ? { value: read.price.value, currency: 'USD', source_page: read.price.source_page }
-    : (carried.price ?? { value: null, currency: 'USD', source_page: null });
-
-  // The TWAP object is the Gravity page's baseline and premium (its as_of and source page too) with the risk level
-  // of the TWAP-risk page, a separate model.
-  let twap: Twap | null = null;
-  if (has('twap')) {
-    const risk = read.twap_risk ?? carried.twap_risk;
-    if (read.twap) {
-      const { baseline, premium_pct, ...stamp } = read.twap;
-      const risk_level = risk?.risk_level ?? null;
-      twap = { baseline, premium_pct, risk_level, risk_level_model: risk_level !== null ? risk!.risk_level_model : null, ...stamp };
-    } else if (carried.twap) {
-      twap = {
-        ...carried.twap,
-        ...(risk ? { risk_level: risk.risk_level, risk_level_model: risk.risk_level != null ? risk.risk_level_model : null } : {}),
-      };
-    }
-  }
-
-  const readings = {
-    asset_class: asset.asset_class,
-    gravity: has('gravity') ? pick('gravity', read.gravity) : null,
-    twap,
-    sma_composite: has('sma_composite') ? pick('sma_composite', read.sma_composite) : null,
-    phase: has('phase') ? pick('phase', read.phase) : null,
-    dca: has('dca') ? pick('dca', read.dca) : null,
-  };
+  const fields = readingFields(asset, read, carried);
+  const models = { asset_class: asset.asset_class, ...fields } as StaleInput;
   return {
     symbol: asset.symbol,
     name: asset.name,
     asset_class: asset.asset_class,
     universes: [...asset.universes],
-    as_of: newest(dailyReadings(readings)),
+    as_of: newest(dailyReadings(models)),
     free_tier: market.freeTier.has(asset.symbol),
     market_cap_rank: crypto ? (market.ranks.get(asset.symbol) ?? null) : null,
-    price,
-    gravity: readings.gravity ?? null,
-    twap: readings.twap,
-    sma_composite: readings.sma_composite ?? null,
-    phase: readings.phase ?? null,
-    dca: readings.dca ?? null,
+    ...fields,
     market_context: market.context,
-    stale_models: staleModels(readings),
-  };
+    stale_models: staleModels(models),
+  } as AssetRisk;
 }
 
-/** The model readings of an AssetRisk, for the envelope. */
-export const riskReadings = (r: AssetRisk) => [r.gravity, r.twap, r.sma_composite, r.phase, r.dca];
-/** Models that produced readings beyond the five objects' own `model` (the TWAP risk level). */
-export const riskExtraModels = (r: AssetRisk) => [r.twap?.risk_level_model ?? null];
+/** The model readings of an AssetRisk, for the envelope: every field a reading fills that names its model. */
+export const riskReadings = (r: AssetRisk): (Stamped | null)[] =>
+  FIELDS.map(({ field }) => r[field] as unknown as Stamped | null).filter((v) => v === null || typeof v?.model === 'string');
+
+/** Models that produced readings beyond the fields' own `model`: a part's (the TWAP risk level's). */
+export const riskExtraModels = (r: AssetRisk): (string | null)[] =>
+  FIELDS.flatMap(({ field, parts }) =>
+    parts.flatMap(([, part]) => {
+      const value = r[field] as Record<string, unknown> | null;
+      return Object.keys(part.none as object)
+        .filter((k) => k.endsWith('_model'))
+        .map((k) => (value?.[k] as string | null | undefined) ?? null);
+    }),
+  );

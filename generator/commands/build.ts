@@ -5,6 +5,7 @@ import { build, BuildError, type BuildReport } from '../build.js';
 import { EXIT } from '../exit.js';
 import { isUrl } from '../previous/previous-tree.js';
 import { progress } from './progress.js';
+import { readingWords } from '../site/registry.js';
 
 export interface BuildFlags {
   pages: string;
@@ -95,7 +96,8 @@ function printReport(r: Partial<BuildReport>) {
   if (r.ignored?.length) say(`ignored (not a source page): ${r.ignored.join(', ')}`);
   for (const w of r.warnings ?? []) say(`warning: ${w}`);
   for (const e of r.errors ?? []) say(`error: ${e}`);
-  for (const c of r.carried ?? []) say(`carried: ${c.file} (${c.reason}): ${c.symbol ?? 'market'} keeps its previous ${c.kind} reading`);
+  for (const c of r.carried ?? [])
+    say(`carried: ${c.file} (${c.reason}): ${c.symbol ?? 'the market'} keeps ${c.readings.length ? `its previous ${readingWords(c.readings)}` : 'nothing'}`);
   for (const c of r.would_carry ?? [])
     say(`with --keep-going: ${c.file} (${c.reason}) would be carried: ${c.symbol ?? 'market'} would keep its previous ${c.kind} reading`);
 }

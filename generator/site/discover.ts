@@ -2,8 +2,8 @@
 import { lstatSync, realpathSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import fg from 'fast-glob';
-import type { Asset, ModelKey } from '../catalog/catalog.js';
-import { KIND_LIST, KINDS, type PageKind } from './registry.js';
+import type { Asset } from '../catalog/catalog.js';
+import { KIND_LIST, readingsHad, type PageKind } from './registry.js';
 
 export interface PageRef {
   file: string;
@@ -28,12 +28,6 @@ const MARKET_FILES: ReadonlyMap<string, PageKind> = new Map(
 /** The kind of a market page's file name, if it is one. */
 export const marketKindOf = (file: string): PageKind | undefined => MARKET_FILES.get(file);
 
-/** The catalogue model named when an asset page of this kind is missing: the first that asks for it. */
-export const modelOf = (kind: PageKind): ModelKey | null => {
-  const published = KINDS[kind].published;
-  return published.by === 'asset' ? published.models[0] : null;
-};
-
 /** The file names an asset's models are published under, as the site spells them, in the registry's order of kinds. */
 export function expectedPages(
   a: Pick<Asset, 'file_id' | 'asset_class'> & { models: readonly string[] },
@@ -41,7 +35,7 @@ export function expectedPages(
   const out: { kind: PageKind; names: string[] }[] = [];
   for (const { name, published } of KIND_LIST) {
     if (published.by !== 'asset' || (published.assetClass !== 'ANY' && published.assetClass !== a.asset_class)) continue;
-    if (published.models.some((m) => a.models.includes(m))) out.push({ kind: name, names: published.files(a.file_id) });
+    if (readingsHad(name, a).length) out.push({ kind: name, names: published.files(a.file_id) });
   }
   return out;
 }

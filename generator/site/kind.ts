@@ -4,7 +4,6 @@
  * (`site/registry.ts`); discovery, the read step, the guards, the plan and the API derive everything from these
  * (docs/architecture.md, "Adding a page kind").
  */
-import type { ModelKey } from '../contract/constants.js';
 import type { Parsed, ParsedPage, ReadingKey } from './readings.js';
 
 /**
@@ -15,12 +14,13 @@ export interface ParseOptions {
   archive: boolean;
 }
 
-/** The page of each asset of a class whose catalogue entry lists one of `models`, under one of `files(id)`. */
+/**
+ * The page of each asset of a class that has one of the kind's readings (its catalogue entry lists the reading's
+ * model, or the reading is one of its own: site/readings.ts), under one of `files(id)`.
+ */
 interface AssetPages {
   by: 'asset';
   assetClass: 'CRYPTO' | 'EQUITY' | 'ANY';
-  /** The catalogue models that ask for this page (the first is named when it is missing). */
-  models: readonly [ModelKey, ...ModelKey[]];
   /** Its file names for a file id, as the site spells them, preferred first. */
   files: (id: string) => string[];
 }

@@ -7,8 +7,9 @@
  * Order matters twice: an asset's pages are listed in this order, and where two kinds yield the same reading (the
  * sector feed and the widget strips), the one listed first is read first.
  */
+import type { ModelKey } from '../contract/constants.js';
 import type { PageKindDescriptor } from './kind.js';
-import type { ReadingKey } from './readings.js';
+import { READINGS, type AssetReading, type ReadingKey } from './readings.js';
 import { cryptoFearGreed } from './kinds/crypto-fear-greed.js';
 import { cryptoGravity } from './kinds/crypto-gravity.js';
 import { cryptoPeakValley } from './kinds/crypto-peak-valley.js';
@@ -44,15 +45,46 @@ export type PageKind = keyof typeof KINDS;
 // Each entry's key is its descriptor's own name: a line registering a module under another name does not compile.
 const _named: { [K in PageKind]: PageKindDescriptor<K> } = KINDS;
 
-/** The kinds, in the registry's order. */
-export const KIND_LIST = Object.values(_named) as PageKindDescriptor<PageKind>[];
+/**
+ * What the build looks up in a registry of kinds, derived from it: the module's own below; a test derives them from a
+ * registry of its own, with a fictional kind in it.
+ */
+export function registryOf<K extends string>(kinds: { [N in K]: PageKindDescriptor<N> }) {
+  const list = Object.values(kinds) as PageKindDescriptor<K>[];
+  const kind = (name: K) => kinds[name] as PageKindDescriptor<K>;
+  return {
+    /** The kinds, in the registry's order. */
+    KIND_LIST: list,
+    /** The file names of the market pages that yield `reading`, in the registry's order (for messages). */
+    marketFilesOf: (reading: ReadingKey): string[] =>
+      list.flatMap((k) => (k.published.by === 'market' && k.readings.includes(reading) ? k.published.files : [])),
+    /** The readings the given kinds yield: what a page of theirs that failed stands for. */
+    readingsOf: (kinds: Iterable<K>): Set<ReadingKey> => new Set([...kinds].flatMap((k) => kind(k).readings)),
+    /**
+     * The readings a page of this kind gives an asset with these catalogue models: those of its readings whose model
+     * the asset lists, and those of their own. Empty for a market page, and for an asset that does not publish the kind.
+     */
+    readingsHad: (name: K, asset: { models: readonly string[] }): ReadingKey[] =>
+      kind(name).readings.filter((r) => {
+        const reading = READINGS[r];
+        return reading.scope === 'asset' && (reading.model === null || asset.models.includes(reading.model satisfies ModelKey));
+      }),
+    /** Position in the registry, for reading results in its order. */
+    registryOrder: (name: K): number => list.findIndex((k) => k.name === name),
+  };
+}
 
-/** The file names of the market pages that yield `reading`, in the registry's order (for messages). */
-export const marketFilesOf = (reading: ReadingKey): string[] =>
-  KIND_LIST.flatMap((k) => (k.published.by === 'market' && k.readings.includes(reading) ? k.published.files : []));
+export const { KIND_LIST, marketFilesOf, readingsOf, readingsHad, registryOrder } = registryOf<PageKind>(_named);
 
-/** The readings the given kinds yield: what a page of theirs that failed stands for. */
-export const readingsOf = (kinds: Iterable<PageKind>): Set<ReadingKey> => new Set([...kinds].flatMap((k) => KINDS[k].readings));
+/** How the report and the warnings name a reading: its AssetRisk field, or a part's own keys within it. */
+export function readingLabel(key: ReadingKey): string {
+  const reading = READINGS[key] as AssetReading | (typeof READINGS)[ReadingKey];
+  if (reading.scope === 'market') return reading.label;
+  return reading.part ? `${reading.field}.${Object.keys(reading.none!)[0]}` : reading.field;
+}
 
-/** Position in the registry, for reading results in its order. */
-export const registryOrder = (kind: PageKind): number => KIND_LIST.findIndex((k) => k.name === kind);
+/** Readings named for a sentence: "gravity, twap and price". */
+export const readingWords = (keys: readonly ReadingKey[]): string => {
+  const words = keys.map(readingLabel);
+  return words.length > 1 ? `${words.slice(0, -1).join(', ')} and ${words.at(-1)}` : (words[0] ?? 'nothing');
+};

@@ -151,8 +151,14 @@ describe('nothing published quietly turns null', () => {
     const report = JSON.parse(r.stdout);
     expect(report).toMatchObject({ status: 'published_with_carried', exit_code: 4 });
     expect(report.carried).toEqual([
-      { file: 'BTC_Price_TWAP_Gravity_Analysis.html', kind: 'crypto_gravity', symbol: 'BTC', reason: 'missing' },
-      { file: 'crypto_risk_normalized.html', kind: 'crypto_peak_valley', symbol: null, reason: 'missing' },
+      {
+        file: 'BTC_Price_TWAP_Gravity_Analysis.html',
+        kind: 'crypto_gravity',
+        symbol: 'BTC',
+        reason: 'missing',
+        readings: ['gravity', 'twap', 'price'],
+      },
+      { file: 'crypto_risk_normalized.html', kind: 'crypto_peak_valley', symbol: null, reason: 'missing', readings: ['peak_valley'] },
     ]);
     const now = readJson(join(out, 'v1', 'assets', 'BTC', 'risk.json')).data;
     expect(now.gravity).toEqual(old.gravity);
@@ -338,7 +344,15 @@ describe('the report is data', () => {
       pages_unreadable: 1,
       // It published nothing, so it carried nothing; what --keep-going would have carried is said as such.
       carried: [],
-      would_carry: [{ file: 'AERO29270_Price_TWAP_Gravity_Analysis.html', kind: 'crypto_gravity', symbol: 'AERO', reason: 'unreadable' }],
+      would_carry: [
+        {
+          file: 'AERO29270_Price_TWAP_Gravity_Analysis.html',
+          kind: 'crypto_gravity',
+          symbol: 'AERO',
+          reason: 'unreadable',
+          readings: ['gravity', 'twap', 'price'],
+        },
+      ],
     });
     // Every page found is counted once: parsed, unchanged or unreadable.
     expect(failed.pages_parsed + failed.pages_reused + failed.pages_unreadable).toBe(failed.pages_read);

@@ -182,7 +182,7 @@ describe('failures leave the previous tree as it was', () => {
     const prev = readJson(join(good, 'v1/assets/BTC/risk.json')).data.phase;
     const report = await buildSmall(pages, good, { now: '2026-10-15T00:30:00Z', keepGoing: true });
     expect(report.carried).toEqual([
-      { file: 'BTC_Polynomial_Phase_Detector.html', kind: 'crypto_phase', symbol: 'BTC', reason: 'unreadable' },
+      { file: 'BTC_Polynomial_Phase_Detector.html', kind: 'crypto_phase', symbol: 'BTC', reason: 'unreadable', readings: ['phase'] },
     ]);
     expect(readJson(join(good, 'v1/assets/BTC/risk.json')).data.phase).toEqual(prev);
     expect(ledger(good, 'BTC').at(-1)).toMatchObject({ date: '2026-10-14', phase_completion_pct: prev.completion_pct });

@@ -5,11 +5,12 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import type { AssetRisk } from '../../generator/api/asset-risk.js';
+import { carriedFrom, type AssetRisk } from '../../generator/api/asset-risk.js';
 import { blankRow, HistoryLossError, type Ledger } from '../../generator/api/history.js';
 import { TREE } from '../../generator/contract/tree.js';
 import { openApiDocument } from '../../generator/openapi/document.js';
 import { planTree, type TreeInputs } from '../../generator/plan-tree.js';
+import { KINDS } from '../../generator/site/registry.js';
 import { CATALOG } from '../helpers.js';
 
 const catalog = CATALOG.filter((a) => ['BTC', 'SPY'].includes(a.symbol));
@@ -20,7 +21,7 @@ const inputs = (over: Partial<TreeInputs> = {}): TreeInputs => ({
   catalog,
   pages: [],
   results: [{ file: 'Crypto_Story_Galaxy.html', kind: 'market_cap_ranking', symbol: null, ranking: [{ symbol: 'BTC', rank: 1 }] }],
-  failedKinds: new Map(),
+  carried: new Map(),
   failedMarket: new Set(),
   previous: { ledgers: new Map([['BTC', btcRows]]), risks: new Map(), assets: ['BTC', 'SPY'] },
   builtAt: '2026-10-14T00:30:00Z',
@@ -57,12 +58,7 @@ describe('planTree', () => {
       source_page: 'p.html',
     };
     const prev = { gravity, price: { value: 1, currency: 'USD', source_page: 'p.html' } } as unknown as AssetRisk;
-    const planned = planTree(
-      inputs({
-        failedKinds: new Map([['BTC', new Set(['crypto_gravity' as const])]]),
-        previous: { ...inputs().previous, risks: new Map([['BTC', prev]]) },
-      }),
-    );
+    const planned = planTree(inputs({ carried: new Map([['BTC', carriedFrom(prev, KINDS.crypto_gravity.readings)]]) }));
     expect((planned.objects.get(TREE.risk('BTC')) as { data: AssetRisk }).data.gravity).toEqual(gravity);
   });
 

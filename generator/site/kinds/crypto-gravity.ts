@@ -13,7 +13,7 @@ const MODEL = 'twap_gravity_crypto@1';
 
 export const cryptoGravity = defineKind({
   name: 'crypto_gravity',
-  published: { by: 'asset', assetClass: 'CRYPTO', models: ['gravity', 'twap'], files: (id) => [`${id}_Price_TWAP_Gravity_Analysis.html`] },
+  published: { by: 'asset', assetClass: 'CRYPTO', files: (id) => [`${id}_Price_TWAP_Gravity_Analysis.html`] },
   readings: ['gravity', 'twap', 'price'],
   archive: true,
   cadence: 'daily',

@@ -9,7 +9,7 @@ import { PhaseReading, validated } from '../readings.js';
 
 export const cryptoPhase = defineKind({
   name: 'crypto_phase',
-  published: { by: 'asset', assetClass: 'CRYPTO', models: ['phase'], files: (id) => [`${id}_Polynomial_Phase_Detector.html`] },
+  published: { by: 'asset', assetClass: 'CRYPTO', files: (id) => [`${id}_Polynomial_Phase_Detector.html`] },
   readings: ['phase'],
   archive: false,
   cadence: 'weekly',

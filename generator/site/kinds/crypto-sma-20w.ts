@@ -15,7 +15,6 @@ export const cryptoSma20w = defineKind({
   published: {
     by: 'asset',
     assetClass: 'CRYPTO',
-    models: ['sma_composite'],
     files: (id) => [`${id.toLowerCase()}-usd_price_with_risk.html`],
   },
   readings: ['sma_composite'],

@@ -12,7 +12,7 @@ const MODEL = 'twap_risk_level_crypto@1';
 
 export const cryptoTwapRisk = defineKind({
   name: 'crypto_twap_risk',
-  published: { by: 'asset', assetClass: 'CRYPTO', models: ['twap'], files: (id) => [`${id}_Price_TWAP_Risk_Analysis.html`] },
+  published: { by: 'asset', assetClass: 'CRYPTO', files: (id) => [`${id}_Price_TWAP_Risk_Analysis.html`] },
   readings: ['twap_risk'],
   archive: true,
   cadence: 'daily',

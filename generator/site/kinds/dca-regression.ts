@@ -34,7 +34,6 @@ export const dcaRegression = defineKind({
   published: {
     by: 'asset',
     assetClass: 'ANY',
-    models: ['dca'],
     files: (id) => [`${id}_lin_reg_price_with_risk.html`, `${id.toLowerCase()}_lin_reg_price_with_risk.html`],
   },
   readings: ['dca'],

@@ -7,7 +7,7 @@ import { SmaReading, validated, type Archive } from '../readings.js';
 
 export const equitySmaComposite = defineKind({
   name: 'equity_sma_composite',
-  published: { by: 'asset', assetClass: 'EQUITY', models: ['sma_composite'], files: (id) => [`${id}_Composite_SMA_Risk.html`] },
+  published: { by: 'asset', assetClass: 'EQUITY', files: (id) => [`${id}_Composite_SMA_Risk.html`] },
   readings: ['sma_composite'],
   archive: true,
   cadence: 'weekly',

@@ -14,7 +14,7 @@ const MODEL = 'twap_gravity_equity@1';
 
 export const equityTwap = defineKind({
   name: 'equity_twap',
-  published: { by: 'asset', assetClass: 'EQUITY', models: ['gravity', 'twap'], files: (id) => [`${id}_Equities_TWAP.html`] },
+  published: { by: 'asset', assetClass: 'EQUITY', files: (id) => [`${id}_Equities_TWAP.html`] },
   readings: ['gravity', 'twap', 'price'],
   archive: true,
   cadence: 'daily',

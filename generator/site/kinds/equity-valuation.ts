@@ -9,7 +9,7 @@ import { PhaseReading, validated } from '../readings.js';
 
 export const equityValuation = defineKind({
   name: 'equity_valuation',
-  published: { by: 'asset', assetClass: 'EQUITY', models: ['phase'], files: (id) => [`${id}_Equities_Valuation.html`] },
+  published: { by: 'asset', assetClass: 'EQUITY', files: (id) => [`${id}_Equities_Valuation.html`] },
   readings: ['phase'],
   archive: false,
   cadence: 'weekly',

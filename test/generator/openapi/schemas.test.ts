@@ -46,7 +46,11 @@ describe('schemas generated from the zod shapes', () => {
   it('say exactly what the contract requires of every response, and the document carries them', () => {
     const contract = JSON.parse(readFileSync(join(ROOT, 'fixtures', 'contract', 'schemas.json'), 'utf8'));
     expect(Object.keys(componentSchemas())).toEqual(Object.keys(contract));
-    for (const [name, schema] of Object.entries(componentSchemas())) expect(meaning(schema), name).toEqual(meaning(contract[name]));
+    // A contract change on purpose (a new AssetRisk field) is made in fixtures/contract/schemas.json too.
+    for (const [name, schema] of Object.entries(componentSchemas()))
+      expect(meaning(schema), `${name}: the shapes say otherwise than the pinned contract, fixtures/contract/schemas.json`).toEqual(
+        meaning(contract[name]),
+      );
     expect(openApiDocument().components.schemas).toBe(componentSchemas());
   });
 
