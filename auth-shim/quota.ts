@@ -433,16 +433,29 @@ export type QuotaOutcome =
 
 const seconds = (ms: number) => String(Math.max(0, Math.ceil(ms / 1000)));
 
-/** The minute's headers (decision 6) and the month's, as RapidAPI shows its own quotas (decision 32). */
-function outcome(plan: Plan, a: Admission, month: MonthWindow, now: number): QuotaOutcome {
-  const headers = {
-    'RateLimit-Limit': String(PLAN_LIMITS[plan].perMinute),
+/**
+ * Where a caller stands, in every form a client reads: the minute's headers (decision 6), the month's as RapidAPI
+ * shows its own quotas (decision 32), and both windows in the IETF fields of the rate-limit draft 11, as RFC 8941
+ * lists (decision 40). `monthRemaining` is the month as it stands once the answer is known (a refund raises it).
+ */
+export function quotaHeaders(plan: Plan, a: Admission, month: MonthWindow, now: number, monthRemaining = a.monthRemaining) {
+  const { perMinute, perMonth } = PLAN_LIMITS[plan];
+  const minuteReset = seconds(a.resetMs);
+  const monthReset = seconds(month.end - now);
+  return {
+    'RateLimit-Limit': String(perMinute),
     'RateLimit-Remaining': String(a.remaining),
-    'RateLimit-Reset': seconds(a.resetMs),
-    'X-RateLimit-Requests-Limit': String(PLAN_LIMITS[plan].perMonth),
-    'X-RateLimit-Requests-Remaining': String(a.monthRemaining),
-    'X-RateLimit-Requests-Reset': seconds(month.end - now),
+    'RateLimit-Reset': minuteReset,
+    'X-RateLimit-Requests-Limit': String(perMonth),
+    'X-RateLimit-Requests-Remaining': String(monthRemaining),
+    'X-RateLimit-Requests-Reset': monthReset,
+    'RateLimit-Policy': `"minute";q=${perMinute};w=60, "month";q=${perMonth};w=${Math.round((month.end - month.start) / 1000)}`,
+    RateLimit: `"minute";r=${a.remaining};t=${minuteReset}, "month";r=${monthRemaining};t=${monthReset}`,
   };
+}
+
+function outcome(plan: Plan, a: Admission, month: MonthWindow, now: number): QuotaOutcome {
+  const headers = quotaHeaders(plan, a, month, now);
   return a.ok
     ? { ok: true, headers, admission: a, month }
     : { ok: false, code: a.code!, retryAfter: Math.max(1, Math.ceil(a.retryMs / 1000)), headers, admission: a, month };

@@ -32,12 +32,24 @@ function body(code: ErrorCode, message: string): Uint8Array<ArrayBuffer> {
   return bytes;
 }
 
+/** How long a client waits before asking a gateway that is not configured again (decision 40: every 503 says one). */
+const UNAVAILABLE_RETRY_S = '60';
+
 /** The response for a refusal; `extra` adds headers every response to this caller carries (the rate limits). */
 export function refusalResponse(r: Refusal, extra: Record<string, string> = {}): ShimResponse {
   const bytes = body(r.code, r.message);
+  const status = ERROR_STATUS[r.code];
+  const retry: Record<string, string> = status === 503 ? { 'Retry-After': UNAVAILABLE_RETRY_S } : {};
   return {
-    status: ERROR_STATUS[r.code],
-    headers: { 'Content-Type': JSON_TYPE, 'Content-Length': String(bytes.byteLength), 'Cache-Control': 'no-store', ...extra, ...r.headers },
+    status,
+    headers: {
+      'Content-Type': JSON_TYPE,
+      'Content-Length': String(bytes.byteLength),
+      'Cache-Control': 'no-store',
+      ...retry,
+      ...extra,
+      ...r.headers,
+    },
     body: bytes,
     code: r.code,
   };

@@ -10,7 +10,7 @@
 import { PLAN_LIMITS } from '../../generator/contract/index.js';
 import type { Caller } from '../credentials.js';
 import type { ShimRequest, ShimResponse } from '../exchange.js';
-import { charge, type MonthUse, type QuotaOutcome, type QuotaStore } from '../quota.js';
+import { charge, quotaHeaders, type MonthUse, type QuotaOutcome, type QuotaStore } from '../quota.js';
 import { Refusal } from '../refusal.js';
 
 /** A request admitted and counted, with the headers that say where its caller stands; null when the marketplace counts. */
@@ -61,7 +61,10 @@ export function answered(
     throw refusal(caller, 'quota_exceeded', Math.max(1, Math.ceil((c.month.end - now) / 1000)), c.headers);
   }
   if (!a.monthCharged) return res;
-  res.headers['X-RateLimit-Requests-Remaining'] = String(Math.max(0, PLAN_LIMITS[caller.plan].perMonth - (a.monthUsed - 1)));
+  Object.assign(
+    res.headers,
+    quotaHeaders(caller.plan, a, c.month, now, Math.max(0, PLAN_LIMITS[caller.plan].perMonth - (a.monthUsed - 1))),
+  );
   const returned = quotas.refund(caller.quotaKey!, c.month, a);
   return returned instanceof Promise ? returned.then(() => res) : res;
 }

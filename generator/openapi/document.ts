@@ -55,6 +55,15 @@ const rateHeaders = {
   'X-RateLimit-Requests-Limit': { schema: { type: 'integer' }, description: "The plan's requests a calendar month (UTC)." },
   'X-RateLimit-Requests-Remaining': { schema: { type: 'integer' }, description: 'Requests this month still admits.' },
   'X-RateLimit-Requests-Reset': { schema: { type: 'integer' }, description: 'Seconds until the next calendar month (UTC).' },
+  'RateLimit-Policy': {
+    schema: { type: 'string', examples: ['"minute";q=60;w=60, "month";q=10000;w=2678400'] },
+    description:
+      'Both windows as the IETF rate-limit fields (draft 11, an RFC 8941 list): q the quota, w the window in seconds (the current calendar month, UTC, for "month").',
+  },
+  RateLimit: {
+    schema: { type: 'string', examples: ['"minute";r=59;t=60, "month";r=9999;t=1209600'] },
+    description: 'Where the caller stands in each policy (draft 11): r requests remaining, t seconds until it resets.',
+  },
 };
 const okHeaders = {
   ...requestIdHeader,
@@ -101,7 +110,9 @@ const common = {
     ...rateHeaders,
   }),
   '502': error('The data origin could not be read', ['upstream_error']),
-  '503': error('The gateway has no credential source configured', ['gateway_not_configured']),
+  '503': error('The gateway has no credential source configured', ['gateway_not_configured'], {
+    'Retry-After': { schema: { type: 'integer' }, description: 'Seconds to wait before asking again.' },
+  }),
 };
 const ok = (schema: string, description: string) => ({
   '200': { description, headers: okHeaders, content: { 'application/json': { schema: ref(schema) } } },
@@ -186,7 +197,7 @@ Call with your key in the \`X-API-Key\` header. Keys are issued by the operator 
 |---|---|---|---|---|
 ${planRows}
 
-The basic plan reads the free tier: the ten crypto assets with the smallest market-cap rank on the site's daily ranking, recomputed at each refresh. Counted responses carry \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\` (the minute: at most the plan's limit in any rolling 60 seconds) and \`X-RateLimit-Requests-Limit\`, \`-Remaining\` and \`-Reset\` (the calendar month, UTC). Past a limit the answer is \`429\` with \`Retry-After\`: \`rate_limited\` for the minute, \`quota_exceeded\` for the calendar month (UTC). A refused request is not counted.
+The basic plan reads the free tier: the ten crypto assets with the smallest market-cap rank on the site's daily ranking, recomputed at each refresh. Counted responses carry \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\` (the minute: at most the plan's limit in any rolling 60 seconds) and \`X-RateLimit-Requests-Limit\`, \`-Remaining\` and \`-Reset\` (the calendar month, UTC), and both windows in the IETF fields \`RateLimit-Policy\` and \`RateLimit\` (draft 11). Past a limit the answer is \`429\` with \`Retry-After\`: \`rate_limited\` for the minute, \`quota_exceeded\` for the calendar month (UTC). A refused request is not counted.
 
 Revalidating is free for the month: a request with \`If-None-Match\` answered \`304 Not Modified\` counts toward the minute but not the month, and once the month is used up such a request is still answered \`304\` while your copy is current (anything else is \`quota_exceeded\`). \`GET /v1/usage\` answers your plan, limits and counts in one call, and counts toward the minute only.
 

@@ -18,7 +18,7 @@ import { isLedger, TREE } from '../contract/tree.js';
 import { treeBase } from '../contract/tree-url.js';
 import type { Manifest } from '../contract/shapes.js';
 import { EnvironmentError } from '../exit.js';
-import { openTree, type PreviousTree, type ReadBytes } from './previous-tree.js';
+import { openTree, type PreviousTree, type ReadBytes } from './open-tree.js';
 
 const CONCURRENCY = 8;
 

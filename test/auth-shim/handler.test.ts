@@ -5,7 +5,7 @@ import { FileOrigin } from '../../auth-shim/node/file-origin.js';
 import { loadKeys } from '../../auth-shim/node/server.js';
 import { MemoryQuotaStore } from '../../auth-shim/quota.js';
 import type { Origin } from '../../auth-shim/origin.js';
-import { expectError, minuteClock, shimSuite, type Call } from './suite.js';
+import { expectError, minuteClock, rateLimitFields, shimSuite, type Call } from './suite.js';
 import { KEY, KEYS_FILE, builtTree } from './tree.js';
 
 let out = '';
@@ -47,6 +47,9 @@ describe('fetch handler: quotas (decision 6)', () => {
     expect((await limited.json()).error.code).toBe('rate_limited');
     expect(limited.headers.get('retry-after')).toBe('50');
     expect(limited.headers.get('ratelimit-remaining')).toBe('0');
+    // The IETF fields say the same (decision 40): the minute spent, back in 50 s; the month as it stands.
+    expect(rateLimitFields(limited.headers)!.limit.get('minute')).toEqual({ r: 0, t: 50 });
+    expect(rateLimitFields(limited.headers)!.limit.get('month')).toMatchObject({ r: 995 });
     t += 49_000;
     expect((await c('/v1/assets/BTC/risk', { headers: basic })).status).toBe(429);
     t += 1_000;
@@ -75,6 +78,10 @@ describe('fetch handler: quotas (decision 6)', () => {
     expect(over.status).toBe(429);
     expect((await over.json()).error.code).toBe('quota_exceeded');
     expect(Number(over.headers.get('retry-after'))).toBe(Math.ceil((Date.UTC(2026, 10, 1) - t) / 1000));
+    // October has 31 days: the month's policy window, and none of it left until it turns.
+    const fields = rateLimitFields(over.headers)!;
+    expect(fields.policy.get('month')).toEqual({ q: 1000, w: 31 * 86_400 });
+    expect(fields.limit.get('month')).toEqual({ r: 0, t: Math.ceil((Date.UTC(2026, 10, 1) - t) / 1000) });
     t = Date.UTC(2026, 10, 1, 0, 0, 1);
     expect((await c('/v1/assets/ETH/risk', { headers: basic })).status).toBe(200);
   });
@@ -125,6 +132,8 @@ describe('fetch handler: configuration and origin failures', () => {
     const res = await handle(new Request('http://shim.test/v1/assets/BTC/risk', { headers: { 'X-API-Key': KEY.pro } }));
     expect(res.status).toBe(503);
     expect((await res.json()).error.code).toBe('gateway_not_configured');
+    // Every 503 says when to ask again (decision 40).
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
     expect((await handle(new Request('http://shim.test/v1/health'))).status).toBe(200);
   });
 

@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { parseList } from 'structured-headers';
 import { describe, expect, it } from 'vitest';
 import { DISCLAIMER } from '../../generator/contract/index.js';
 import { KEY, KEYS_FILE, treeJson } from './tree.js';
@@ -23,6 +24,23 @@ async function decoded(res: Response): Promise<Buffer> {
   const bytes = Buffer.from(await res.arrayBuffer());
   const coding = res.headers.get('content-encoding');
   return coding === 'br' ? brotliDecompressSync(bytes) : coding === 'gzip' ? gunzipSync(bytes) : bytes;
+}
+
+/**
+ * The IETF rate-limit fields of a response (decision 40), parsed as RFC 8941 lists by a parser of the RFC's own:
+ * per policy name, its parameters; null where the response has none.
+ */
+export function rateLimitFields(h: Headers): { policy: Map<string, object>; limit: Map<string, object> } | null {
+  const read = (name: string) => {
+    const v = h.get(name);
+    return v === null ? null : new Map(parseList(v).map(([item, params]) => [String(item), Object.fromEntries(params)]));
+  };
+  const [policy, limit] = [read('ratelimit-policy'), read('ratelimit')];
+  if (!policy || !limit) {
+    expect([policy, limit], 'one IETF field without the other').toEqual([null, null]);
+    return null;
+  }
+  return { policy, limit };
 }
 
 export type Call = (path: string, init?: { headers?: Record<string, string>; method?: string }) => Promise<Response>;
@@ -333,6 +351,27 @@ export function shimSuite(name: string, setup: () => { call: Call; out: string }
       expect(Number(reset)).toBeLessThanOrEqual(31 * 86_400);
       // Keyless and marketplace-counted responses carry none: nothing of this gateway's counts applies to them.
       expect((await call('/v1/health')).headers.get('x-ratelimit-requests-limit')).toBeNull();
+    });
+
+    it('every counted response, a 304 and a refusal included, carries both windows in the IETF fields (decision 40)', async () => {
+      const { call } = setup();
+      const ok = await call('/v1/assets/BTC/risk', { headers: basic });
+      const notModified = await call('/v1/assets/BTC/risk', { headers: { ...basic, 'If-None-Match': ok.headers.get('etag')! } });
+      const refused = await call('/v1/assets/SPY/risk', { headers: basic });
+      expect([ok.status, notModified.status, refused.status]).toEqual([200, 304, 403]);
+      for (const res of [ok, notModified, refused]) {
+        const fields = rateLimitFields(res.headers)!;
+        const n = (name: string) => Number(res.headers.get(name));
+        expect(fields.policy.get('minute')).toEqual({ q: 5, w: 60 });
+        expect(fields.policy.get('month')).toEqual({ q: 1000, w: expect.any(Number) });
+        expect([28, 29, 30, 31].map((d) => d * 86_400)).toContain((fields.policy.get('month') as { w: number }).w);
+        // They say what the older headers say, window for window.
+        expect(fields.limit.get('minute')).toEqual({ r: n('ratelimit-remaining'), t: n('ratelimit-reset') });
+        expect(fields.limit.get('month')).toEqual({ r: n('x-ratelimit-requests-remaining'), t: n('x-ratelimit-requests-reset') });
+        expect([...fields.policy.keys()]).toEqual([...fields.limit.keys()]);
+      }
+      // Keyless responses are counted nowhere and carry neither.
+      expect(rateLimitFields((await call('/v1/health')).headers)).toBeNull();
     });
 
     it('a 401 names the credential forms the request tried (decision 33)', async () => {

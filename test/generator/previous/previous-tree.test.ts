@@ -8,7 +8,7 @@ import { blankRow, type Ledger } from '../../../generator/api/history.js';
 import { toJson } from '../../../generator/contract/json.js';
 import { TREE } from '../../../generator/contract/tree.js';
 import { digest, manifest } from '../../../generator/output/manifest.js';
-import { openTree } from '../../../generator/previous/previous-tree.js';
+import { openTree } from '../../../generator/previous/open-tree.js';
 
 const ledger = {
   as_of: null,
