@@ -16,6 +16,7 @@ const forbid = (message, ...regexes) => ({
 const up = (folders) => `^(\\.\\./)+(${folders.join('|')})(/|\\.js$)`;
 const COMMANDS = [
   'build',
+  'build-options',
   'build-report',
   'cli',
   'commands',

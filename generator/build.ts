@@ -1,16 +1,17 @@
 /**
- * `risk-readings build`: published pages in, the complete `v1/` tree out, in three steps under the output's lock.
+ * `risk-readings build`: published pages in, the complete `v1/` tree out, in three steps under the output's lock,
+ * once what it is given has been checked (build-options.ts).
  *   read     the catalogue, the pages, the previous tree (read-inputs.ts)
  *   plan     every document of the tree, a pure function of what was read (plan-tree.ts)
  *   publish  serialise, validate, hard-link what is unchanged, compress, write, swap (output/publish-tree.ts)
  * Between plan and publish the ledger's invariant is checked: no build drops or rewrites a published row. A rebuild
  * whose inputs are all as before re-links the previous tree instead. Any failure leaves the previous tree as it was.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { checkFeedKept, FeedLossError } from './api/changes.js';
 import { checkLedgerKept, HistoryLossError } from './api/history.js';
+import { checkOptions } from './build-options.js';
 import { buildReport, BuildError, type BuildOptions, type BuildReport } from './build-report.js';
 import { asEnvironmentError, EnvironmentError, EXIT } from './exit.js';
 import { fingerprint, idleCache } from './idle.js';
@@ -21,26 +22,13 @@ import { treeHash } from './output/manifest.js';
 import { publishTree, relinkTree, TreeInvalid, writeNamed, type Published } from './output/publish-tree.js';
 import { renderVersion } from './paths.js';
 import { planTree, type PlannedTree } from './plan-tree.js';
-import { isUrl, PreviousTreeError } from './previous/previous-tree.js';
-import { CACHE_FILE, noPrevious, openInputs, readInputs, type BuildCache, type OpenedInputs } from './read-inputs.js';
+import { PreviousTreeError } from './previous/previous-tree.js';
+import { CACHE_FILE, openInputs, readInputs, type BuildCache, type OpenedInputs } from './read-inputs.js';
 
 export { BuildError, type BuildOptions, type BuildReport } from './build-report.js';
 
 export async function build(opts: BuildOptions): Promise<BuildReport> {
-  const at = builtAt(opts.now);
-  const previousSource = opts.previous ?? opts.out;
-  // A path that is not the kind its option takes is a mistake in the command, not a passing failure: exit 2, never
-  // retried (decision 77), checked before anything runs. A `--previous` URL is no path; a folder holding no tree is
-  // "no previous tree" (decision 27: exit 1 unless --init), a path that is no folder at all a typo, even with --init.
-  const wrongKind = (option: string, path: string, kind: 'folder' | 'file') =>
-    new BuildError(`${option} ${path}: ${kindOf(path) ? `not a ${kind}` : `no such ${kind}`}`, {}, [], EXIT.usage);
-  if (!isFolder(opts.pages)) throw wrongKind('--pages', opts.pages, 'folder');
-  if (existsSync(opts.out) && !isFolder(opts.out)) throw wrongKind('--out', opts.out, 'folder');
-  if (opts.previous !== undefined && !isUrl(opts.previous) && !isFolder(opts.previous))
-    throw wrongKind('--previous', opts.previous, 'folder');
-  if (opts.catalog !== undefined && !isFile(opts.catalog)) throw wrongKind('--catalog', opts.catalog, 'file');
-  if (!opts.init && !isUrl(previousSource) && !existsSync(previousSource)) throw noPrevious(previousSource);
-  const apiInfo = opts.apiInfo === undefined ? undefined : readApiInfo(opts.apiInfo);
+  const { at, previousSource, apiInfo } = checkOptions(opts);
   try {
     await mkdir(opts.out, { recursive: true });
     const lock = await acquireLock(opts.out, `risk-readings build --pages ${opts.pages} --out ${opts.out}`);
@@ -169,39 +157,6 @@ async function relinkIfIdle(
     warnings,
     relinked: true,
   });
-}
-
-/** What is at `path`: a folder, a file, or nothing (a component that is a file, ENOTDIR, counts as nothing). */
-function kindOf(path: string): 'folder' | 'file' | null {
-  try {
-    return statSync(path).isDirectory() ? 'folder' : 'file';
-  } catch {
-    return null;
-  }
-}
-const isFolder = (path: string) => kindOf(path) === 'folder';
-const isFile = (path: string) => kindOf(path) === 'file';
-
-/** `--api-info`: a file that does not exist is the command's mistake (exit 2), one that is not the shape the input's (1). */
-function readApiInfo(file: string): ApiInfo {
-  if (!existsSync(file)) throw new BuildError(`--api-info ${file}: no such file`, {}, [], EXIT.usage);
-  let json: unknown;
-  try {
-    json = JSON.parse(readFileSync(file, 'utf8'));
-  } catch (e) {
-    throw new BuildError(`--api-info ${file}: not JSON (${(e as Error).message})`, {}, []);
-  }
-  const r = ApiInfo.safeParse(json);
-  if (r.success) return r.data;
-  const issue = r.error.issues[0]!;
-  throw new BuildError(`--api-info ${file}: ${issue.path.join('.') || '(document)'}: ${issue.message}`, {}, []);
-}
-
-/** `--now` as an ISO instant to the second, or the clock. */
-function builtAt(now?: string): string {
-  const t = now ? Date.parse(now) : Date.now();
-  if (!Number.isFinite(t)) throw new BuildError(`--now: expected an ISO 8601 time, found "${now}"`, {}, []);
-  return new Date(t).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 /**

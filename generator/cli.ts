@@ -2,8 +2,7 @@
  * The `risk-readings` command line: every command and its options, one line each; a command's work is in
  * commands/<name>.ts, loaded only when it runs. Exit status: 0 success, 1 the input (a page, a tree, a key file),
  * 2 usage; `build` adds 3 (the environment) and 4 (published carrying readings forward), decision 27 (exit.ts).
- * Every path a command is given is checked as the line is parsed, before the command runs (`existingPath`): one
- * that is not there, or not the kind the option takes, is usage, exit 2, naming the option and the path.
+ * Every path a command is given is checked by the path rule (path-rule.ts) as the line is parsed (`existingPath`).
  */
 import { Command, CommanderError, Option } from 'commander';
 import { renderVersion } from './paths.js';

@@ -41,6 +41,7 @@ describe('import boundaries', () => {
     ['generator/read-inputs.ts', './openapi/document.js', 'the read step returns plain data'],
     ['generator/read-inputs.ts', './output/live-tree.js', 'the read step returns plain data'],
     ['generator/read-inputs.ts', './idle.js', 'the read step returns plain data'],
+    ['generator/output/x.ts', '../build-options.js', 'not how readings are made'],
   ])('%s may not import %s', async (file, source, reason) => {
     expect((await refusals(file, source)).join('\n')).toContain(reason);
   });

@@ -1,12 +1,13 @@
 /** Option values as the commands take them: each parser names the option and what it expects (exit 2 otherwise). */
-import { existsSync, statSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { isCalendarDate, isoInstantMs } from '../contract/time.js';
 import { PLANS } from '../contract/plans.js';
 import { hashPrefixExpected, isHashPrefix } from '../contract/keys.js';
 import { TREE } from '../contract/tree.js';
 import { liveTree } from '../output/live-tree.js';
+import { pathProblem, type PathKind } from '../path-rule.js';
 
 export const positiveInt = (name: string) => (v: string) => {
   const n = Number(v);
@@ -118,35 +119,12 @@ export const logLevel = oneOf('--log-level', LOG_LEVELS);
 class PathUsageError extends Error {}
 
 /**
- * What a path option takes: an existing `folder` or `file`, or a `new file` that the command writes (it may exist;
- * the folder it goes in must).
- */
-export type PathKind = 'folder' | 'file' | 'new file';
-
-/** Whether `path` is a folder, a file, or nothing (a missing component or one that is a file counts as nothing). */
-function pathIs(path: string): 'folder' | 'file' | null {
-  try {
-    return statSync(path).isDirectory() ? 'folder' : 'file';
-  } catch {
-    return null;
-  }
-}
-
-/**
- * The one path rule every command applies to the paths it is given, before anything runs (decision 27's exit 2;
- * `build` states the same rule in its own words): `<option> <path>: no such folder` / `not a folder`, `no such file` /
- * `not a file`, and for a new file the folder it goes in. Returns the path as given; `hint` ends the message (what
- * to do instead) when the path is not there at all.
+ * The path rule (path-rule.ts) as the command line applies it, before anything runs: the path as given, or a
+ * `PathUsageError` saying why not.
  */
 function checkPath(option: string, path: string, kind: PathKind, hint?: string): string {
-  const is = pathIs(path);
-  let why: string | null = null;
-  if (kind === 'folder' && is !== 'folder') why = is ? 'not a folder' : 'no such folder';
-  else if (kind === 'file' && is !== 'file') why = is ? 'not a file' : 'no such file';
-  else if (kind === 'new file' && is === 'folder') why = 'not a file';
-  else if (kind === 'new file' && !is && pathIs(dirname(resolve(path))) !== 'folder')
-    why = `no such folder ${dirname(resolve(path))} to write it in`;
-  if (why) throw new PathUsageError(`${option} ${path}: ${why}${hint && !is ? ` (${hint})` : ''}`);
+  const problem = pathProblem(option, path, kind, hint);
+  if (problem) throw new PathUsageError(problem);
   return path;
 }
 
