@@ -6,15 +6,15 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { renderVersion } from './paths.js';
+import { EXAMPLES, HELP } from './commands/help.js';
+import { command } from './commands/lazy-command.js';
 import {
   calendarDate,
   duration,
-  EXAMPLES,
   existingPath,
   existingPaths,
   expiry,
   hashPrefix,
-  HELP,
   httpUrl,
   instant,
   logLevel,
@@ -27,21 +27,12 @@ import {
   yearMonth,
 } from './commands/options.js';
 
-type Run = (...args: never[]) => Promise<void>;
-
 export function program(): Command {
   const cli = new Command('risk-readings')
     .description('Builds the Risk Readings API as static JSON from the published model pages.')
     .version(renderVersion().replace(/^risk-readings /, ''), '-V, --version', 'print the version')
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
-  /** A command whose module is imported when it runs (commander's own Command argument is left off). */
-  const command = (parent: Command, name: string, about: string, load: () => Promise<Run>) =>
-    parent
-      .command(name)
-      .description(about)
-      .addHelpText('after', EXAMPLES[name] ?? '')
-      .action(async (...args: unknown[]) => ((await load()) as (...a: unknown[]) => Promise<void>)(...args.slice(0, -1)));
   const catalog = ['--catalog <file>', 'the asset catalogue (default: the committed one)', existingPath('--catalog', 'file')] as const;
   const tree = ['--public <dir>', 'the folder holding v1/', existingPath('--public', 'folder')] as const;
   const store = ['--keys <file>', 'the credential store', existingPath('--keys', 'file', 'keys add creates one')] as const;
@@ -51,11 +42,7 @@ export function program(): Command {
     .requiredOption('--out <dir>', 'where v1/ is published (a link swapped atomically to each new tree)')
     .option('--previous <dir|url>', HELP.previous)
     .option('--init', 'start a new ledger when there is no previous tree (otherwise exit 1)')
-    .option(
-      '--catalog <file>',
-      "the asset catalogue (default: the pages folder's catalog.json if it has one, else the committed one)",
-      existingPath('--catalog', 'file'),
-    )
+    .option('--catalog <file>', HELP.buildCatalog, existingPath('--catalog', 'file'))
     .option('--now <iso>', 'the build time recorded in the manifest (default: the clock)', instant('--now'))
     .option('--public-url <url>', HELP.publicUrl, httpUrl('--public-url'))
     .option('--api-info <file>', "JSON: the served document's contact, license and termsOfService (see docs/cli.md)")
@@ -80,11 +67,7 @@ export function program(): Command {
 
   command(cli, 'serve', 'run the auth shim over a built tree', () => import('./commands/serve.js').then((m) => m.run))
     .option(...tree)
-    .option(
-      '--keys <file>',
-      'the credential store (without it data endpoints answer 503); reloaded within 2 s of a change',
-      existingPath('--keys', 'file'),
-    )
+    .option('--keys <file>', HELP.serveKeys, existingPath('--keys', 'file'))
     .option('--quotas <file|redis://host:port|memory>', HELP.quotas, quotaStore('--quotas'))
     .addOption(new Option('--quotas-wait <duration>', HELP.quotasWait).argParser(duration('--quotas-wait')).default(30_000, '30s'))
     .option('--discard-damaged-quotas', HELP.discardDamaged)
@@ -92,11 +75,7 @@ export function program(): Command {
     .option('--host <h>', 'address to listen on', '127.0.0.1')
     .option('--reuse-port', 'share the port with a serve still running (a rolling restart; Linux, FreeBSD): see docs/production.md')
     .option('--marketplace-host <h>', 'the listing host the x-marketplace-host header must carry')
-    .option(
-      '--marketplace-secret-file <file>',
-      'a file holding the marketplace proxy secret (or RISK_READINGS_MARKETPLACE_SECRET)',
-      existingPath('--marketplace-secret-file', 'file'),
-    )
+    .option('--marketplace-secret-file <file>', HELP.marketplaceSecretFile, existingPath('--marketplace-secret-file', 'file'))
     .option('--marketplace-secret <s>', 'the marketplace proxy secret; visible in the process list, prefer the file or the environment')
     .option('--marketplace-name <n>', HELP.marketplaceName, 'rapidapi')
     .addOption(new Option('--stale-after <duration>', HELP.staleAfter).argParser(duration('--stale-after')).default(36 * 3_600_000, '36h'))
@@ -104,8 +83,7 @@ export function program(): Command {
     .option('--log-level <level>', HELP.logLevel, logLevel, 'info');
 
   const keys = cli.command('keys').description('manage direct keys').addHelpText('after', EXAMPLES.keys!);
-  const about = 'issue a direct key: prints it once, alone, on stdout; stores only its SHA-256';
-  command(keys, 'add', about, () => import('./commands/keys.js').then((m) => m.add))
+  command(keys, 'add', HELP.add, () => import('./commands/keys.js').then((m) => m.add))
     .requiredOption('--plan <plan>', 'basic, pro or ultra', plan)
     .requiredOption('--keys <file>', 'the credential store to add it to (created if absent)', existingPath('--keys', 'new file'))
     .option('--label <l>', 'free text to recognise the key by (several keys may share one)', '')
@@ -114,13 +92,8 @@ export function program(): Command {
     .requiredOption(...store)
     .requiredOption('--label <l>', 'the label whose keys the new one replaces')
     .addOption(new Option('--overlap <span>', HELP.overlap).argParser(overlap('--overlap')).default(86_400_000, '+24h'))
-    .option(
-      '--expires <when>',
-      'when the new key ends (default: when the keys it replaces would have, if they all end; else never)',
-      expiry('--expires'),
-    );
-  const listed = 'list the keys: hash prefix, plan, state (active, expiring, expired), created, expires, label (never the key)';
-  command(keys, 'list', listed, () => import('./commands/keys.js').then((m) => m.list))
+    .option('--expires <when>', HELP.rollExpires, expiry('--expires'));
+  command(keys, 'list', HELP.list, () => import('./commands/keys.js').then((m) => m.list))
     .requiredOption(...store)
     .option('--revoked', 'list the revoked keys too, after the others (state revoked, with when), as billing keeps them')
     .option('--json', 'a JSON array');
