@@ -21,7 +21,7 @@ import { Bodies } from './steps/body.js';
 import { CredentialCheck, type KeySource } from './steps/credential.js';
 import { bulkSymbols, changesQuery, historyQuery } from './steps/parameters.js';
 import { answered, charged, monthUse } from './steps/quota.js';
-import { boundedQuery, getOnly, requestTarget, routeOf, type Route, type Target } from './steps/route.js';
+import { boundedQuery, readOnly, requestTarget, routeOf, type Route, type Target } from './steps/route.js';
 import { usageResponse } from './steps/usage.js';
 
 export type { KeySource } from './steps/credential.js';
@@ -114,7 +114,7 @@ export function createShim(options: ShimOptions): (request: ShimRequest) => Answ
   }
 
   function handle(request: ShimRequest, url: Target, seen: Seen): Answer {
-    getOnly(request);
+    readOnly(request);
     const id = seen.id;
     if (docs && url.pathname.startsWith('/docs')) {
       return docsResponse(request, url.pathname, docs, id).then((page) => {
@@ -144,7 +144,8 @@ export function createShim(options: ShimOptions): (request: ShimRequest) => Answ
         // A refusal or a failure after the charge still tells the caller where its quota stands.
         const refused = (e: unknown) => failed(e, headers);
         const res = recovering(() => serve(request, url, r, caller.plan, headers), refused);
-        if (!charge) return res;
+        // A HEAD spends no month (decision 104): nothing to settle.
+        if (!charge || use === 'minute') return res;
         // Only data counts toward the month (decisions 35 and 100): settled once the answer is known.
         return recovering(() => next(res, (done) => answered(quotas, caller, charge, done, at)), refused);
       });
@@ -184,8 +185,15 @@ export function createShim(options: ShimOptions): (request: ShimRequest) => Answ
       return res;
     };
     const url = requestTarget(request.url);
-    return next(answer(request, url, seen), logged);
+    const reply = answer(request, url, seen);
+    return next(request.method === 'HEAD' ? next(reply, headers) : reply, logged);
   };
+}
+
+/** A HEAD's answer: the GET's status and headers, its Content-Length included, and no body. */
+function headers(res: ShimResponse): ShimResponse {
+  if (!res.body) return res;
+  return { ...res, headers: { ...res.headers, 'Content-Length': String(res.body.byteLength) }, body: null };
 }
 
 type DataRoute = Exclude<Route, { name: 'health' | 'openapi' | 'usage' }>;

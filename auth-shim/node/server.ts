@@ -12,6 +12,7 @@ import { compress, compressSync } from '../../generator/output/compress.js';
 import { keyStoreFromJson, type KeyStore } from '../credentials.js';
 import { createShim, requestId, type HeaderSource, type KeySource, type ShimResponse } from '../handler.js';
 import { Refusal, refusalResponse } from '../refusal.js';
+import { ALLOW } from '../steps/route.js';
 import type { QuotaStore } from '../quota.js';
 import type { Compressor } from '../representation.js';
 import { packageDocsFiles } from './docs-files.js';
@@ -120,7 +121,7 @@ const REASONS: Record<number, string> = { 400: 'Bad Request', 405: 'Method Not A
 function rawError(socket: Duplex, status: 400 | 405 | 431, code: ErrorCode, message: string, id: string): number {
   const body = JSON.stringify(errorBody(code, message));
   if (!socket.writable) return (void socket.destroy(), 0);
-  const allow = status === 405 ? 'Allow: GET\r\n' : '';
+  const allow = status === 405 ? `Allow: ${ALLOW}\r\n` : '';
   socket.end(
     `HTTP/1.1 ${status} ${REASONS[status]}\r\n${allow}Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
   );
@@ -293,7 +294,7 @@ export async function startServer(o: ServeOptions): Promise<Started> {
   server.on('timeout', (socket: Socket) => setImmediate(() => busy.has(socket) || socket.destroy()));
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
     const id = requestId(headerSource(req.headers).get('x-request-id'));
-    const bytes = rawError(socket, 405, 'method_not_allowed', 'Only GET is allowed; this API is no proxy', id);
+    const bytes = rawError(socket, 405, 'method_not_allowed', 'Only GET and HEAD are allowed; this API is no proxy', id);
     refused('CONNECT', req.url ?? '', 405, 'method_not_allowed', bytes, id);
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {

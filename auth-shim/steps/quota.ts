@@ -16,8 +16,12 @@ import { Refusal } from '../refusal.js';
 /** A request admitted and counted, with the headers that say where its caller stands; null when the marketplace counts. */
 export type Charged = Extract<QuotaOutcome, { ok: true }> | null;
 
-/** How a request to a data route uses the month: a conditional one may be answered 304, which carries no data. */
-export const monthUse = (request: ShimRequest): MonthUse => (request.headers.has('if-none-match') ? 'revalidation' : 'request');
+/**
+ * How a request to a data route uses the month: a HEAD carries no data and counts toward the minute alone, as a
+ * 304 does (decision 104); a conditional one may be answered 304.
+ */
+export const monthUse = (request: ShimRequest): MonthUse =>
+  request.method === 'HEAD' ? 'minute' : request.headers.has('if-none-match') ? 'revalidation' : 'request';
 
 /** Synchronous when the store is (the in-memory ones), so the hot path does not wait. */
 export function charged(quotas: QuotaStore, caller: Caller, now: number, use: MonthUse = 'request'): Charged | Promise<Charged> {

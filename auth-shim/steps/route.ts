@@ -1,5 +1,5 @@
 /**
- * Step: route. Maps a GET request onto the API's ten routes; anything else is refused (405 with Allow: GET, 404,
+ * Step: route. Maps a GET or HEAD request onto the API's ten routes; anything else is refused (405 with Allow, 404,
  * or 400 for an overlong query). Segments are decoded once and never reach a file path.
  */
 import { Refusal } from '../refusal.js';
@@ -28,11 +28,14 @@ export type Target = Pick<URL, 'pathname' | 'search' | 'searchParams'>;
 /** The request's URL as the steps read it. */
 export const requestTarget = (url: string): Target => new URL(url);
 
-/** The method must be GET (decision 10): checked first, before the path means anything. */
-export function getOnly(request: { method: string }): void {
-  if (request.method !== 'GET')
-    throw new Refusal('method_not_allowed', `${request.method.slice(0, 16)} is not allowed: the API is read-only; use GET`, {
-      Allow: 'GET',
+/** The methods every route takes (decisions 10 and 104): HEAD answers as GET would, without the body. */
+export const ALLOW = 'GET, HEAD';
+
+/** The method must be GET or HEAD: checked first, before the path means anything. */
+export function readOnly(request: { method: string }): void {
+  if (request.method !== 'GET' && request.method !== 'HEAD')
+    throw new Refusal('method_not_allowed', `${request.method.slice(0, 16)} is not allowed: the API is read-only; use GET or HEAD`, {
+      Allow: ALLOW,
     });
 }
 

@@ -5,7 +5,7 @@ import { defaultCatalogPath } from '../paths.js';
 
 import { MODEL_KEYS, SYMBOL_PATTERN, UNIVERSES } from '../contract/constants.js';
 
-export { UNIVERSES, type ModelKey, type Universe } from '../contract/constants.js';
+export { UNIVERSES, type Universe } from '../contract/constants.js';
 
 const Asset = z.object({
   symbol: z.string().regex(SYMBOL_PATTERN),

@@ -47,7 +47,9 @@ const _named: { [K in PageKind]: PageKindDescriptor<K> } = KINDS;
 
 /**
  * What the build looks up in a registry of kinds, derived from it: the module's own below; a test derives them from a
- * registry of its own, with a fictional kind in it.
+ * registry of its own, with a fictional kind in it (test/generator/reading-registry.test.ts).
+ *
+ * @public
  */
 export function registryOf<K extends string>(kinds: { [N in K]: PageKindDescriptor<N> }) {
   const list = Object.values(kinds) as PageKindDescriptor<K>[];
@@ -77,7 +79,7 @@ export function registryOf<K extends string>(kinds: { [N in K]: PageKindDescript
 export const { KIND_LIST, marketFilesOf, readingsOf, readingsHad, registryOrder } = registryOf<PageKind>(_named);
 
 /** How the report and the warnings name a reading: its AssetRisk field, or a part's own keys within it. */
-export function readingLabel(key: ReadingKey): string {
+function readingLabel(key: ReadingKey): string {
   const reading = READINGS[key] as AssetReading | (typeof READINGS)[ReadingKey];
   if (reading.scope === 'market') return reading.label;
   return reading.part ? `${reading.field}.${Object.keys(reading.none!)[0]}` : reading.field;

@@ -114,7 +114,7 @@ describe('Node server: raw HTTP', () => {
     const options = await socketRequest('OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     expect(options).toMatch(/^HTTP\/1\.1 405/);
     const tunnel = await socketRequest('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
-    expect(tunnel).toMatch(/^HTTP\/1\.1 405 Method Not Allowed\r\nAllow: GET\r\n/);
+    expect(tunnel).toMatch(/^HTTP\/1\.1 405 Method Not Allowed\r\nAllow: GET, HEAD\r\n/);
     expect(tunnel).toContain('"code":"method_not_allowed"');
   });
 

@@ -162,16 +162,39 @@ export function shimSuite(name: string, setup: () => { call: Call; out: string }
       }
     });
 
-    it('405 method_not_allowed with Allow: GET for every other method, on any path', async () => {
+    it('405 method_not_allowed with Allow: GET, HEAD for every other method, on any path', async () => {
       const { call } = setup();
-      for (const method of ['POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS']) {
+      for (const method of ['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']) {
         for (const p of ['/v1/health', '/v1/assets/BTC/risk', '/v1/nope']) {
           const res = await call(p, { method, headers: pro });
           expect(res.status, `${method} ${p}`).toBe(405);
-          expect(res.headers.get('allow')).toBe('GET');
-          if (method !== 'HEAD') expect((await res.json()).error.code).toBe('method_not_allowed');
+          expect(res.headers.get('allow')).toBe('GET, HEAD');
+          expect((await res.json()).error.code).toBe('method_not_allowed');
         }
       }
+    });
+
+    it('HEAD answers every GET route with the GET’s status and headers and no body, counted toward the minute alone (decision 104)', async () => {
+      const { call } = setup();
+      const paths = ['/v1/health', '/v1/openapi.json', '/v1/assets', '/v1/assets/BTC/risk', '/v1/assets/BTC/history?limit=3'];
+      for (const p of [...paths, '/v1/assets/SPY/risk', '/v1/assets/NOPE/risk']) {
+        const get = await call(p, { headers: basic });
+        const getBytes = (await get.arrayBuffer()).byteLength;
+        const head = await call(p, { method: 'HEAD', headers: basic });
+        expect(head.status, p).toBe(get.status);
+        expect((await head.arrayBuffer()).byteLength, p).toBe(0);
+        for (const h of ['content-type', 'etag', 'cache-control', 'vary', 'content-encoding', 'ratelimit-limit', 'ratelimit-policy'])
+          expect(head.headers.get(h), `${p} ${h}`).toBe(get.headers.get(h));
+        // The length the GET's body has as sent (a runtime that decodes for the client says none).
+        const length = head.headers.get('content-length');
+        if (coding === 'server' && length !== null && get.headers.get('content-encoding') === null)
+          expect(Number(length), p).toBe(getBytes);
+      }
+      // The month is spent by data alone: a HEAD leaves it as it stands, and counts toward the minute.
+      const before = await call('/v1/assets/BTC/risk', { headers: basic });
+      const head = await call('/v1/assets/BTC/risk', { method: 'HEAD', headers: basic });
+      expect(head.headers.get('x-ratelimit-requests-remaining')).toBe(before.headers.get('x-ratelimit-requests-remaining'));
+      expect(head.headers.get('ratelimit-limit')).toBe('5');
     });
   });
 

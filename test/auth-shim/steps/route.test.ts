@@ -1,17 +1,17 @@
-/** Step route, alone: GET only (decision 10), the API's routes, and nothing else. */
+/** Step route, alone: GET and HEAD only (decisions 10 and 104), the API's routes, and nothing else. */
 import { describe, expect, it } from 'vitest';
-import { boundedQuery, getOnly, requestTarget, routeOf } from '../../../auth-shim/steps/route.js';
+import { boundedQuery, readOnly, requestTarget, routeOf } from '../../../auth-shim/steps/route.js';
 import { refusalOf } from './refusals.js';
 
 const url = (path: string) => requestTarget(`http://api.test${path}`);
 
 describe('step: route', () => {
-  it('refuses every method but GET with 405 and Allow: GET', async () => {
-    for (const method of ['POST', 'HEAD', 'OPTIONS', 'DELETE']) {
-      const r = await refusalOf(() => getOnly(new Request('http://api.test/v1/health', { method })));
-      expect(r).toMatchObject({ code: 'method_not_allowed', headers: { Allow: 'GET' } });
+  it('refuses every method but GET and HEAD with 405 and Allow: GET, HEAD', async () => {
+    for (const method of ['POST', 'OPTIONS', 'DELETE', 'get']) {
+      const r = await refusalOf(() => readOnly({ method }));
+      expect(r).toMatchObject({ code: 'method_not_allowed', headers: { Allow: 'GET, HEAD' } });
     }
-    expect(await refusalOf(() => getOnly(new Request('http://api.test/v1/health')))).toBeNull();
+    for (const method of ['GET', 'HEAD']) expect(await refusalOf(() => readOnly({ method }))).toBeNull();
   });
 
   it('names the routes, decoding a segment once', () => {
