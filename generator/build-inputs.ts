@@ -2,7 +2,7 @@
  * What the build's read step gives its plan: plain data, no behaviour (decision 65). Both steps import it and neither imports
  * the other (read-inputs.ts produces it, plan-tree.ts consumes it; build.ts runs them in turn).
  */
-import type { Carried } from './api/asset-risk.js';
+import type { Carried } from './site/carry.js';
 import type { Asset, Universe } from './catalog/catalog.js';
 import type { AssetRisk, ChangeLedger, HistoryRow } from './contract/shapes.js';
 import type { PageRef } from './site/discover.js';

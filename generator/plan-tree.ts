@@ -4,7 +4,7 @@
  * tree. No I/O and no clock: the same inputs give the same documents; read-inputs.ts reads before it and
  * output/publish-tree.ts publishes after it.
  */
-import { assembleAssetRisk, riskExtraModels, riskReadings, type AssetReadings, type AssetRisk, type Carried } from './api/asset-risk.js';
+import { assembleAssetRisk, riskExtraModels, riskReadings, type AssetReadings, type AssetRisk } from './api/asset-risk.js';
 import { assetList } from './api/asset-list.js';
 import { addRisk, emptyState, nextLedger, type ChangeLedger, type PreviousFeed } from './api/changes.js';
 import type { PreviousFeedRead, ReadInputs } from './build-inputs.js';
@@ -21,6 +21,7 @@ import { TREE } from './contract/tree.js';
 import { universeSummary } from './api/summary.js';
 import { servedDocument, type ApiInfo } from './openapi/document.js';
 import { operationExamples } from './openapi/examples.js';
+import type { Carried } from './site/carry.js';
 import type { PageResult } from './site/readings.js';
 import { readingsOf, type PageKind } from './site/registry.js';
 

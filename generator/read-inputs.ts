@@ -21,7 +21,7 @@ import { discover, marketKindOf, type Discovery } from './site/discover.js';
 import { pageGuard } from './site/guards.js';
 import { readSite, type ParseCache, type SiteRead } from './site/read-site.js';
 import { KINDS, readingsHad, readingWords, type PageKind } from './site/registry.js';
-import { carriedFrom, type Carried } from './api/asset-risk.js';
+import { carriedFrom, type Carried } from './site/carry.js';
 import type { ReadingKey } from './site/readings.js';
 
 /** The parse cache beside the tree: each page's size, mtime, hash and reading, and what the last build read. */
@@ -52,7 +52,8 @@ export async function openInputs(opts: BuildOptions, previousSource: string, tid
   // A page the previous build read must be read again: missing, its model would quietly turn null.
   const vanished = missingSincePrevious(await pagesOfPrevious(previous), found);
   const missingFiles = new Set(vanished.map((v) => v.file));
-  for (const m of found.missing) if (!missingFiles.has(m.file)) warnings.push(`${m.symbol}: ${m.file} is missing; ${readNull(readingsOf(m, catalog))}`);
+  for (const m of found.missing)
+    if (!missingFiles.has(m.file)) warnings.push(`${m.symbol}: ${m.file} is missing; ${readNull(readingsOf(m, catalog))}`);
   const cache = await readJson<BuildCache>(join(previous?.localTree ? previousSource : opts.out, CACHE_FILE));
   // The pages this tree answers for, recorded so the next build can tell one that went missing (carried ones too,
   // so the guard holds until the page is back or the catalogue drops it).
@@ -260,7 +261,8 @@ function keptReadings(carried: CarriedPage[], risks: ReadonlyMap<string, AssetRi
     kept.set(page.symbol, { ...kept.get(page.symbol), ...found });
     const lost = page.readings.filter((r) => !(r in found));
     page.readings = page.readings.filter((r) => r in found);
-    if (lost.length) warnings.push(`${page.symbol}: ${page.file} failed and the previous tree holds no ${readingWords(lost)}; ${readNull(lost)}`);
+    if (lost.length)
+      warnings.push(`${page.symbol}: ${page.file} failed and the previous tree holds no ${readingWords(lost)}; ${readNull(lost)}`);
   }
   return kept;
 }

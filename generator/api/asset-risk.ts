@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Asset } from '../catalog/catalog.js';
 import { AssetRisk as AssetRiskShape, type AssetRisk } from '../contract/shapes.js';
 import { READINGS, type AssetReading, type ReadingKey, type Readings } from '../site/readings.js';
+import type { Carried } from '../site/carry.js';
 import { dailyReadings, staleModels, type StaleInput } from '../contract/stale.js';
 import type { Stamped } from '../contract/envelope.js';
 import { newest } from './envelope.js';
@@ -12,9 +13,6 @@ export type { AssetRisk } from '../contract/shapes.js';
 
 /** The readings one asset's pages gave this build, merged: each reading comes from one page of the asset. */
 export type AssetReadings = Partial<Readings>;
-
-/** Each reading of a failed page, as the previous tree published its part of the field (site/readings.ts `carry`). */
-export type Carried = Partial<Record<ReadingKey, object>>;
 
 type Field = keyof AssetRisk;
 /** The readings of one asset, from the registry, in its order. */
@@ -36,18 +34,6 @@ function keysOf(field: Field): string[] {
   const schema: z.ZodType = AssetRiskShape.shape[field];
   const inner = schema instanceof z.ZodNullable ? schema.unwrap() : schema;
   return inner instanceof z.ZodObject ? Object.keys(inner.shape) : [];
-}
-
-/** The previous AssetRisk's part of each reading a failed page yields, where it had one (market readings are carried elsewhere). */
-export function carriedFrom(prev: AssetRisk | undefined, readings: Iterable<ReadingKey>): Carried {
-  const carried: Carried = {};
-  for (const key of readings) {
-    const reading = READINGS[key] as AssetReading | { scope: 'market' };
-    if (reading.scope !== 'asset') continue;
-    const previous = prev?.[reading.field];
-    if (previous !== null && previous !== undefined) carried[key] = reading.carry(previous as never) as object;
-  }
-  return carried;
 }
 
 /** The readings that fill each field, from the page or carried; a field none of whose readings the asset has is null. */

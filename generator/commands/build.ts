@@ -97,7 +97,9 @@ function printReport(r: Partial<BuildReport>) {
   for (const w of r.warnings ?? []) say(`warning: ${w}`);
   for (const e of r.errors ?? []) say(`error: ${e}`);
   for (const c of r.carried ?? [])
-    say(`carried: ${c.file} (${c.reason}): ${c.symbol ?? 'the market'} keeps ${c.readings.length ? `its previous ${readingWords(c.readings)}` : 'nothing'}`);
+    say(
+      `carried: ${c.file} (${c.reason}): ${c.symbol ?? 'the market'} keeps ${c.readings.length ? `its previous ${readingWords(c.readings)}` : 'nothing'}`,
+    );
   for (const c of r.would_carry ?? [])
     say(`with --keep-going: ${c.file} (${c.reason}) would be carried: ${c.symbol ?? 'market'} would keep its previous ${c.kind} reading`);
 }

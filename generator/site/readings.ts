@@ -8,7 +8,19 @@
  */
 import { z } from 'zod';
 import type { ModelKey } from '../contract/constants.js';
-import { type AssetRisk, Dca, FearGreed, Gravity, HistoryRow, MacroRisk, PeakValley, Phase, Price, SmaComposite, Twap } from '../contract/shapes.js';
+import {
+  type AssetRisk,
+  Dca,
+  FearGreed,
+  Gravity,
+  HistoryRow,
+  MacroRisk,
+  PeakValley,
+  Phase,
+  Price,
+  SmaComposite,
+  Twap,
+} from '../contract/shapes.js';
 import { PageError } from './errors.js';
 import type { PageIdentity } from './html.js';
 import type { PageKind } from './registry.js';

@@ -5,7 +5,8 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { carriedFrom, type AssetRisk } from '../../generator/api/asset-risk.js';
+import type { AssetRisk } from '../../generator/api/asset-risk.js';
+import { carriedFrom } from '../../generator/site/carry.js';
 import { blankRow, HistoryLossError, type Ledger } from '../../generator/api/history.js';
 import { TREE } from '../../generator/contract/tree.js';
 import { openApiDocument } from '../../generator/openapi/document.js';
