@@ -92,7 +92,7 @@ export async function readInputs(opened: OpenedInputs, opts: BuildOptions, at: s
   const site = await readSite(opts.pages, found.pages, cache, {
     wantsArchive: (ref) => !!ref.symbol && KINDS[ref.kind].archive && !ledgers.get(ref.symbol)?.length,
     jobs: opts.jobs,
-    refuse: pageGuard(catalog, at),
+    refuse: pageGuard(catalog, at, ledgers),
     progress: opts.progress,
   });
   const carried: CarriedPage[] = [];

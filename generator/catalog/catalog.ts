@@ -3,12 +3,13 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { defaultCatalogPath } from '../paths.js';
 
-import { MODEL_KEYS, SYMBOL_PATTERN, UNIVERSES } from '../contract/constants.js';
+import { MAX_ASSETS, MODEL_KEYS, SYMBOL_NAME, SYMBOL_RULE, UNIVERSES } from '../contract/constants.js';
 
 export { UNIVERSES, type Universe } from '../contract/constants.js';
 
 const Asset = z.object({
-  symbol: z.string().regex(SYMBOL_PATTERN),
+  // A symbol is a name, never a path (decision 101): the tree writes `assets/<SYMBOL>/`, so `..` is refused here.
+  symbol: z.string().regex(SYMBOL_NAME, `a symbol is ${SYMBOL_RULE}`),
   name: z.string().min(1),
   asset_class: z.enum(['CRYPTO', 'EQUITY']),
   universes: z.array(z.enum(UNIVERSES)).min(1),
@@ -18,7 +19,7 @@ const Asset = z.object({
 });
 export type Asset = z.infer<typeof Asset>;
 
-const Catalog = z.object({ assets: z.array(Asset).min(1) }).superRefine((c, ctx) => {
+const Catalog = z.object({ assets: z.array(Asset).min(1).max(MAX_ASSETS) }).superRefine((c, ctx) => {
   const seen = new Set<string>();
   c.assets.forEach((a, i) => {
     const key = a.symbol.toUpperCase();
@@ -37,7 +38,9 @@ export function loadCatalog(file = defaultCatalogPath()): Asset[] {
   const r = Catalog.safeParse(json);
   if (!r.success) {
     const issue = r.error.issues[0]!;
-    throw new Error(`${file}: ${issue.path.join('.')}: ${issue.message}`);
+    const at = issue.path.reduce<unknown>((v, k) => (v as Record<PropertyKey, unknown> | undefined)?.[k as PropertyKey], json);
+    const found = at === undefined || typeof at === 'object' ? '' : ` (found ${JSON.stringify(at)})`;
+    throw new Error(`${file}: ${issue.path.join('.')}: ${issue.message}${found}`);
   }
   return [...r.data.assets].sort((a, b) => (a.symbol < b.symbol ? -1 : a.symbol > b.symbol ? 1 : 0));
 }

@@ -25,6 +25,17 @@ export const CHANGE_FIELDS = [
 ] as const as readonly string[];
 /** Spec: the symbol path parameter, 1 to 20 letters, digits, underscore, period, hyphen. */
 export const SYMBOL_PATTERN = /^[A-Za-z0-9_.-]{1,20}$/;
+/**
+ * A symbol is a name, never a path (decision 101): the spec's pattern, not starting with a dot. `.` and `..` would
+ * name the folder itself or its parent in `assets/<SYMBOL>/`, and `.X` a hidden folder, which `check`, a static host
+ * and a copy with shell globs all pass over. The one rule wherever a symbol meets a path: the catalogue's loader, and
+ * the contract's shapes of AssetRisk and of the tree's `_catalog.json`, which `check` holds a tree to.
+ */
+export const SYMBOL_NAME = /^(?!\.)[A-Za-z0-9_.-]{1,20}$/;
+/** How a refusal says what a symbol must be. */
+export const SYMBOL_RULE = '1 to 20 letters, digits, _ . -, not starting with a dot';
+/** The most assets a catalogue (so a list, a summary, a count of them) may hold. */
+export const MAX_ASSETS = 10_000;
 /** The shape a universe name must have before it is looked up (decision 9: bad_universe otherwise). */
 export const UNIVERSE_PATTERN = /^[A-Za-z0-9_-]{1,40}$/;
 

@@ -11,14 +11,15 @@ import { z } from 'zod';
 import {
   API_VERSION,
   DISCLAIMER,
+  MAX_ASSETS,
   MODEL_KEYS,
-  SYMBOL_PATTERN,
+  SYMBOL_NAME,
   TRACKED_ASSET_FIELDS,
   TRACKED_UNIVERSE_FIELDS,
   UNIVERSES,
 } from './constants.js';
 import { ERROR_STATUS, type ErrorCode } from './errors.js';
-import { FREE_TIER_RULE, HISTORY_MAX_LIMIT, PLAN_LIMITS, PLANS } from './plans.js';
+import { BULK_MAX_SYMBOLS, FREE_TIER_RULE, HISTORY_MAX_LIMIT, PLAN_LIMITS, PLANS } from './plans.js';
 import { ENCODINGS } from './encodings.js';
 
 /** The schemas with a name: public ones become `components.schemas`, internal ones describe the tree's own files. */
@@ -32,9 +33,40 @@ const MODEL_RE = /^[a-z0-9_]+@\d+$/;
 const BAND_RE = /^\d\.\d-\d\.\d$/;
 /** A date or an ISO 8601 UTC minute: when a page was published. */
 const asOf = () => z.string().regex(AS_OF_RE, 'a date or an ISO 8601 UTC minute');
+/** A symbol: a name, never a path (decision 101). */
+const symbolName = () => z.string().regex(SYMBOL_NAME);
 const modelName = () => z.string().regex(MODEL_RE, 'a model name@version');
-const numOrNull = () => z.number().nullable();
-const count = () => z.number().int().min(0);
+// Every other number the API publishes has its bounds stated here too, once (decision 101): a price or a regression
+// line is a positive number of dollars no asset the site covers comes near the top of, a premium is above -100% (the
+// price is positive) and at most PREMIUM_MAX_PCT, a count or a rank an integer within what the tree can hold. A page printing one outside them is unreadable and `check` refuses a tree holding one, as for the scales.
+/** The most a price or a regression line may be, in USD a unit: BTC's highest line is under 1e6; a page's 1e308 is no price. */
+export const USD_MAX = 1e9;
+/** A price or a regression line (fair value, floor, ceiling, target, baseline) in USD a unit: above 0, at most USD_MAX. */
+const usd = () => z.number().positive().max(USD_MAX);
+const usdOrNull = () => usd().nullable();
+/**
+ * The most a premium may be, in percent of its baseline: a price a thousand and one times its lifetime average or its
+ * regression line. The site's premiums run from about -97% (a coin far below its TWAP) to a few hundred percent.
+ */
+export const PREMIUM_MAX_PCT = 100_000;
+/** A signed premium or discount, in percent of a baseline: above -100 (the price is positive), at most PREMIUM_MAX_PCT. */
+const premium = () => z.number().gt(-100).max(PREMIUM_MAX_PCT);
+const premiumOrNull = () => premium().nullable();
+/** The most rows one asset's ledger may hold: a row a day for more than 270 years. */
+const MAX_LEDGER_ROWS = 100_000;
+/** The most events the change feed may hold: its cursor is at most ten digits. */
+const MAX_EVENTS = 10_000_000_000;
+/** The most requests a window of a caller's may count (the quota's stores may count past a limit while one is away). */
+const MAX_REQUESTS = 1_000_000_000;
+/** The highest per-minute and per-month limits of any plan. */
+const MOST = {
+  perMinute: Math.max(...PLANS.map((p) => PLAN_LIMITS[p].perMinute)),
+  perMonth: Math.max(...PLANS.map((p) => PLAN_LIMITS[p].perMonth)),
+};
+/** A market-cap rank: 1 is the largest; no ranking lists a hundred thousand coins. */
+export const MarketCapRank = z.number().int().min(1).max(100_000);
+/** An integer from 0 to `max`. */
+const count = (max: number) => z.number().int().min(0).max(max);
 // The spec's three scales (its Models table), each stated once: every field that carries one is built from these,
 // so the bounds reach the served document (`minimum`/`maximum`), and the parsers and `check` refuse a value outside
 // them: a page printing one is unreadable, never published (decision 62).
@@ -65,11 +97,11 @@ export const Universe = api('Universe', z.enum(UNIVERSES));
 export const Band = api('Band', z.string().regex(BAND_RE, 'a tenth band a-b').describe('Tenth band a-b.'));
 /** The regression's levels around a DCA band: the AssetRisk reading and the signal's state both carry them. */
 const dcaLevels = {
-  price: numOrNull(),
-  fair_value: numOrNull(),
-  floor: numOrNull(),
-  ceiling: numOrNull(),
-  premium_pct: numOrNull(),
+  price: usdOrNull(),
+  fair_value: usdOrNull(),
+  floor: usdOrNull(),
+  ceiling: usdOrNull(),
+  premium_pct: premiumOrNull(),
   premium_source: z.enum(['printed', 'derived', 'unavailable']),
 };
 
@@ -89,13 +121,13 @@ const stamped = {
 /** The same for market context, whose feed may carry no time. */
 const contextStamp = { model: modelName(), as_of: asOf().nullable(), as_of_basis: AsOfBasis, source_page: z.string() };
 
-export const Price = api('Price', z.object({ value: numOrNull(), currency: z.literal('USD'), source_page: z.string().nullable() }));
+export const Price = api('Price', z.object({ value: usdOrNull(), currency: z.literal('USD'), source_page: z.string().nullable() }));
 export const Gravity = api('Gravity', z.object({ score: score(), risk_level: level(), verdict: z.string(), ...stamped }));
 export const Twap = api(
   'Twap',
   z.object({
-    baseline: numOrNull(),
-    premium_pct: numOrNull().describe('Signed percentage of the baseline, not of price.'),
+    baseline: usdOrNull(),
+    premium_pct: premiumOrNull().describe('Signed percentage of the baseline, not of price.'),
     risk_level: level().nullable().describe('Crypto only: a separate 1-10 model, not the Gravity level.'),
     risk_level_model: modelName().nullable(),
     ...stamped,
@@ -107,8 +139,8 @@ export const Phase = api(
   z.object({
     label: z.string(),
     completion_pct: scoreOrNull().describe('Position between the -3 and +3 sigma bands, 0-100; not elapsed time.'),
-    fair_value: numOrNull(),
-    max_euphoria_target: numOrNull(),
+    fair_value: usdOrNull(),
+    max_euphoria_target: usdOrNull(),
     ...stamped,
   }),
 );
@@ -161,13 +193,13 @@ export const MarketContext = api(
 export const AssetRisk = api(
   'AssetRisk',
   z.object({
-    symbol: z.string().regex(SYMBOL_PATTERN),
+    symbol: symbolName(),
     name: z.string(),
     asset_class: assetClass(),
     universes: z.array(Universe).min(1),
     as_of: asOf().nullable().describe("Newest daily reading across the asset's models (weekly readings do not count)."),
     free_tier: z.boolean(),
-    market_cap_rank: z.number().int().min(1).nullable(),
+    market_cap_rank: MarketCapRank.nullable(),
     price: Price,
     gravity: Gravity.nullable(),
     twap: Twap.nullable(),
@@ -198,8 +230,8 @@ export const AssetList = api(
       assets: z.array(AssetListEntry),
       universes: z.record(z.string(), z.array(z.string())),
       free_tier: z.object({ rule: z.literal(FREE_TIER_RULE), symbols: z.array(z.string()) }),
-      asset_count: count(),
-      total_asset_count: count(),
+      asset_count: count(MAX_ASSETS),
+      total_asset_count: count(MAX_ASSETS),
       tier: z.enum(PLANS).describe('The plan whose list this is.'),
     })
     .describe('A basic caller sees only the free-tier assets, with total_asset_count the whole catalogue.'),
@@ -209,13 +241,13 @@ export const HistoryRow = api(
   z.object({
     date: date(),
     basis: z.enum(['as_published', 'weekly_archive']),
-    price: numOrNull(),
+    price: usdOrNull(),
     gravity: scoreOrNull(),
     sma_composite: scoreOrNull(),
     phase_completion_pct: scoreOrNull(),
-    twap_premium_pct: numOrNull(),
+    twap_premium_pct: premiumOrNull(),
     twap_risk_level: level().nullable(),
-    dca_premium_pct: numOrNull(),
+    dca_premium_pct: premiumOrNull(),
     dca_risk: fraction().nullable(),
     dca_band: z.string().regex(BAND_RE).nullable(),
   }),
@@ -227,8 +259,8 @@ export const History = api(
     cadence: z.string(),
     from: date().nullable().describe('Date of the first row of this page.'),
     through: date().nullable().describe('Date of the last row of this page.'),
-    row_count: count(),
-    total_row_count: count().describe('Rows within the from/to window, across all pages.'),
+    row_count: count(HISTORY_MAX_LIMIT),
+    total_row_count: count(MAX_LEDGER_ROWS).describe('Rows within the from/to window, across all pages.'),
     limit: z.number().int().min(1).max(HISTORY_MAX_LIMIT),
     max_limit: z.literal([...new Set(PLANS.map((p) => PLAN_LIMITS[p].historyCap))]),
     next_cursor: date().nullable().describe('Pass as cursor for the next page; null on the last page.'),
@@ -237,7 +269,12 @@ export const History = api(
 );
 export const Bulk = api(
   'Bulk',
-  z.object({ assets: z.record(z.string(), AssetRisk), requested: z.array(z.string()), missing: z.array(z.string()), count: count() }),
+  z.object({
+    assets: z.record(z.string(), AssetRisk),
+    requested: z.array(z.string()),
+    missing: z.array(z.string()),
+    count: count(BULK_MAX_SYMBOLS),
+  }),
 );
 const ranked = () => z.array(z.object({ symbol: z.string(), score: score() })).max(5);
 export const Summary = api(
@@ -245,17 +282,22 @@ export const Summary = api(
   z
     .object({
       universe: Universe,
-      asset_count: count(),
+      asset_count: count(MAX_ASSETS),
       gravity: z.object({
         median: scoreOrNull(),
         mean: scoreOrNull(),
         bands: z
-          .object({ accumulation: count(), mid_cycle: count(), late_cycle: count(), cycle_top: count() })
+          .object({
+            accumulation: count(MAX_ASSETS),
+            mid_cycle: count(MAX_ASSETS),
+            late_cycle: count(MAX_ASSETS),
+            cycle_top: count(MAX_ASSETS),
+          })
           .describe('Accumulation s < 25, mid_cycle 25 <= s < 50, late_cycle 50 <= s < 75, cycle_top s >= 75.'),
         lowest: ranked(),
         highest: ranked(),
       }),
-      twap_premium_pct: z.object({ median: numOrNull(), share_above_twap: fraction().nullable() }),
+      twap_premium_pct: z.object({ median: premiumOrNull(), share_above_twap: fraction().nullable() }),
       sma_composite: z.object({ median: scoreOrNull() }),
       barometer: z.object({
         peak_valley: z.object({ score: scoreOrNull(), zone: z.string().nullable(), scope: z.string() }).nullable(),
@@ -291,7 +333,7 @@ export const Health = api(
       .describe("Stale once newest_reading is older than the gateway's limit (36 hours unless configured); the status code stays 200."),
     api_version: z.literal(API_VERSION),
     render_version: z.string(),
-    schema: z.number().int(),
+    schema: z.number().int().min(1).max(99).describe("The health document's own version."),
     disclaimer: Disclaimer,
     built_at: z.iso.datetime().describe('When the served tree was built.'),
     newest_reading: asOf().nullable().describe('The newest as_of in the served tree.'),
@@ -375,8 +417,8 @@ export const Changes = api(
     started_at: z.iso.datetime().describe("When the feed's first refresh was published: no event is older."),
     from: z.iso.datetime().nullable().describe('published_at of the first event of this page.'),
     through: z.iso.datetime().nullable().describe('published_at of the last event of this page.'),
-    event_count: count(),
-    total_event_count: count().describe('Events within the from/to window that the plan sees, across all pages.'),
+    event_count: count(HISTORY_MAX_LIMIT),
+    total_event_count: count(MAX_EVENTS).describe('Events within the from/to window that the plan sees, across all pages.'),
     limit: z.number().int().min(1).max(HISTORY_MAX_LIMIT),
     max_limit: z.literal([...new Set(PLANS.map((p) => PLAN_LIMITS[p].historyCap))]),
     next_cursor: z
@@ -426,12 +468,12 @@ export const Usage = api(
         .describe("key: and the first 8 hex digits of the key's SHA-256 (as the operator's key list shows it), or marketplace."),
       label: z.string().nullable().describe("The key's label; null for a caller the marketplace admitted."),
       expires_at: z.iso.datetime().nullable().describe('When the key stops being accepted (UTC); null when it does not expire.'),
-      limits: z.object({ per_minute: count(), per_month: count() }),
+      limits: z.object({ per_minute: count(MOST.perMinute), per_month: count(MOST.perMonth) }),
       minute: z
         .object({
-          used: count().describe('Requests counted in the last 60 seconds, this one included.'),
-          remaining: count(),
-          reset_seconds: count().describe('Seconds until the oldest of them leaves the window.'),
+          used: count(MAX_REQUESTS).describe('Requests counted in the last 60 seconds, this one included.'),
+          remaining: count(MOST.perMinute),
+          reset_seconds: count(60).describe('Seconds until the oldest of them leaves the window.'),
         })
         .nullable()
         .describe('The rolling minute; null when the marketplace counts the requests.'),
@@ -441,8 +483,8 @@ export const Usage = api(
             .string()
             .regex(/^\d{4}-(0[1-9]|1[0-2])$/)
             .describe('The calendar month, YYYY-MM (UTC).'),
-          used: count().describe('Requests counted this month; this call is not one of them.'),
-          remaining: count(),
+          used: count(MAX_REQUESTS).describe('Requests counted this month; this call is not one of them.'),
+          remaining: count(MOST.perMonth),
           resets_at: z.iso.datetime().describe("The next month's first instant (UTC)."),
         })
         .nullable()
@@ -465,7 +507,7 @@ export const HistoryLedger = internal(
       symbol: z.string(),
       cadence: z.string(),
       first_published: date().nullable(),
-      total_row_count: count(),
+      total_row_count: count(MAX_LEDGER_ROWS),
       rows: z.array(HistoryRow),
     }),
   }),
@@ -476,7 +518,7 @@ export const ChangeLedger = internal(
     started_at: z.iso.datetime(),
     events: z.array(ChangeEvent),
     basic: z
-      .array(count())
+      .array(count(MAX_EVENTS - 1))
       .describe('Positions in events (from 0) that a basic caller sees: its free-tier assets at the time, and the crypto universe.'),
   }),
 );
@@ -486,14 +528,14 @@ export const Catalog = internal(
     schema: z.literal(1),
     universes: z.record(z.string(), z.array(z.string())),
     free_tier: z.array(z.string()),
-    index: z.record(z.string(), z.string()).describe('Upper-cased symbol to canonical symbol.'),
+    index: z.record(symbolName(), symbolName()).describe('Upper-cased symbol to canonical symbol.'),
     assets: z.record(
-      z.string(),
+      symbolName(),
       z.object({ asset_class: assetClass(), universes: z.array(Universe), free_tier: z.boolean(), dca_signal: z.boolean() }),
     ),
   }),
 );
-const Digest = z.object({ size: count(), sha256: z.string().regex(/^[0-9a-f]{64}$/) });
+const Digest = z.object({ size: count(Number.MAX_SAFE_INTEGER), sha256: z.string().regex(/^[0-9a-f]{64}$/) });
 export const ManifestEntry = Digest.extend({
   encodings: z.partialRecord(z.enum(ENCODINGS), Digest).optional().describe('Compressed variants beside the file (name + .br, .gz).'),
 });

@@ -53,7 +53,19 @@ export function fileProblems(schema: (name: string) => ValidateFunction, path: s
   if (validate(doc)) return [];
   const e = validate.errors![0]!;
   const allowed = e.params && 'allowedValues' in e.params ? ` (${(e.params.allowedValues as unknown[]).join(', ')})` : '';
-  return [`${path}: ${e.instancePath || '/'}: ${e.message}${allowed}`];
+  // A key that breaks its pattern (a catalogue symbol that is a path, decision 101) is named; so is a value off its bounds.
+  const key = e.propertyName !== undefined ? ` (key ${JSON.stringify(e.propertyName)})` : '';
+  const found = e.params && 'limit' in e.params ? ` (found ${JSON.stringify(valueAt(doc, e.instancePath))})` : '';
+  return [`${path}: ${e.instancePath || '/'}: ${e.message}${allowed}${key}${found}`];
+}
+
+/** The value at a JSON pointer of `doc`. */
+function valueAt(doc: unknown, pointer: string): unknown {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((k) => k.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], doc);
 }
 
 /**

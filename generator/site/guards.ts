@@ -1,11 +1,12 @@
 /**
- * Checks on what a page says beyond its own markup (decision 27's guards), made where the catalogue and `--now`
- * are known: a page is the asset its file name says, and no reading is dated after `--now` by more than a day, or
- * before 2000.
+ * Checks on what a page says beyond its own markup (decision 27's guards), made where the catalogue, `--now` and the
+ * ledgers are known: a page is the asset its file name says, no reading is dated after `--now` by more than a day, or
+ * before 2000, and no price moved ten times up or down from the asset's last published one (decision 101).
  * A page that fails one is treated like a page that cannot be read: the build fails, or carries its previous
  * reading forward under --keep-going.
  */
 import type { Asset } from '../catalog/catalog.js';
+import type { HistoryRow } from '../contract/shapes.js';
 import { instant } from '../contract/time.js';
 import type { PageRef } from './discover.js';
 import { KINDS } from './registry.js';
@@ -21,6 +22,11 @@ const DAY_MS = 86_400_000;
 /** No model the site publishes reads anything before this: a reading dated earlier is a broken stamp, never data. */
 const EARLIEST = Date.UTC(2000, 0, 1);
 const upper = (s: string) => s.toUpperCase();
+/**
+ * How far a price may move from the asset's last published one, either way: ten times. No market the site covers
+ * moves that much between two publications; a page printing it has a broken or edited price (decision 101).
+ */
+const MAX_PRICE_MOVE = 10;
 
 interface CatalogIndex {
   bySymbol: Map<string, Asset>;
@@ -65,8 +71,33 @@ function datedReadings(r: PageResult): [string, string][] {
   return out;
 }
 
-/** The guards for one build: the catalogue indexed once, then one call per page. */
-export function pageGuard(catalog: Asset[], now: string): (result: PageResult, ref: PageRef) => GuardProblem | null {
+/** The last price an asset's ledger published (its newest as_published row with a price), if any. */
+function lastPublishedPrice(rows: readonly HistoryRow[] | undefined): { price: number; date: string } | null {
+  for (let i = (rows?.length ?? 0) - 1; i >= 0; i--) {
+    const r = rows![i]!;
+    if (r.basis === 'as_published' && r.price !== null) return { price: r.price, date: r.date };
+  }
+  return null;
+}
+
+/** The page's prices (the asset's, and the DCA page's own), each with the field it is read as. */
+function pricesOf(r: PageResult): [string, number][] {
+  const out: [string, number][] = [];
+  if (typeof r.price?.value === 'number') out.push(['price.value', r.price.value]);
+  if (typeof r.dca?.price === 'number') out.push(['dca.price', r.dca.price]);
+  return out;
+}
+
+/**
+ * The guards for one build: the catalogue indexed once, then one call per page. `ledgers` are the previous tree's
+ * history rows by symbol, which the price-move guard measures from; without them (or for an asset with no published
+ * price yet) that guard has nothing to measure from and passes.
+ */
+export function pageGuard(
+  catalog: Asset[],
+  now: string,
+  ledgers?: ReadonlyMap<string, readonly HistoryRow[]>,
+): (result: PageResult, ref: PageRef) => GuardProblem | null {
   const index: CatalogIndex = {
     bySymbol: new Map(
       catalog.flatMap(
@@ -80,7 +111,22 @@ export function pageGuard(catalog: Asset[], now: string): (result: PageResult, r
     byName: new Map(catalog.map((a) => [upper(a.name), a])),
   };
   const bySymbol = new Map(catalog.map((a) => [a.symbol, a]));
-  return (result, ref) => guardPage(result, ref, ref.symbol ? bySymbol.get(ref.symbol)! : null, index, now);
+  return (result, ref) =>
+    guardPage(result, ref, ref.symbol ? bySymbol.get(ref.symbol)! : null, index, now) ??
+    (ref.symbol ? priceMove(result, ref, lastPublishedPrice(ledgers?.get(ref.symbol))) : null);
+}
+
+/** A price ten times up or down from the last published one, named with both and the factor. */
+function priceMove(result: PageResult, ref: PageRef, last: { price: number; date: string } | null): GuardProblem | null {
+  if (!last || !(last.price > 0)) return null;
+  for (const [field, price] of pricesOf(result)) {
+    const factor = Math.max(price / last.price, last.price / price);
+    if (factor < MAX_PRICE_MOVE) continue;
+    const way = price > last.price ? 'up' : 'down';
+    const found = `${price} is ${Number(factor.toPrecision(3))} times ${way} from ${ref.symbol}'s last published price (${last.price} on ${last.date}): no market moves ${MAX_PRICE_MOVE} times between two publications`;
+    return { field, found, message: `${ref.file}: ${field}: ${found}` };
+  }
+  return null;
 }
 
 function guardPage(result: PageResult, ref: PageRef, asset: Asset | null, index: CatalogIndex, now: string): GuardProblem | null {

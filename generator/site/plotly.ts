@@ -317,11 +317,28 @@ export function datesOf(trace: Trace, file: string): Dates {
   return checked;
 }
 
-/** A trace by exact name, failing with the names the page does have. */
+/** A trace by exact name, failing with the names the page does have; two of that name are refused (decision 101). */
 export function traceNamed(traces: Trace[], name: string, file: string): Trace {
-  const t = traces.find((tr) => tr.name === name);
+  const t = traceNamedIfAny(traces, name, file);
   if (!t) throw new PageError(file, `trace "${name}"`, `absent (traces: ${traces.map((tr) => tr.name ?? '(unnamed)').join(', ')})`);
   return t;
+}
+
+/**
+ * The one trace `is` picks, or undefined; `what` names it. Two are refused: which one the reading comes from would be
+ * the page's order, not its meaning, so a second trace of a name is never read past without a word (decision 101).
+ */
+export function onlyTrace(traces: Trace[], is: (t: Trace) => boolean, what: string, file: string): Trace | undefined {
+  const found = traces.filter(is);
+  if (found.length > 1) throw new PageError(file, what, `${found.length} traces of that name: which one to read is ambiguous`);
+  return found[0];
+}
+
+/** The trace of one of `names` (a line the page names one way or another), or undefined; two are refused. */
+export function traceNamedIfAny(traces: Trace[], names: string | readonly string[], file: string): Trace | undefined {
+  const list = typeof names === 'string' ? [names] : names;
+  const what = list.map((n) => `"${n}"`).join(' or ');
+  return onlyTrace(traces, (t) => typeof t.name === 'string' && list.includes(t.name), `trace ${what}`, file);
 }
 
 /** A dated series: its dates with y values (NaN where missing). */
@@ -340,13 +357,30 @@ export function series(trace: Trace, file: string): Series {
   return { x, values: v };
 }
 
-/** Last point of a series whose value is a number (the data's end, ignoring trailing gaps). */
+/**
+ * The last point of a series: the point a reading is read at. It must be a finite number: a NaN, an infinity or a
+ * null there is refused, never replaced by the point before it, which would publish yesterday's value as today's
+ * (decision 101). Gaps earlier in the series are the site's own and stay gaps.
+ */
 export function lastPoint(s: Series, file: string, field: string): { date: string; value: number } {
-  for (let i = s.values.length - 1; i >= 0; i--) {
-    const v = s.values[i]!;
-    if (Number.isFinite(v)) return { date: dateAt(s, i), value: v };
-  }
-  throw new PageError(file, field, 'the series holds no number');
+  if (s.values.length === 0) throw new PageError(file, field, 'the series holds no point');
+  const i = s.values.length - 1;
+  const value = s.values[i]!;
+  const date = dateAt(s, i);
+  if (!Number.isFinite(value)) throw new PageError(file, field, `the last point (${date}) is ${value}, not a finite number`);
+  return { date, value };
+}
+
+/**
+ * A series' value at `date`, the point a reading is read at: null when the series has no point that day, the value
+ * when it is a finite number, refused when it is not (a NaN or an infinity there is never published as null).
+ */
+export function pointAt(s: Series, date: string, file: string, field: string, hint = -1): number | null {
+  const i = hint >= 0 && hint < s.x.length && s.x.date(hint) === date ? hint : s.x.lastIndexOf(date);
+  if (i < 0) return null;
+  const value = s.values[i]!;
+  if (!Number.isFinite(value)) throw new PageError(file, field, `the point at ${date} is ${value}, not a finite number`);
+  return value;
 }
 
 /**
@@ -366,13 +400,18 @@ export function bandHolding(
   date: string,
   file: string,
 ): { trace: Trace; match: RegExpExecArray; index: number } | null {
+  let hit: { trace: Trace; match: RegExpExecArray; index: number } | null = null;
   for (const t of traces) {
     const m = typeof t.name === 'string' ? pattern.exec(t.name) : null;
     if (!m) continue;
     const index = datesOf(t, file).lastIndexOf(date);
-    if (index >= 0) return { trace: t, match: m, index };
+    if (index < 0) continue;
+    // Two bands holding the day the reading is read at: which band it is in would be the page's order (decision 101).
+    if (hit && hit.match[0] !== m[0])
+      throw new PageError(file, `trace "${m[0]}"`, `holds ${date} as "${hit.match[0]}" does: the band there is ambiguous`);
+    hit ??= { trace: t, match: m, index };
   }
-  return null;
+  return hit;
 }
 
 /**

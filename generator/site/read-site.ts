@@ -14,8 +14,11 @@ import type { PageRef } from './discover.js';
 import type { PageResult } from './readings.js';
 import type { GuardProblem } from './guards.js';
 
-/** Bump when a parser's output or the page hash changes, so cached readings from older code are not reused (7: readings held to their scales). */
-export const PARSER_VERSION = 7;
+/**
+ * Bump when a parser's output or the page hash changes, so cached readings from older code are not reused (7: readings
+ * held to their scales; 8: to their bounds, read at a finite point of the only trace of their name, decision 101).
+ */
+export const PARSER_VERSION = 8;
 
 /**
  * The cache keeps readings without their weekly archive: the archive is only read when an asset's ledger

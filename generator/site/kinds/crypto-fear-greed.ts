@@ -2,7 +2,7 @@
 import { PageError, describe } from '../errors.js';
 import { loadChrome } from '../html.js';
 import { defineKind } from '../kind.js';
-import { lastPoint, readFigures, series } from '../plotly.js';
+import { lastPoint, readFigures, series, traceNamedIfAny } from '../plotly.js';
 import { FearGreedReading, validated } from '../readings.js';
 
 /** The gauge's bands, lowest first, as the API labels them (lower-cased). */
@@ -21,7 +21,11 @@ export const cryptoFearGreed = defineKind({
     const steps = (gauge.gauge as { steps?: { range?: number[] }[] } | undefined)?.steps;
     if (!Array.isArray(steps) || steps.length !== LABELS.length)
       throw new PageError(file, 'gauge.steps', `expected the ${LABELS.length}-band table, found ${describe(JSON.stringify(steps))}`);
-    const trend = figures.flatMap((f) => f.traces).find((t) => t.name === 'BTC Base Trend');
+    const trend = traceNamedIfAny(
+      figures.flatMap((f) => f.traces),
+      'BTC Base Trend',
+      file,
+    );
     if (!trend) throw new PageError(file, 'trace "BTC Base Trend"', 'absent');
     const end = lastPoint(series(trend, file), file, 'trace "BTC Base Trend"');
     const chrome = loadChrome(page, figures, file);

@@ -7,7 +7,19 @@ import { loadChrome } from '../html.js';
 import { defineKind } from '../kind.js';
 import { bandMidpoint } from '../models.js';
 import { parsePrinted, round2, round2OrNull, sig8 } from '../numbers.js';
-import { bandHolding, dateAt, lastPoint, readFigure, series, valueAt, type Series, type Trace } from '../plotly.js';
+import {
+  bandHolding,
+  dateAt,
+  lastPoint,
+  onlyTrace,
+  pointAt,
+  readFigure,
+  series,
+  traceNamedIfAny,
+  valueAt,
+  type Series,
+  type Trace,
+} from '../plotly.js';
 import { DcaReading, validated, type Archive } from '../readings.js';
 import { weeklyBandPoints } from '../weekly.js';
 
@@ -18,15 +30,16 @@ const LINES = {
   floor: ['Bottom Regression', 'Max Capitulation'],
 } as const;
 
-function line(traces: Trace[], names: readonly string[], file: string): Series | null {
-  const t = traces.find((tr) => typeof tr.name === 'string' && names.includes(tr.name));
-  return t ? series(t, file) : null;
+/** A regression line under any of its names, with the names to say it by; two traces of them are refused. */
+function line(traces: Trace[], names: readonly string[], file: string): { s: Series; field: string } | null {
+  const t = traceNamedIfAny(traces, names, file);
+  return t ? { s: series(t, file), field: `trace "${t.name}"` } : null;
 }
 
-const at = (s: Series | null, date: string): number | null => {
-  if (!s) return null;
-  const v = valueAt(s, date, s.x.length - 1);
-  return Number.isFinite(v) ? sig8(v) : null;
+/** A line at the price's last date: null where it has no point that day, refused where its point is no number. */
+const at = (l: { s: Series; field: string } | null, date: string, file: string): number | null => {
+  const v = l && pointAt(l.s, date, file, l.field, l.s.x.length - 1);
+  return v === null ? null : sig8(v);
 };
 
 export const dcaRegression = defineKind({
@@ -43,7 +56,7 @@ export const dcaRegression = defineKind({
     const fig = readFigure(page, file);
     const chrome = loadChrome(page, [fig], file);
     // The price series is the page's one unnamed line; the projections are named `Future *`.
-    const priceTrace = fig.traces.find((t) => t.name === undefined && t.mode === 'lines');
+    const priceTrace = onlyTrace(fig.traces, (t) => t.name === undefined && t.mode === 'lines', 'price trace (the unnamed line)', file);
     if (!priceTrace) throw new PageError(file, 'price trace', 'no unnamed price line among the traces');
     const price = series(priceTrace, file);
     const end = lastPoint(price, file, 'price trace');
@@ -51,7 +64,7 @@ export const dcaRegression = defineKind({
     if (!band) throw new PageError(file, 'trace "Risk Level a-b"', `no band trace holds the last price date ${end.date}`);
 
     const fair = line(fig.traces, LINES.fair, file);
-    const fairValue = at(fair, end.date);
+    const fairValue = at(fair, end.date, file);
     const priceValue = sig8(end.value);
     const printed = chrome.card('Premium / Discount');
     let premium_pct: number | null;
@@ -70,7 +83,7 @@ export const dcaRegression = defineKind({
     const archive: Archive | undefined = mine ? {} : undefined;
     if (archive)
       for (const { week, index: i, hit } of weeklyBandPoints(price, fig.traces, BAND, file, (k) => Number.isFinite(price.values[k]!))) {
-        const f = fair ? valueAt(fair, dateAt(price, i), i) : NaN;
+        const f = fair ? valueAt(fair.s, dateAt(price, i), i) : NaN;
         archive[week] = {
           dca_band: hit ? hit.match[1]! : null,
           dca_risk: hit ? bandMidpoint(hit.match[1]!) : null,
@@ -85,8 +98,8 @@ export const dcaRegression = defineKind({
           risk: bandMidpoint(band.match[1]!),
           price: priceValue,
           fair_value: fairValue,
-          floor: at(line(fig.traces, LINES.floor, file), end.date),
-          ceiling: at(line(fig.traces, LINES.ceiling, file), end.date),
+          floor: at(line(fig.traces, LINES.floor, file), end.date, file),
+          ceiling: at(line(fig.traces, LINES.ceiling, file), end.date, file),
           premium_pct,
           premium_source,
           reading_date: end.date,

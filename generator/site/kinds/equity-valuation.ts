@@ -4,7 +4,7 @@ import { loadChrome } from '../html.js';
 import { defineKind } from '../kind.js';
 import { notPrinted, parsePrinted, sig8 } from '../numbers.js';
 import { fairValueAt } from '../phase-chart.js';
-import { customRow, datesOf, lastPoint, readFigure, series, traceNamed } from '../plotly.js';
+import { customRow, datesOf, lastPoint, readFigure, series, traceNamed, traceNamedIfAny } from '../plotly.js';
 import { PhaseReading, validated } from '../readings.js';
 
 export const equityValuation = defineKind({
@@ -21,12 +21,19 @@ export const equityValuation = defineKind({
     if (notPrinted(label)) throw new PageError(file, 'card "CURRENT PHASE"', `expected a phase name, found "${label}"`);
     const printedFair = chrome.card('FAIR VALUE');
     // The +3 sigma target is not printed here: it is the upper edge of the top zone at the last bar.
-    const top = fig.traces.find((t) => t.name === 'Max Euphoria (+3σ)');
+    const top = traceNamedIfAny(fig.traces, 'Max Euphoria (+3σ)', file);
     let target: number | null = null;
     if (top?.customdata !== undefined) {
       const i = datesOf(top, file).lastIndexOf(end.date);
       const upper = i >= 0 ? customRow(top, i, file)[1] : undefined;
-      target = upper !== undefined && Number.isFinite(upper) ? sig8(upper) : null;
+      // Read at the last bar: a point there that is no number is refused, never published as null (decision 101).
+      if (upper !== undefined && !Number.isFinite(upper))
+        throw new PageError(
+          file,
+          'trace "Max Euphoria (+3σ)" customdata',
+          `the upper edge at ${end.date} is ${upper}, not a finite number`,
+        );
+      target = upper === undefined ? null : sig8(upper);
     }
     return {
       phase: validated(

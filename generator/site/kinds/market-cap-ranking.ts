@@ -1,10 +1,12 @@
 /** `Crypto_Story_Galaxy.html`: the crypto market-cap ranking (strict-JSON records in a script), which makes the free tier. */
 import { z } from 'zod';
+import { MarketCapRank } from '../../contract/shapes.js';
 import { PageError } from '../errors.js';
 import { defineKind } from '../kind.js';
 import { validated } from '../readings.js';
 
-const RankRecord = z.object({ Ticker: z.string().min(1), Market_Cap_Rank: z.number().int().positive() });
+// The rank on the contract's bounds (decision 101), as AssetRisk.market_cap_rank publishes it.
+const RankRecord = z.object({ Ticker: z.string().min(1), Market_Cap_Rank: MarketCapRank });
 
 export const marketCapRanking = defineKind({
   name: 'market_cap_ranking',

@@ -54,9 +54,36 @@ describe('validateTree', () => {
     for (const path of ['full', 'page-365', 'page-90']) rowsOf(path).at(-1)!.twap_risk_level = 11;
     expect(validateTree(files, openApiDocument())).toEqual(
       ['full', 'page-365', 'page-90'].map(
-        (path) => `assets/BTC/history/${path}.json: /data/rows/${rowsOf(path).length - 1}/twap_risk_level: must be <= 10`,
+        (path) => `assets/BTC/history/${path}.json: /data/rows/${rowsOf(path).length - 1}/twap_risk_level: must be <= 10 (found 11)`,
       ),
     );
+  });
+
+  it('refuses an impossible price, regression line or premium, naming the file, the field and the value (decision 101)', () => {
+    for (const [edit, said] of [
+      [(d: { price: Row; dca: Row }) => (d.price.value = -5), '/data/price/value: must be > 0 (found -5)'],
+      [(d: { price: Row; dca: Row }) => (d.price.value = 1e308), '/data/price/value: must be <= 1000000000 (found 1e+308)'],
+      [(d: { price: Row; dca: Row }) => (d.dca.ceiling = -1e308), '/data/dca/ceiling: must be > 0 (found -1e+308)'],
+      [(d: { price: Row; dca: Row }) => (d.dca.premium_pct = -100), '/data/dca/premium_pct: must be > -100 (found -100)'],
+    ] as const) {
+      const files = loadTree();
+      edit((files.get('assets/BTC/risk.json') as { data: { price: Row; dca: Row } }).data);
+      expect(validateTree(files, openApiDocument())).toEqual([`assets/BTC/risk.json: ${said}`]);
+    }
+    const files = loadTree();
+    (files.get('assets/BTC/history/full.json') as RowsDoc).data.rows.at(-1)!.price = 0;
+    expect(validateTree(files, openApiDocument())).toContainEqual(
+      expect.stringMatching(/^assets\/BTC\/history\/full\.json: \/data\/rows\/\d+\/price: must be > 0 \(found 0\)$/),
+    );
+  });
+
+  it('refuses a catalogue whose symbol is a path, naming the file and the key (decision 101)', () => {
+    const files = loadTree();
+    const catalog = files.get('_catalog.json') as { assets: Record<string, unknown> };
+    catalog.assets['..'] = catalog.assets.BTC;
+    expect(validateTree(files, openApiDocument())).toEqual([
+      expect.stringMatching(/^_catalog\.json: \/assets: must match pattern .* \(key "\.\."\)$/),
+    ]);
   });
 
   it('a page that is not the page cut from its ledger is reported', async () => {

@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { bandHolding, datesOf, decodeNumbers, lastPoint, readFigures, series } from '../../../generator/site/plotly.js';
+import {
+  bandHolding,
+  datesOf,
+  decodeNumbers,
+  lastPoint,
+  pointAt,
+  readFigures,
+  series,
+  traceNamed,
+  traceNamedIfAny,
+} from '../../../generator/site/plotly.js';
 import { shortestFloat32 } from '../../../generator/site/plotly.js';
 import { ArrayDates, DateColumn, allDates as allDatesOf, dayDate, dayNumber } from '../../../generator/site/dates.js';
 import { customRow } from '../../../generator/site/plotly.js';
@@ -95,11 +105,45 @@ describe('decodeNumbers', () => {
 });
 
 describe('series helpers', () => {
-  it('takes the last point that is a number as the data end', () => {
-    expect(
-      lastPoint({ x: new ArrayDates(['2026-01-01', '2026-01-02', '2026-01-03']), values: Float64Array.from([1, 2, NaN]) }, 'f', 's'),
-    ).toEqual({ date: '2026-01-02', value: 2 });
-    expect(() => lastPoint({ x: new ArrayDates(['2026-01-01']), values: Float64Array.from([NaN]) }, 'f', 's')).toThrow(/holds no number/);
+  const dated = (...values: number[]) => ({
+    x: new ArrayDates(values.map((_, i) => `2026-01-0${i + 1}`)),
+    values: Float64Array.from(values),
+  });
+  it('reads a series at its last point; gaps before it are gaps', () => {
+    expect(lastPoint(dated(NaN, 1, NaN, 2), 'f', 's')).toEqual({ date: '2026-01-04', value: 2 });
+  });
+  it('refuses a last point that is no number, naming the page, the trace and what is there: never the point before it', () => {
+    for (const [v, said] of [
+      [NaN, 'NaN'],
+      [Infinity, 'Infinity'],
+      [-Infinity, '-Infinity'],
+    ] as const)
+      expect(() => lastPoint(dated(1, 2, v), 'X.html', 'trace "Price Trend"')).toThrow(
+        `X.html: trace "Price Trend": the last point (2026-01-03) is ${said}, not a finite number`,
+      );
+    // A null in a plain array is decoded as NaN: refused the same way.
+    const s = series({ name: 'P', x: ['2026-01-01', '2026-01-02'], y: [1, null] }, 'X.html');
+    expect(() => lastPoint(s, 'X.html', 'trace "P"')).toThrow(/trace "P": the last point \(2026-01-02\) is NaN/);
+    expect(() => lastPoint(dated(), 'X.html', 's')).toThrow(/holds no point/);
+  });
+  it('reads a line at a date: null where it has no point that day, refused where its point is no number', () => {
+    expect(pointAt(dated(1, 2, 3), '2026-01-02', 'X.html', 'trace "L"')).toBe(2);
+    expect(pointAt(dated(1, 2, 3), '2026-02-01', 'X.html', 'trace "L"')).toBeNull();
+    expect(pointAt(dated(NaN, 2, 3), '2026-01-03', 'X.html', 'trace "L"', 2)).toBe(3);
+    expect(() => pointAt(dated(1, 2, Infinity), '2026-01-03', 'X.html', 'trace "Peak Regression"')).toThrow(
+      'X.html: trace "Peak Regression": the point at 2026-01-03 is Infinity, not a finite number',
+    );
+  });
+  it('refuses a second trace of a name it reads by that name', () => {
+    const traces = [{ name: 'Price Trend' }, { name: 'TWAP' }, { name: 'Price Trend' }];
+    expect(() => traceNamed(traces, 'Price Trend', 'X.html')).toThrow(
+      'X.html: trace "Price Trend": 2 traces of that name: which one to read is ambiguous',
+    );
+    expect(traceNamed(traces, 'TWAP', 'X.html')).toBe(traces[1]);
+    expect(() =>
+      traceNamedIfAny([{ name: 'Peak Regression' }, { name: 'Peak Euphoria' }], ['Peak Regression', 'Peak Euphoria'], 'X.html'),
+    ).toThrow(/X\.html: trace "Peak Regression" or "Peak Euphoria": 2 traces/);
+    expect(traceNamedIfAny(traces, 'Nothing', 'X.html')).toBeUndefined();
   });
   it('finds the band trace whose x holds a date', () => {
     const traces = [
@@ -111,6 +155,21 @@ describe('series helpers', () => {
     expect(hit.index).toBe(1);
     expect(bandHolding(traces, /^Risk Level (\d+)$/, '2026-02-01', 'f')).toBeNull();
     expect(() => datesOf({ name: 'x', x: [1] }, 'f.html')).toThrow(/f\.html: trace "x" x: expected a date/);
+  });
+  it('refuses two bands holding the day it reads; two traces of one band (legend segments) are one band', () => {
+    const day = '2026-01-03T00:00:00.000000000';
+    const two = [
+      { name: 'Risk Level 2', x: [day] },
+      { name: 'Risk Level 9', x: [day] },
+    ];
+    expect(() => bandHolding(two, /^Risk Level (\d+)$/, '2026-01-03', 'X.html')).toThrow(
+      'X.html: trace "Risk Level 9": holds 2026-01-03 as "Risk Level 2" does: the band there is ambiguous',
+    );
+    const segments = [
+      { name: 'Risk Level 2', x: ['2026-01-01T00:00:00.000000000'] },
+      { name: 'Risk Level 2', x: [day] },
+    ];
+    expect(bandHolding(segments, /^Risk Level (\d+)$/, '2026-01-03', 'X.html')!.trace).toBe(segments[1]);
   });
 });
 
