@@ -14,8 +14,9 @@ const UNIT = [
 
 export default defineConfig({
   test: {
-    testTimeout: 180_000,
-    hookTimeout: 180_000,
+    // A guard against a hang, not a bound on speed: a busy machine takes several times as long as an idle one.
+    testTimeout: 600_000,
+    hookTimeout: 600_000,
     // Builds are CPU-heavy: two files at a time on a two-core machine.
     maxWorkers: 2,
     projects: [
