@@ -242,15 +242,23 @@ describe('the previous tree from a deployed URL', () => {
 describe('one writer', () => {
   it('a second build while one holds the output exits 3 at once naming the holder; nothing of either is lost', async () => {
     const out = copyOfDay1('two-at-once');
-    const first = cliAsync(args(day(2), out, 2), { RR_FAULT_OUT: out, RR_FAULT_PAUSE_AFTER_LOCK_MS: '4000' }, true);
-    const lock = join(out, '.lock');
-    await until(() => existsSync(lock) && readFileSync(lock, 'utf8').includes('"pid"'));
-    const holder = JSON.parse(readFileSync(lock, 'utf8'));
-    const t = Date.now();
-    const second = cli(args(day(3), out, 3));
-    expect(Date.now() - t).toBeLessThan(3500);
-    expect(second.status).toBe(3);
-    expect(second.stderr).toContain(`another build holds the output (pid ${holder.pid}`);
+    // The first holds the output, once it has taken it, until the second has ended (or a guard lets it go on).
+    const release = join(root, 'two-at-once.release');
+    const first = cliAsync(args(day(2), out, 2), { RR_FAULT_OUT: out, RR_FAULT_HOLD_LOCK_UNTIL: release }, true);
+    const guard = setTimeout(() => writeFileSync(release, 'guard'), 120_000);
+    try {
+      const lock = join(out, '.lock');
+      expect(await until(() => existsSync(lock) && readFileSync(lock, 'utf8').includes('"pid"'))).toBe(true);
+      const holder = JSON.parse(readFileSync(lock, 'utf8'));
+      const second = await cliAsync(args(day(3), out, 3));
+      // At once: it ended while the first still held the output, not after waiting for it.
+      expect(existsSync(release), 'the second ended only once the guard let the first go on').toBe(false);
+      expect(second.status, second.stderr).toBe(3);
+      expect(second.stderr).toContain(`another build holds the output (pid ${holder.pid}`);
+    } finally {
+      clearTimeout(guard);
+      writeFileSync(release, 'released');
+    }
     expect((await first).status).toBe(0);
     expect(rows(out, 'BTC').at(-1)!.date).toBe('2026-10-14');
     expect(cli(args(day(3), out, 3)).status).toBe(0);
