@@ -19,7 +19,7 @@ export async function freePort(): Promise<number> {
 export async function redisAnswers(url: string): Promise<string | null> {
   const r = new Redis(url, {
     lazyConnect: true,
-    connectTimeout: 1_000,
+    connectTimeout: 10_000,
     maxRetriesPerRequest: 0,
     enableOfflineQueue: false,
     retryStrategy: () => null,

@@ -86,7 +86,8 @@ describe('serve --reuse-port: a rolling restart on one port', () => {
     const answeredSoFar = () => outcomes.filter((o) => o.status).length;
     expect(await until(() => answeredSoFar() >= 200, 60_000, 20)).toBe(true);
 
-    const next = serve(port, quotas);
+    // It waits for the quota file longer than the old one can take to let go of it, however busy the machine.
+    const next = serve(port, quotas, '--quotas-wait', '2m');
     expect(await ready(next, 'listening at'), next.stderr()).toBe(true);
     // Both share the port now; the kernel hands the new one some connections, which it holds.
     const before = answeredSoFar();
@@ -140,15 +141,16 @@ describe('serve --reuse-port: a rolling restart on one port', () => {
     const quotas = join(root, 'held.sqlite');
     const old = serve(port, quotas);
     expect(await until(() => old.stderr().includes('serving'), 60_000, 50), old.stderr()).toBe(true);
-    const stuck = serve(port, quotas, '--quotas-wait', '2s');
-    expect(await until(() => stuck.stderr().includes('listening at'), 60_000, 50), stuck.stderr()).toBe(true);
-    // Connections a request at a time while the new one waits: the kernel gives it some, which it holds.
+    // Connections a request at a time, from before the new one listens to after it gives up: the kernel gives it
+    // some while it waits, which it holds. Its wait (begun as it starts) is long enough for some on a busy machine.
     const outcomes: Outcome[] = [];
     let running = true;
     const worker = async () => {
       while (running) outcomes.push(await get(port, false));
     };
     const workers = [worker(), worker()];
+    const stuck = serve(port, quotas, '--quotas-wait', '10s');
+    expect(await until(() => stuck.stderr().includes('listening at'), 60_000, 50), stuck.stderr()).toBe(true);
     expect(await stuck.exited).toBe(3);
     running = false;
     await Promise.all(workers);

@@ -70,7 +70,7 @@ describe('the SQLite store: counts that survive', () => {
     const file = fresh('flush');
     const s = await open(file, { flushMs: 200 });
     s.take('k', basic, T0, month);
-    expect(await until(async () => (await totalOf(file, 'k')) === 1, 5_000)).toBe(true);
+    expect(await until(async () => (await totalOf(file, 'k')) === 1)).toBe(true);
     // The operator's own view: plain tables, readable with sqlite3 while serve runs.
     const db = new DatabaseSync(file, { readOnly: true });
     expect(db.prepare('SELECT month, requests FROM months WHERE credential = ?').all('k')).toEqual([
@@ -329,26 +329,30 @@ describe('the SQLite store under load: SIGTERM loses nothing, kill -9 at most th
     expect(await billedTotal(file, keysFile)).toBe(l.admitted.length);
   });
 
-  it('kill -9 at random points: each kill loses at most the last second of counts (checked with a second to spare), none counted twice', async () => {
+  it('kill -9 at random points: each kill loses at most the last second of counts (checked with two to spare), none counted twice', async () => {
     const { file: keysFile, keys } = manyKeys(400);
     const file = fresh('kill9');
     let admitted = 0;
     let bound = 0;
     const losses: number[] = [];
+    const bounds: number[] = [];
     for (let round = 0; round < 4; round++) {
       const server = await serve(['--public', builtTree(), '--keys', keysFile, '--quotas', file, '--log-level', 'silent']);
       const l = load(server.url, keys);
       // A random point: after 100 to 400 answers.
       const at = 100 + Math.floor(Math.random() * 300);
       await until(() => l.admitted.length >= at, 60_000, 5);
-      await stopped(server.child, 'SIGKILL');
+      // When the kill is sent, not when its end is heard of (later on a busy machine, and nothing is admitted between).
       const killedAt = Date.now();
+      await stopped(server.child, 'SIGKILL');
       await l.stop();
       admitted += l.admitted.length;
-      // The store saves once a second (flushMs), and a save takes its own time: what came in the last two seconds.
-      bound += l.admitted.filter((t) => t > killedAt - 2_000).length;
+      // The store saves once a second (flushMs), and a save takes its own time; on a busy machine its timer is late
+      // and the save slow: what came in the last three seconds.
+      bound += l.admitted.filter((t) => t > killedAt - 3_000).length;
       const counted = await billedTotal(file, keysFile);
       losses.push(admitted - counted);
+      bounds.push(bound);
       expect(counted).toBeLessThanOrEqual(admitted);
       expect(admitted - counted).toBeLessThanOrEqual(bound);
     }
@@ -358,7 +362,7 @@ describe('the SQLite store under load: SIGTERM loses nothing, kill -9 at most th
     expect(left.sort()).toEqual(expect.arrayContaining([base]));
     expect(left.every((n) => [base, `${base}-wal`, `${base}-shm`, `${base}.id`, `${base}.lock`].includes(n))).toBe(true);
     console.log(
-      `kill -9 x4: ${admitted} admitted, ${admitted - losses.at(-1)!} counted; lost after each kill (cumulative): ${losses.join(', ')}`,
+      `kill -9 x4: ${admitted} admitted, ${admitted - losses.at(-1)!} counted; lost after each kill (cumulative): ${losses.join(', ')}; allowed: ${bounds.join(', ')}`,
     );
   });
 });
@@ -408,7 +412,7 @@ describe('serve on the SQLite store', () => {
         expect(r.status, r.stderr).toBe(0);
         return (JSON.parse(r.stdout) as { plan: string; requests: number }[]).find((row) => row.plan === 'basic')!.requests;
       };
-      expect(await until(async () => (await billed()) === 5, 10_000, 200)).toBe(true);
+      expect(await until(async () => (await billed()) === 5, 60_000, 200)).toBe(true);
       expect((await fetch(`${second.url}/v1/health`)).status).toBe(200);
     } finally {
       await stopped(second.child, 'SIGTERM');
