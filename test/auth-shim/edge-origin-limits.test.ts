@@ -141,7 +141,7 @@ async function riskAnswer(edge: Edge): Promise<[number, string]> {
 
 /** Waits for `n` floods to have started and ended (the worker went away, or it was all sent): what each sent. */
 async function floodsSent(n: number): Promise<Record<string, number>> {
-  expect(await until(() => floods.length === n && floods.every((f) => f.over), 20_000, 50)).toBe(true);
+  expect(await until(() => floods.length === n && floods.every((f) => f.over), 60_000, 50)).toBe(true);
   return Object.fromEntries(floods.map((f) => [f.path, f.sent]));
 }
 

@@ -12,6 +12,7 @@ import { createHandler } from '../../auth-shim/handler.js';
 import { HttpOrigin } from '../../auth-shim/http-origin.js';
 import { OriginError } from '../../auth-shim/origin.js';
 import { loadKeys } from '../../auth-shim/node/server.js';
+import { LATE_MS } from '../helpers.js';
 import { KEY, KEYS_FILE, builtTree } from './tree.js';
 
 let server: Server;
@@ -25,6 +26,8 @@ let tree = '';
 /** How the origin answers a path, when not with the file as it is. */
 const misbehave = new Map<string, (res: ServerResponse) => void>();
 const RISK = 'v1/assets/BTC/risk.json';
+/** A deadline no test here meets but the one about it: a slow answer on a busy machine is not a failure of the origin. */
+const TIMEOUT_MS = 60_000;
 
 beforeAll(async () => {
   tree = builtTree();
@@ -58,7 +61,7 @@ afterAll(() => {
 
 describe('HttpOrigin', () => {
   it('serves a file only once its bytes are the manifest’s; garbage is an OriginError and is not kept', async () => {
-    const origin = new HttpOrigin(base, { timeoutMs: 1_000 });
+    const origin = new HttpOrigin(base, { timeoutMs: TIMEOUT_MS });
     const size = readFileSync(join(tree, RISK)).byteLength;
     misbehave.set(RISK, (res) => res.writeHead(200).end(Buffer.alloc(size, 'x')));
     await expect(origin.get('assets/BTC/risk.json')).rejects.toThrow(
@@ -88,7 +91,9 @@ describe('HttpOrigin', () => {
     await expect(origin.get('assets/BTC/risk.json')).rejects.toThrow(
       new OriginError(`${base}v1/_manifest.json: the origin did not answer within 0.3 s`),
     );
-    expect(performance.now() - start).toBeLessThan(2_000);
+    // Not before the deadline; after it, no later than a busy machine can be.
+    expect(performance.now() - start).toBeGreaterThanOrEqual(300 - 5);
+    expect(performance.now() - start).toBeLessThan(300 + LATE_MS);
     misbehave.clear();
   });
 
@@ -148,7 +153,7 @@ describe('HttpOrigin', () => {
   });
 
   it('the shim answers 502 upstream_error for either, never garbage under the manifest’s ETag', async () => {
-    const handle = createHandler({ origin: new HttpOrigin(base, { timeoutMs: 300 }), keys: loadKeys(KEYS_FILE) });
+    const handle = createHandler({ origin: new HttpOrigin(base, { timeoutMs: TIMEOUT_MS }), keys: loadKeys(KEYS_FILE) });
     const get = () => handle(new Request('http://shim.test/v1/assets/BTC/risk', { headers: { 'X-API-Key': KEY.pro } }));
     misbehave.set(RISK, (res) => res.writeHead(200).end(Buffer.alloc(3196, 'x')));
     const res = await get();

@@ -63,7 +63,7 @@ beforeAll(async () => {
     prism.once('exit', (code) => reject(new Error(`prism exited ${code}: ${said.slice(-2000)}`)));
   });
   proxy = `http://127.0.0.1:${port}`;
-}, 60_000);
+});
 
 afterAll(async () => {
   prism?.kill();

@@ -46,7 +46,7 @@ describe.skipIf(noNginx !== null)(`the private origin's nginx block (skipped: ${
     );
     nginx = spawn(NGINX, ['-p', prefix, '-c', conf], { stdio: 'ignore' });
     const url = `http://127.0.0.1:${port}`;
-    expect(await until(async () => (await fetch(`${url}/v1/_manifest.json`).catch(() => null))?.status === 401, 10_000, 100)).toBe(true);
+    expect(await until(async () => (await fetch(`${url}/v1/_manifest.json`).catch(() => null))?.status === 401, 60_000, 100)).toBe(true);
     const bearer = (token: string) => fetch(`${url}/v1/_manifest.json`, { headers: { Authorization: `Bearer ${token}` } });
     expect((await bearer('another-token')).status).toBe(401);
     expect((await bearer(ORIGIN_TOKEN)).status).toBe(200);
