@@ -9,9 +9,11 @@
  * across isolates. Without QUOTAS, counts are per isolate. QUOTA_DIRECTORY, a Durable Object namespace of
  * `QuotaDirectory` (exported here), where the counters report their monthly totals, and OPERATOR_TOKEN, the secret
  * that opens the operator's route to them (`GET /_operator/usage`, edge-operator.ts, decision 98): without both, the
- * route does not exist. STALE_AFTER_HOURS, health's staleness limit (default 36). One JSON access line per request
- * goes to the console, the runtime's log.
+ * route does not exist. STALE_AFTER_HOURS, health's staleness limit (default 36). CORS_ORIGINS, the origins browsers
+ * may call from (decision 105), separated by commas or spaces, `*` for any; none when empty. One JSON access line per
+ * request goes to the console, the runtime's log.
  */
+import { allowedOrigin, ORIGIN_FORM, originList } from '../generator/contract/cors.js';
 import { assetDocsFiles, type AssetsBinding } from './edge-docs.js';
 import { KvKeys, type KvNamespaceLike } from './edge-keys.js';
 import { DurableQuotaStore, type DurableObjectNamespaceLike } from './durable-quota.js';
@@ -36,6 +38,8 @@ export interface EdgeEnv {
   OPERATOR_TOKEN?: string;
   /** Health reads `stale` past this age of the newest reading, in hours (default 36). */
   STALE_AFTER_HOURS?: string;
+  /** The origins browsers may call from (decision 105): `https://dash.example.com`, `*`; commas or spaces between. */
+  CORS_ORIGINS?: string;
 }
 
 /** The part of the runtime's execution context used here: work that may finish after the response. */
@@ -59,6 +63,7 @@ export function edgeHandler(env: EdgeEnv, now?: () => number): EdgeHandler {
     log,
     docs: env.ASSETS ? assetDocsFiles(env.ASSETS) : undefined,
     staleAfterMs: env.STALE_AFTER_HOURS ? Number(env.STALE_AFTER_HOURS) * 3_600_000 : undefined,
+    cors: { origins: corsOrigins(env.CORS_ORIGINS, log) },
     now,
     onResponse: access,
   });
@@ -74,6 +79,18 @@ export function edgeHandler(env: EdgeEnv, now?: () => number): EdgeHandler {
     if (reading) await reading;
     return handle(request);
   };
+}
+
+/**
+ * CORS_ORIGINS as origins (decision 105). An entry that is no origin allows nothing and is logged when the isolate
+ * starts, as serve's --cors-origin would refuse it; the others are in force.
+ */
+function corsOrigins(list: string | undefined, log: (m: string) => void): string[] {
+  return originList(list).flatMap((v) => {
+    const origin = allowedOrigin(v);
+    if (origin === null) log(`shim: CORS_ORIGINS: "${v}" is not ${ORIGIN_FORM}; left out`);
+    return origin === null ? [] : [origin];
+  });
 }
 
 let cached: { env: EdgeEnv; handle: EdgeHandler } | undefined;

@@ -7,6 +7,7 @@
  */
 import { TREE, type ErrorCode, type Plan } from '../generator/contract/index.js';
 import type { Catalog } from '../generator/contract/shapes.js';
+import { BrowserAccess, type CorsOptions } from './cors.js';
 import { credentialHeaders, type Caller, type KeyStore, type MarketplaceConfig } from './credentials.js';
 import { docsResponse, type DocsFiles } from './docs.js';
 import { Health } from './health.js';
@@ -26,6 +27,7 @@ import { usageResponse } from './steps/usage.js';
 
 export type { KeySource } from './steps/credential.js';
 export type { HeaderSource, ShimRequest, ShimResponse } from './exchange.js';
+export type { CorsOptions } from './cors.js';
 
 export interface ShimOptions {
   origin: Origin;
@@ -44,6 +46,8 @@ export interface ShimOptions {
   staleAfterMs?: number;
   /** Called once per request after its response is made: the access log and the metrics. */
   onResponse?: (event: AccessEvent) => void;
+  /** The origins browsers may call from (decision 105); without them no data route answers a browser's preflight. */
+  cors?: CorsOptions;
 }
 
 /** One request as the access log and the metrics see it: never the key, only a short credential id. */
@@ -88,6 +92,7 @@ export function createShim(options: ShimOptions): (request: ShimRequest) => Answ
   const bodies = new Bodies(origin, json, options.compressor ?? webCompressor);
   // Responses depend on the caller's plan: caches must key them on every header a credential can arrive in.
   const dataCache = { 'Cache-Control': 'private, max-age=60', Vary: credentialHeaders(marketplace).join(', ') };
+  const browsers = browserAccess(options.cors, marketplace);
 
   /** Parameters, access and body of a data route, for a caller already admitted. */
   function serve(request: ShimRequest, url: Target, r: DataRoute, plan: Plan, headers: Record<string, string>): Answer {
@@ -185,9 +190,22 @@ export function createShim(options: ShimOptions): (request: ShimRequest) => Answ
       return res;
     };
     const url = requestTarget(request.url);
+    if (!browsers) {
+      const reply = answer(request, url, seen);
+      return next(request.method === 'HEAD' ? next(reply, headers) : reply, logged);
+    }
+    // Browsers, where the operator allows them (decision 105): a preflight answered before any step, counted nowhere.
+    const allow = browsers.allowOrigin(request.headers.get('origin'));
+    const preflight = browsers.preflight(request, allow, seen.id);
+    if (preflight) return ((seen.route = 'preflight'), logged(preflight));
     const reply = answer(request, url, seen);
-    return next(request.method === 'HEAD' ? next(reply, headers) : reply, logged);
+    return next(reply, (res) => logged(browsers.answer(request.method === 'HEAD' ? headers(res) : res, allow)));
   };
+}
+
+/** The browsers' access a deployment allows (decision 105), or null when it names no origin: decisions 10 and 24 stand. */
+export function browserAccess(cors: CorsOptions | undefined, marketplace: MarketplaceConfig = {}): BrowserAccess | null {
+  return cors?.origins.length ? new BrowserAccess(cors, credentialHeaders(marketplace)) : null;
 }
 
 /** A HEAD's answer: the GET's status and headers, its Content-Length included, and no body. */

@@ -10,6 +10,7 @@ import { EXAMPLES, HELP } from './commands/help.js';
 import { command } from './commands/lazy-command.js';
 import {
   calendarDate,
+  corsOrigin,
   duration,
   existingPath,
   existingPaths,
@@ -78,6 +79,7 @@ export function program(): Command {
     .option('--marketplace-secret-file <file>', HELP.marketplaceSecretFile, existingPath('--marketplace-secret-file', 'file'))
     .option('--marketplace-secret <s>', 'the marketplace proxy secret; visible in the process list, prefer the file or the environment')
     .option('--marketplace-name <n>', HELP.marketplaceName, 'rapidapi')
+    .option('--cors-origin <origin>', HELP.corsOrigin, corsOrigin('--cors-origin'))
     .addOption(new Option('--stale-after <duration>', HELP.staleAfter).argParser(duration('--stale-after')).default(36 * 3_600_000, '36h'))
     .option('--metrics-port <p>', 'serve Prometheus metrics at http://HOST:P/metrics', port('--metrics-port'))
     .option('--log-level <level>', HELP.logLevel, logLevel, 'info');

@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import { errorBody, TREE, type ErrorCode } from '../../generator/contract/index.js';
 import { compress, compressSync } from '../../generator/output/compress.js';
 import { keyStoreFromJson, type KeyStore } from '../credentials.js';
-import { createShim, requestId, type HeaderSource, type KeySource, type ShimResponse } from '../handler.js';
+import { browserAccess, createShim, requestId, type HeaderSource, type KeySource, type ShimResponse } from '../handler.js';
 import { Refusal, refusalResponse } from '../refusal.js';
 import { ALLOW } from '../steps/route.js';
 import type { QuotaStore } from '../quota.js';
@@ -43,6 +43,8 @@ export interface ServeOptions {
   logger?: Logger;
   /** Serve Prometheus metrics on this port (same host); none without it. */
   metricsPort?: number;
+  /** The origins browsers may call from (`serve --cors-origin`, decision 105): exact origins, or `*`. */
+  corsOrigins?: string[];
 }
 
 export function loadKeys(file: string): KeyStore {
@@ -198,11 +200,18 @@ export async function startServer(o: ServeOptions): Promise<Started> {
     logger.info({ built_at: origin.builtAt }, 'tree reloaded');
   };
   const keys = o.keysFile ? liveKeys(o.keysFile, log, 1_000, () => metrics?.keysReloaded()) : null;
+  const marketplace = { host: o.marketplaceHost, secret: o.marketplaceSecret, name: o.marketplaceName };
+  const cors = o.corsOrigins?.length ? { origins: o.corsOrigins } : undefined;
+  // The answers made before the shim (below) reach a browser as the shim's own do (decision 105).
+  const browsers = browserAccess(cors, marketplace);
+  const browsable = (req: IncomingMessage, r: ShimResponse) =>
+    browsers ? browsers.answer(r, browsers.allowOrigin(headerSource(req.headers).get('origin'))) : r;
   const makeShim = (quotas: QuotaStore | undefined) =>
     createShim({
       origin,
       keys,
-      marketplace: { host: o.marketplaceHost, secret: o.marketplaceSecret, name: o.marketplaceName },
+      marketplace,
+      cors,
       quotas,
       now: o.now,
       log,
@@ -253,7 +262,7 @@ export async function startServer(o: ServeOptions): Promise<Started> {
       const id = requestId(headerSource(req.headers).get('x-request-id'));
       const refusal = refusalResponse(new Refusal('bad_parameter', 'The request target is not a path of this API'), { 'X-Request-Id': id });
       refused(req.method ?? '', (req.url ?? '').slice(0, 512), 400, 'bad_parameter', refusal.body!.byteLength, id);
-      return write(res, refusal, draining);
+      return write(res, browsable(req, refusal), draining);
     }
     if (!shim) {
       const again = () => handle(req, res);
@@ -266,7 +275,7 @@ export async function startServer(o: ServeOptions): Promise<Started> {
         { 'X-Request-Id': id },
       );
       refused(req.method ?? '', (req.url ?? '').slice(0, 512), 503, 'gateway_not_configured', refusal.body!.byteLength, id);
-      return write(res, refusal, draining);
+      return write(res, browsable(req, refusal), draining);
     }
     const answer = shim({ method: req.method ?? '', url, headers: headerSource(req.headers) });
     if (!(answer instanceof Promise)) return write(res, answer, draining);

@@ -28,6 +28,9 @@ export const HELP = {
   quotasWait: 'how long to wait for another process to let go of the quota file, as in a rolling restart (30s, 2m), then exit 3',
   staleAfter: 'health reads "stale" once the newest reading is older than this (36h, 90m, 2d; bare numbers are hours)',
   marketplaceName: "the marketplace's name in its header names, x-<name>-key (besides the neutral x-marketplace-*)",
+  corsOrigin:
+    'let pages on this origin call the API from a browser (https://dash.example.com; * for any page); repeatable. ' +
+    'Without it no data route answers a browser from another origin',
   logLevel: `access and operations log on stdout, one JSON line each: ${LOG_LEVELS.join(', ')}`,
   check: 'validate an existing tree against the contract, the invariants and its manifest (compressed variants included)',
   diff: 'what changed between two built trees: 0 none, 1 changes, 2 trouble, 3 a published history row changed or vanished',

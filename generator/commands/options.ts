@@ -2,6 +2,7 @@
 import { existsSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { InvalidArgumentError } from 'commander';
+import { allowedOrigin, ORIGIN_FORM } from '../contract/cors.js';
 import { isCalendarDate, isoInstantMs } from '../contract/time.js';
 import { PLANS } from '../contract/plans.js';
 import { hashPrefixExpected, isHashPrefix } from '../contract/keys.js';
@@ -97,6 +98,18 @@ export const httpUrl = (name: string) => (v: string) => {
   }
   throw new InvalidArgumentError(`${name} takes an http(s) URL such as https://api.example.com, or /, not "${v}"`);
 };
+
+/**
+ * `serve --cors-origin`, repeatable: an origin browsers may call from (decision 105), kept as a browser's `Origin`
+ * carries it (`https://Dash.example.com:443` is `https://dash.example.com`), or `*`.
+ */
+export const corsOrigin =
+  (name: string) =>
+  (v: string, previous: string[] = []): string[] => {
+    const origin = allowedOrigin(v);
+    if (origin === null) throw new InvalidArgumentError(`${name} takes ${ORIGIN_FORM}, not "${v}"`);
+    return [...previous, origin];
+  };
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 

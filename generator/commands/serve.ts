@@ -29,6 +29,8 @@ export interface ServeFlags {
   metricsPort?: number;
   logLevel: string;
   reusePort?: boolean;
+  /** `--cors-origin`, each as a browser's Origin carries it (decision 105). */
+  corsOrigin?: string[];
 }
 
 function readSecretFile(option: string, file: string): string {
@@ -113,6 +115,7 @@ export async function run(o: ServeFlags): Promise<void> {
     marketplaceHost: o.marketplaceHost,
     marketplaceSecret: secret || undefined,
     marketplaceName: o.marketplaceName,
+    corsOrigins: o.corsOrigin,
   }).catch(async (e: NodeJS.ErrnoException & { port?: number }) => {
     // A server that cannot start lets go of its quota store (a Redis client would keep the process alive); one still
     // waiting for a quota file is not waited for (a lock its dead holder left is taken over at once).

@@ -102,9 +102,11 @@ const common = {
     },
   }),
   '403': error('The plan does not cover the asset or endpoint; the message names the asset and the plan needed', ['plan_required']),
-  '405': error('Any method but GET; an Allow: GET header is sent', ['method_not_allowed'], {
-    Allow: { schema: { type: 'string', const: 'GET' } },
-  }),
+  '405': error(
+    'Any method but GET and HEAD, OPTIONS included but the preflight of a page whose origin the operator allows (answered 204); an Allow: GET, HEAD header is sent',
+    ['method_not_allowed'],
+    { Allow: { schema: { type: 'string', const: 'GET, HEAD' } } },
+  ),
   '429': error('Per-minute window or calendar-month (UTC) quota exceeded, per credential', ['rate_limited', 'quota_exceeded'], {
     'Retry-After': { schema: { type: 'integer' } },
     ...rateHeaders,
@@ -215,6 +217,9 @@ Every error is \`{"error": {"code", "message"}, "disclaimer"}\` with one of thes
 ${errorRows}
 
 A \`401\` carries \`WWW-Authenticate\`; every response carries \`X-Request-Id\`, your own when you send a well-formed one: quote it in a support request.
+
+## Calling from a browser
+A page's script on another origin may call the API only from an origin the operator of this gateway allows: ask them to add yours (\`https://dash.example.com\`). From such a page every answer, errors included, lets the script read \`ETag\`, the rate-limit headers, \`Retry-After\` and \`X-Request-Id\`; the browser's preflight (\`OPTIONS\`) is counted toward no quota. No cookie is read: the page sends the key in \`X-API-Key\` itself, so whoever loads the page can see it; give each page a key of its own. An \`If-None-Match\` the script sets is sent as it is and the \`304\` reaches the script. From an origin not allowed the browser refuses the answer (\`fetch\` rejects); health and this document may be read from any page.
 
 ## Through a marketplace
 A marketplace calls with its own header names, \`x-<name>-key\`, \`x-<name>-host\`, \`x-<name>-proxy-secret\` and \`x-<name>-subscription\` (\`X-RapidAPI-Key\` and so on for RapidAPI), or the neutral \`x-marketplace-*\`. Its subscription (\`BASIC\`, \`PRO\`, \`ULTRA\`) sets the plan, and the marketplace counts its own quotas.

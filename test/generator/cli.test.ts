@@ -218,6 +218,10 @@ describe('risk-readings (compiled)', () => {
       [['build', '--pages', root, '--out', join(root, 'x'), '--public-url', 'ftp://x'], /--public-url takes an http\(s\) URL/],
       [['serve', '--public', root, '--stale-after', 'soon'], /--stale-after takes a duration such as 36h/],
       [['serve', '--public', root, '--log-level', 'loud'], /--log-level is one of fatal, error, warn, info, debug, trace, silent/],
+      [
+        ['serve', '--public', root, '--cors-origin', 'https://dash.example.com', '--cors-origin', 'https://dash.example.com/app'],
+        /--cors-origin takes an origin scheme:\/\/host\[:port\] with no path, such as https:\/\/dash\.example\.com, or \*, not "https:\/\/dash\.example\.com\/app"/,
+      ],
       [['check'], /check: --public <dir> is required/],
     ];
     for (const [args, message] of cases) {

@@ -170,7 +170,16 @@ describe('the served OpenAPI document', () => {
 
   it('tells a customer how to call it: a guide in its description, and every operation under a described tag', () => {
     const guide = served.info.description as string;
-    for (const section of ['Getting a key', 'Plans and limits', 'Pagination', 'Errors', 'Through a marketplace', 'Freshness', 'Versioning'])
+    for (const section of [
+      'Getting a key',
+      'Plans and limits',
+      'Pagination',
+      'Errors',
+      'Calling from a browser',
+      'Through a marketplace',
+      'Freshness',
+      'Versioning',
+    ])
       expect(guide).toContain(`## ${section}`);
     expect(guide).toContain('| basic | 5 | 1,000 | 90 | no |');
     expect(guide).toContain('| 429 | `quota_exceeded` |');
