@@ -319,7 +319,13 @@ export const DcaSignal = api(
       band_label: z.string(),
       ...dcaLevels,
     }),
-    multiplier: z.null().describe('Always null: the model publishes a band, not a sizing rule (multiplier_note says so).'),
+    // Always null, described as a number that is null (decision 107): a schema typed `null` alone becomes a TypeScript
+    // property typed `null`, which openapi-fetch 0.17's response type drops (openapi-typescript #2717); `const`
+    // still admits null only.
+    multiplier: z
+      .null()
+      .meta({ type: ['number', 'null'], const: null })
+      .describe('Always null: the model publishes a band, not a sizing rule (multiplier_note says so).'),
     multiplier_note: z.string(),
     model: z.literal('dca_regression@1'),
     source_page: z.string(),

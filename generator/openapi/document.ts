@@ -203,6 +203,23 @@ The basic plan reads the free tier: the ten crypto assets with the smallest mark
 
 Revalidating is free for the month: a request with \`If-None-Match\` answered \`304 Not Modified\` counts toward the minute but not the month, and once the month is used up such a request is still answered \`304\` while your copy is current (anything else is \`quota_exceeded\`). \`GET /v1/usage\` answers your plan, limits and counts in one call, and counts toward the minute only.
 
+## Rate limits and retries
+Each counted answer says where both windows stand in the IETF fields, RFC 8941 lists that any structured-field parser reads (in JavaScript, \`parseList\` of the \`structured-headers\` package): \`RateLimit-Policy: "minute";q=5;w=60, "month";q=1000;w=2678400\` names each window with its quota \`q\` and its length \`w\` in seconds, and \`RateLimit: "minute";r=4;t=58, "month";r=997;t=1209600\` what each still admits (\`r\`) and the seconds until it resets (\`t\`). Every \`429\` and \`503\` carries \`Retry-After\` in seconds: wait that long, then try once more (sooner is refused again). With openapi-fetch, a middleware does it:
+
+\`\`\`ts
+client.use({
+  async onResponse({ request, response, options }) {
+    const after = response.headers.get('Retry-After');
+    if ((response.status === 429 || response.status === 503) && after !== null && Number(after) <= 120) {
+      await new Promise((resolve) => setTimeout(resolve, Number(after) * 1000));
+      return options.fetch(new Request(request)); // once: a second 429 comes back to you
+    }
+  },
+});
+\`\`\`
+
+What a request costs: an answer with data (\`200\`) counts toward the minute and the month; a \`304\` to \`If-None-Match\` with your copy's \`ETag\`, a \`HEAD\`, and an error answered to an accepted key (a \`400\`, a \`403\`, an unknown asset's \`404\`, a \`502\`) count toward the minute only; a \`429\` counts toward neither window.
+
 ## Pagination
 History is oldest first. \`from\` and \`to\` (YYYY-MM-DD) are inclusive; \`limit\` is the page size (at most your plan's rows a page; above it is clamped, not refused); \`next_cursor\` is the date to pass as \`cursor\` for the next page, and \`null\` on the last one. \`total_row_count\` counts the rows in the \`from\`/\`to\` window across all pages.
 

@@ -4,16 +4,23 @@
  * tree. A field the document types wrongly, or leaves out, breaks the compile or the run. The script uses the
  * document as a customer would, without a cast: it revalidates with If-None-Match (a declared header parameter),
  * narrows each change event by its `field` to the type of its from/to, and reads a reading's as_of and the DCA
- * multiplier as the spec types them (string or null; always null).
+ * multiplier as the spec types them (string or null; always null). The client behaves (polite-client.ts, compiled
+ * beside it): it waits out a 429's Retry-After and reads the IETF rate-limit fields, shown here on a clock the test
+ * moves.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
+import createClient from 'openapi-fetch';
 import openapiTS, { astToString } from 'openapi-typescript';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer } from '../../auth-shim/node/server.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createHandler } from '../../auth-shim/handler.js';
+import { FileOrigin } from '../../auth-shim/node/file-origin.js';
+import { loadKeys, startServer } from '../../auth-shim/node/server.js';
+import { MemoryQuotaStore } from '../../auth-shim/quota.js';
 import { ROOT, tempDir } from '../helpers.js';
+import { rateLimits, retryAfter } from './polite-client.js';
 import { KEY, KEYS_FILE, builtTree } from './tree.js';
 
 const root = tempDir('rr-client-');
@@ -28,14 +35,17 @@ afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
 /** The script a customer would write, against the generated `paths`; it prints each operation's status. */
 const CLIENT = `import createClient from 'openapi-fetch';
+import { rateLimits, retryAfter } from './polite-client.js';
 import type { paths } from './schema.js';
 
 const [baseUrl, key] = process.argv.slice(2) as [string, string];
 const client = createClient<paths>({ baseUrl, headers: { 'X-API-Key': key } });
+client.use(retryAfter());
 const status: Record<string, number> = {};
 
 const assets = await client.GET('/v1/assets');
 status.listAssets = assets.response.status;
+const minute = rateLimits(assets.response.headers).get('minute');
 const symbol: string = assets.data!.data.assets[0]!.symbol;
 
 const risk = await client.GET('/v1/assets/{symbol}/risk', { params: { path: { symbol } } });
@@ -94,11 +104,10 @@ for (const e of changes.data?.data.events ?? []) {
 const summary = await client.GET('/v1/market/{universe}/summary', { params: { path: { universe: 'crypto' } } });
 status.getUniverseSummary = summary.response.status;
 
-const signal = await client.GET('/v1/signals/dca/{symbol}', { params: { path: { symbol: 'BTC' } } });
-status.getDcaSignal = signal.response.status;
-// multiplier is typed null alone; openapi-fetch 0.17's response types drop such a property (its Readable), so it is
-// read from the generated types themselves (types.ts), and checked here as it arrives.
-const multiplier: unknown = signal.data && 'multiplier' in signal.data.data ? signal.data.data.multiplier : 'absent';
+const dca = await client.GET('/v1/signals/dca/{symbol}', { params: { path: { symbol: 'BTC' } } });
+status.getDcaSignal = dca.response.status;
+// Described as a number that is null (decision 107), so that openapi-fetch 0.17's response type keeps it.
+const multiplier: number | null | undefined = dca.data?.data.multiplier;
 
 const health = await client.GET('/v1/health');
 status.getHealth = health.response.status;
@@ -117,7 +126,7 @@ const code: string | undefined = refused.error?.error.code;
 console.log(
   JSON.stringify({
     status,
-    seen: { symbol, score, stale, gravityAsOf, revalidated, cursor, firstDate, missing, multiplier, code, moved, feedCursor, kinds, wrong, plan, monthLeft, perMinute },
+    seen: { minute, symbol, score, stale, gravityAsOf, revalidated, cursor, firstDate, missing, multiplier, code, moved, feedCursor, kinds, wrong, plan, monthLeft, perMinute },
   }),
 );
 `;
@@ -126,9 +135,8 @@ console.log(
 const TYPES = `import type { components } from './schema.js';
 
 type Schemas = components['schemas'];
+// Typed number or null, so that openapi-fetch keeps it; the document's const says always null (decision 107).
 export const multiplier: Schemas['DcaSignal']['multiplier'] = null;
-// @ts-expect-error the multiplier is always null: a number is no value of it
-export const notANumber: Schemas['DcaSignal']['multiplier'] = 1.5;
 export const asOf: Schemas['Gravity']['as_of'][] = ['2026-10-14T00:30:00Z', null];
 type Event = Schemas['ChangeEvent'];
 /** The event shape a field selects (a shape may hold several fields). */
@@ -153,6 +161,7 @@ describe('a client generated from the served document', () => {
     writeFileSync(join(dir, 'schema.ts'), astToString(await openapiTS(doc)));
     writeFileSync(join(dir, 'client.ts'), CLIENT);
     writeFileSync(join(dir, 'types.ts'), TYPES);
+    copyFileSync(join(ROOT, 'test', 'auth-shim', 'polite-client.ts'), join(dir, 'polite-client.ts'));
     writeFileSync(join(dir, 'package.json'), '{"type": "module"}');
     const options = {
       strict: true,
@@ -164,7 +173,7 @@ describe('a client generated from the served document', () => {
     };
     writeFileSync(
       join(dir, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { ...options, outDir: 'out' }, files: ['client.ts', 'types.ts', 'schema.ts'] }),
+      JSON.stringify({ compilerOptions: { ...options, outDir: 'out' }, files: ['client.ts', 'types.ts', 'schema.ts', 'polite-client.ts'] }),
     );
     const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', dir], { encoding: 'utf8' });
     expect(tsc.stdout + tsc.stderr, 'tsc').toBe('');
@@ -181,6 +190,7 @@ describe('a client generated from the served document', () => {
     expect(Object.keys(status)).toHaveLength(10);
     for (const [op, s] of Object.entries(status)) expect(s, op).toBe(200);
     expect(seen).toMatchObject({
+      minute: { quota: 60, windowSeconds: 60, remaining: 59, resetSeconds: expect.any(Number) },
       symbol: expect.any(String),
       score: expect.any(Number),
       gravityAsOf: expect.any(String),
@@ -198,5 +208,78 @@ describe('a client generated from the served document', () => {
     // The served tree's refreshes moved levels, bands and phases at least: each narrowed branch ran.
     const kinds = seen.kinds as Record<string, number>;
     for (const kind of ['level', 'band', 'phase']) expect(kinds[kind], kind).toBeGreaterThan(0);
+  });
+});
+
+describe('a client that behaves (issue 55): it waits out Retry-After and reads the rate-limit fields', () => {
+  /** Just the operation called, as the generated `paths` type it: the example's types are checked with those above. */
+  type Paths = {
+    '/v1/assets/{symbol}/risk': {
+      get: {
+        parameters: { path: { symbol: string } };
+        responses: { 200: { content: { 'application/json': { data: { symbol: string } } } } };
+      };
+    };
+  };
+
+  it("drives a basic key (5 a minute) to a 429, waits its Retry-After on the test's clock, and retries once", async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      vi.setSystemTime(Date.UTC(2026, 9, 14, 12, 0, 10));
+      const handle = createHandler({
+        origin: FileOrigin.open(builtTree(), 0),
+        keys: loadKeys(KEYS_FILE),
+        quotas: new MemoryQuotaStore(),
+        now: () => Date.now(),
+      });
+      const sent: number[] = [];
+      const fetch = (request: Request) => (sent.push(Date.now()), handle(request));
+      const make = () => {
+        const c = createClient<Paths>({ baseUrl: 'http://shim.test', headers: { 'X-API-Key': KEY.basic }, fetch });
+        c.use(retryAfter());
+        return c;
+      };
+      const [first, second] = [make(), make()];
+      const risk = (c: typeof first) => c.GET('/v1/assets/{symbol}/risk', { params: { path: { symbol: 'BTC' } } });
+      for (let i = 0; i < 5; i++) {
+        const ok = await risk(first);
+        expect(ok.response.status).toBe(200);
+        // The IETF fields, read per policy: the minute's quota and what it still admits, the month beside it.
+        expect(rateLimits(ok.response.headers).get('minute')).toEqual({
+          quota: 5,
+          windowSeconds: 60,
+          remaining: 4 - i,
+          resetSeconds: 60 - 2 * i,
+        });
+        expect(rateLimits(ok.response.headers).get('month')).toMatchObject({ quota: 1000, remaining: 999 - i });
+        vi.advanceTimersByTime(2_000);
+      }
+      // Two callers on the key meet the spent minute at 12:00:20; the oldest request leaves it at 12:01:10, in 50 s.
+      sent.length = 0;
+      let [a, b]: [Awaited<ReturnType<typeof risk>> | undefined, Awaited<ReturnType<typeof risk>> | undefined] = [undefined, undefined];
+      const pending = [risk(first).then((r) => (a = r)), risk(second).then((r) => (b = r))];
+      await vi.advanceTimersByTimeAsync(49_999);
+      expect([a, b, sent.length]).toEqual([undefined, undefined, 2]);
+      await vi.advanceTimersByTimeAsync(1);
+      await Promise.all(pending);
+      const at = Date.UTC(2026, 9, 14, 12, 1, 10);
+      expect(sent).toEqual([Date.UTC(2026, 9, 14, 12, 0, 20), Date.UTC(2026, 9, 14, 12, 0, 20), at, at]);
+      // The first retry takes the place the oldest request left; the second finds the minute spent again and, its
+      // one retry used, goes back to its caller with the 429 and when to come back.
+      expect(a!.response.status).toBe(200);
+      expect(a!.data?.data.symbol).toBe('BTC');
+      expect(rateLimits(a!.response.headers).get('minute')).toMatchObject({ remaining: 0, resetSeconds: 2 });
+      expect(b!.response.status).toBe(429);
+      expect(b!.response.headers.get('retry-after')).toBe('2');
+      expect(rateLimits(b!.response.headers).get('minute')).toEqual({ quota: 5, windowSeconds: 60, remaining: 0, resetSeconds: 2 });
+      // A Retry-After past what the caller will wait is not waited out.
+      sent.length = 0;
+      const bounded = createClient<Paths>({ baseUrl: 'http://shim.test', headers: { 'X-API-Key': KEY.basic }, fetch });
+      bounded.use(retryAfter({ maxWaitSeconds: 1 }));
+      expect((await risk(bounded)).response.status).toBe(429);
+      expect(sent).toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

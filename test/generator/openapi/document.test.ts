@@ -165,7 +165,8 @@ describe('the served OpenAPI document', () => {
     // As the spec says: a reading's as_of may be null, and the DCA multiplier is always null.
     for (const model of ['Gravity', 'Twap', 'SmaComposite', 'Phase', 'Dca'])
       expect(schemas[model].properties.as_of.type).toEqual(['string', 'null']);
-    expect(schemas.DcaSignal.properties.multiplier.type).toBe('null');
+    // Typed as a number that is null (decision 107), so that generated clients keep the field.
+    expect(schemas.DcaSignal.properties.multiplier).toMatchObject({ type: ['number', 'null'], const: null });
   });
 
   it('tells a customer how to call it: a guide in its description, and every operation under a described tag', () => {
@@ -173,6 +174,7 @@ describe('the served OpenAPI document', () => {
     for (const section of [
       'Getting a key',
       'Plans and limits',
+      'Rate limits and retries',
       'Pagination',
       'Errors',
       'Calling from a browser',
