@@ -5,7 +5,7 @@ import { next, type Maybe } from './maybe.js';
 import { sha256 } from './sha256.js';
 
 export { keyStoreFromJson, type KeyStore } from '../generator/contract/keys.js';
-import { hasExpired, keyExpiry, type KeyRecord } from '../generator/contract/keys.js';
+import { hasExpired, keyExpiry, keyLimits, type KeyLimits, type KeyRecord } from '../generator/contract/keys.js';
 
 /** Compares two secrets in time independent of where they differ: both are hashed to 32 bytes first. */
 export async function constantTimeEqual(a: string, b: string): Promise<boolean> {
@@ -27,6 +27,11 @@ export interface Caller {
   expires: string | null;
   /** The same in milliseconds, read once when the key is first looked up: Infinity when it does not expire. */
   expiry: number;
+  /**
+   * The per-minute and per-month limits in effect (decision 106): the key's own where its entry has them, else its
+   * plan's. The key's `meta` is never copied here: nothing a caller is answered or a log line is written from holds it.
+   */
+  limits: KeyLimits;
 }
 
 /** Whether the caller's key has expired at `now` (decision 37): a comparison, so a known key stays one map lookup. */
@@ -40,6 +45,7 @@ export const keyCaller = (rec: KeyRecord): Caller => ({
   label: rec.label,
   expires: rec.expires ?? null,
   expiry: keyExpiry(rec),
+  limits: keyLimits(rec),
 });
 
 export interface MarketplaceConfig {
@@ -89,7 +95,15 @@ export function credentialHeaders(m: MarketplaceConfig): string[] {
 const SUBSCRIBERS: Readonly<Record<Plan, Caller>> = Object.fromEntries(
   PLANS.map((plan) => [
     plan,
-    Object.freeze({ plan, quotaKey: null, id: `marketplace:${plan}`, label: null, expires: null, expiry: Infinity }),
+    Object.freeze({
+      plan,
+      quotaKey: null,
+      id: `marketplace:${plan}`,
+      label: null,
+      expires: null,
+      expiry: Infinity,
+      limits: keyLimits({ plan }),
+    }),
   ]),
 ) as Record<Plan, Caller>;
 

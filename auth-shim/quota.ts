@@ -5,7 +5,6 @@
  * for the current month and the MONTHS_KEPT before it, so a month can be invoiced once it has ended. Stores decide
  * where the counts live; the rule is here.
  */
-import { PLAN_LIMITS, type Plan } from '../generator/contract/plans.js';
 
 export const MINUTE_MS = 60_000;
 /** Months of totals kept before the current one: last month to invoice, and a year before it to compare. */
@@ -438,8 +437,8 @@ const seconds = (ms: number) => String(Math.max(0, Math.ceil(ms / 1000)));
  * shows its own quotas (decision 32), and both windows in the IETF fields of the rate-limit draft 11, as RFC 8941
  * lists (decision 40). `monthRemaining` is the month as it stands once the answer is known (a refund raises it).
  */
-export function quotaHeaders(plan: Plan, a: Admission, month: MonthWindow, now: number, monthRemaining = a.monthRemaining) {
-  const { perMinute, perMonth } = PLAN_LIMITS[plan];
+export function quotaHeaders(limits: Limits, a: Admission, month: MonthWindow, now: number, monthRemaining = a.monthRemaining) {
+  const { perMinute, perMonth } = limits;
   const minuteReset = seconds(a.resetMs);
   const monthReset = seconds(month.end - now);
   return {
@@ -454,22 +453,25 @@ export function quotaHeaders(plan: Plan, a: Admission, month: MonthWindow, now: 
   };
 }
 
-function outcome(plan: Plan, a: Admission, month: MonthWindow, now: number): QuotaOutcome {
-  const headers = quotaHeaders(plan, a, month, now);
+function outcome(limits: Limits, a: Admission, month: MonthWindow, now: number): QuotaOutcome {
+  const headers = quotaHeaders(limits, a, month, now);
   return a.ok
     ? { ok: true, headers, admission: a, month }
     : { ok: false, code: a.code!, retryAfter: Math.max(1, Math.ceil(a.retryMs / 1000)), headers, admission: a, month };
 }
 
-/** Charges one request; synchronous when the store is (the in-memory ones), so the hot path does not wait. */
+/**
+ * Charges one request against the caller's limits in effect (its plan's, or its key's own: decision 106);
+ * synchronous when the store is (the in-memory ones), so the hot path does not wait.
+ */
 export function charge(
   store: QuotaStore,
   key: string,
-  plan: Plan,
+  limits: Limits,
   now: number,
   use: MonthUse = 'request',
 ): QuotaOutcome | Promise<QuotaOutcome> {
   const month = monthOf(now);
-  const a = store.take(key, PLAN_LIMITS[plan], now, month, use);
-  return a instanceof Promise ? a.then((x) => outcome(plan, x, month, now)) : outcome(plan, a, month, now);
+  const a = store.take(key, limits, now, month, use);
+  return a instanceof Promise ? a.then((x) => outcome(limits, x, month, now)) : outcome(limits, a, month, now);
 }

@@ -6,6 +6,7 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { renderVersion } from './paths.js';
+import { KEY_LIMIT_MAX } from './contract/plans.js';
 import { EXAMPLES, HELP } from './commands/help.js';
 import { command } from './commands/lazy-command.js';
 import {
@@ -17,6 +18,8 @@ import {
   expiry,
   hashPrefix,
   httpUrl,
+  keyLimit,
+  keyMeta,
   instant,
   logLevel,
   overlap,
@@ -84,12 +87,28 @@ export function program(): Command {
     .option('--metrics-port <p>', 'serve Prometheus metrics at http://HOST:P/metrics', port('--metrics-port'))
     .option('--log-level <level>', HELP.logLevel, logLevel, 'info');
 
+  // A key's own terms (decision 106), taken by keys add and keys set.
+  const terms = {
+    perMinute: ['--per-minute <n>', HELP.perMinute, keyLimit('--per-minute', KEY_LIMIT_MAX.perMinute)],
+    perMonth: ['--per-month <n>', HELP.perMonth, keyLimit('--per-month', KEY_LIMIT_MAX.perMonth)],
+    meta: ['--meta <json>', HELP.meta, keyMeta('--meta')],
+  } as const;
   const keys = cli.command('keys').description('manage direct keys').addHelpText('after', EXAMPLES.keys!);
   command(keys, 'add', HELP.add, () => import('./commands/keys.js').then((m) => m.add))
     .requiredOption('--plan <plan>', 'basic, pro or ultra', plan)
     .requiredOption('--keys <file>', 'the credential store to add it to (created if absent)', existingPath('--keys', 'new file'))
     .option('--label <l>', 'free text to recognise the key by (several keys may share one)', '')
-    .option('--expires <when>', HELP.expires, expiry('--expires'));
+    .option('--expires <when>', HELP.expires, expiry('--expires'))
+    .option(...terms.perMinute)
+    .option(...terms.perMonth)
+    .option(...terms.meta);
+  command(keys, 'set', HELP.set, () => import('./commands/keys.js').then((m) => m.set))
+    .requiredOption(...store)
+    .option('--label <l>', 'change every key with exactly this label')
+    .option('--sha256 <prefix>', 'change the key whose SHA-256 starts with these (8 or more) hex digits', hashPrefix('--sha256'))
+    .option(...terms.perMinute)
+    .option(...terms.perMonth)
+    .option(...terms.meta);
   command(keys, 'roll', HELP.roll, () => import('./commands/keys.js').then((m) => m.roll))
     .requiredOption(...store)
     .requiredOption('--label <l>', 'the label whose keys the new one replaces')

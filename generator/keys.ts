@@ -15,6 +15,7 @@ import {
   isHashPrefix,
   keyExpiry,
   keyFileFromJson,
+  keyLimits,
   type KeyFile,
   type KeyRecord,
   type RevokedKeyRecord,
@@ -76,6 +77,33 @@ async function changeKeys<T>(file: string, change: (doc: KeyFile) => { doc: KeyF
 /** An instant as the key file writes it: ISO 8601 UTC, to the second. */
 const stamp = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
+/**
+ * A change to a key's own terms (decision 106): a number sets that limit, null returns it to the plan's; an object
+ * sets `meta` (an empty one, or null, removes it); undefined leaves each as it was.
+ */
+export interface KeyTerms {
+  perMinute?: number | null;
+  perMonth?: number | null;
+  meta?: Record<string, unknown> | null;
+}
+
+/** The record with `terms` applied; a record left with no limit of its own, or an empty `meta`, carries neither. */
+function withTerms<R extends KeyRecord>(rec: R, terms: KeyTerms): R {
+  const { limits: had, meta: hadMeta, ...rest } = rec;
+  const limits = { ...had };
+  const set = (k: 'per_minute' | 'per_month', v: number | null | undefined) => {
+    if (v === null) delete limits[k];
+    else if (v !== undefined) limits[k] = v;
+  };
+  set('per_minute', terms.perMinute);
+  set('per_month', terms.perMonth);
+  const meta = terms.meta === undefined ? hadMeta : (terms.meta ?? undefined);
+  const out = rest as R;
+  if (Object.keys(limits).length) out.limits = limits;
+  if (meta && Object.keys(meta).length) out.meta = meta;
+  return out;
+}
+
 /** A new key and its record; the key is returned once and never stored. */
 function newKey(plan: Plan, label: string, now: Date, expires?: number): { key: string; record: KeyRecord } {
   const key = `rr_${randomBytes(24).toString('base64url')}`;
@@ -84,10 +112,17 @@ function newKey(plan: Plan, label: string, now: Date, expires?: number): { key: 
   return { key, record };
 }
 
-/** Issues a key; `expires` (milliseconds) ends it, decision 37. */
-export async function addKey(file: string, plan: Plan, label = '', now = new Date(), expires?: number): Promise<string> {
+/** Issues a key; `expires` (milliseconds) ends it, decision 37; `terms` are its own limits and meta, decision 106. */
+export async function addKey(
+  file: string,
+  plan: Plan,
+  label = '',
+  now = new Date(),
+  expires?: number,
+  terms: KeyTerms = {},
+): Promise<string> {
   const { key, record } = newKey(plan, label, now, expires);
-  return changeKeys(file, (doc) => ({ doc: { ...doc, keys: [...doc.keys, record] }, result: key }));
+  return changeKeys(file, (doc) => ({ doc: { ...doc, keys: [...doc.keys, withTerms(record, terms)] }, result: key }));
 }
 
 export interface Rolled {
@@ -126,7 +161,10 @@ export async function rollKeys(file: string, label: string, overlapMs: number, n
       );
     const ends = valid.map(keyExpiry);
     const inherited = valid.length && ends.every(Number.isFinite) ? Math.max(...ends) : undefined;
-    const { key, record } = newKey(plans[0]!, label, now, expires ?? inherited);
+    const { key, record: fresh } = newKey(plans[0]!, label, now, expires ?? inherited);
+    // The new key keeps the customer's own terms (decision 106): those of the last of the keys it replaces.
+    const last = (valid.length ? valid : mine).at(-1)!;
+    const record = withTerms(fresh, { perMinute: last.limits?.per_minute, perMonth: last.limits?.per_month, meta: last.meta });
     const until = now.getTime() + overlapMs;
     const replaced = new Set(valid);
     const keys = doc.keys.map((k) => (replaced.has(k) && keyExpiry(k) > until ? { ...k, expires: stamp(until) } : k));
@@ -144,6 +182,13 @@ export interface KeyListing {
   expires: string | null;
   state: KeyState;
   revoked: string | null;
+  /** The limits in effect (decision 106): the key's own where it has them, else its plan's. */
+  per_minute: number;
+  per_month: number;
+  /** Which of them are the key's own rather than its plan's. */
+  own_limits: { per_minute: boolean; per_month: boolean };
+  /** The operator's data about the key, or null. */
+  meta: Record<string, unknown> | null;
 }
 
 /**
@@ -168,6 +213,9 @@ const listing = (k: KeyRecord | RevokedKeyRecord, now: Date): KeyListing => ({
   expires: k.expires ?? null,
   state: 'revoked' in k ? 'revoked' : keyState(k, now.getTime()),
   revoked: 'revoked' in k ? k.revoked : null,
+  ...(({ perMinute, perMonth }) => ({ per_minute: perMinute, per_month: perMonth }))(keyLimits(k)),
+  own_limits: { per_minute: k.limits?.per_minute !== undefined, per_month: k.limits?.per_month !== undefined },
+  meta: k.meta ?? null,
 });
 
 /** The keys in force, in the file's order; with `revoked`, then the revoked ones, in the order they were revoked. */
@@ -182,23 +230,48 @@ export function listKeys(file: string, now = new Date(), { revoked = false } = {
  * (decision 87): what `usage` bills a month's requests of a revoked key under. Returns what it removed; throws when
  * nothing matches.
  */
+/** The keys `--label` or `--sha256` names (a prefix matching several keys is refused); throws when none is. */
+function named(file: string, keys: KeyRecord[], by: { label?: string; sha256?: string }): (k: KeyRecord) => boolean {
+  let match: (k: KeyRecord) => boolean;
+  if (by.sha256 !== undefined) {
+    const prefix = by.sha256.toLowerCase();
+    const hits = keys.filter((k) => k.sha256.startsWith(prefix));
+    if (hits.length > 1) throw new Error(`${file}: ${hits.length} keys have a hash starting ${prefix}; give more digits`);
+    match = (k) => k.sha256.startsWith(prefix);
+  } else match = (k) => k.label === by.label;
+  if (!keys.some(match))
+    throw new Error(
+      `${file}: no key ${by.sha256 !== undefined ? `has a hash starting ${by.sha256}` : `is labelled ${JSON.stringify(by.label)}`}`,
+    );
+  return match;
+}
+
+/**
+ * `keys set` (decision 106): changes the own terms of every key with the label, or of the one key whose hash starts
+ * with the prefix, in place. The keys, their hashes and so their counts stay as they are. Returns them as changed.
+ */
+export async function setKeys(
+  file: string,
+  by: { label?: string; sha256?: string },
+  terms: KeyTerms,
+  now = new Date(),
+): Promise<KeyListing[]> {
+  if (by.sha256 !== undefined && !isHashPrefix(by.sha256)) throw new Error(hashPrefixExpected('--sha256', by.sha256));
+  if (by.sha256 === undefined && by.label === undefined) throw new Error('keys set: give --label or --sha256');
+  return changeKeys(file, (doc) => {
+    const match = named(file, doc.keys, by);
+    const keys = doc.keys.map((k) => (match(k) ? withTerms(k, terms) : k));
+    return { doc: { ...doc, keys }, result: keys.filter(match).map((k) => listing(k, now)) };
+  });
+}
+
 export async function revokeKeys(file: string, by: { label?: string; sha256?: string }, now = new Date()): Promise<KeyListing[]> {
   // The command line refuses a malformed prefix as usage (exit 2); a caller of this function gets the same words.
   if (by.sha256 !== undefined && !isHashPrefix(by.sha256)) throw new Error(hashPrefixExpected('--sha256', by.sha256));
   if (by.sha256 === undefined && by.label === undefined) throw new Error('keys revoke: give --label or --sha256');
   return changeKeys(file, (doc) => {
-    let match: (k: KeyRecord) => boolean;
-    if (by.sha256 !== undefined) {
-      const prefix = by.sha256.toLowerCase();
-      const hits = doc.keys.filter((k) => k.sha256.startsWith(prefix));
-      if (hits.length > 1) throw new Error(`${file}: ${hits.length} keys have a hash starting ${prefix}; give more digits`);
-      match = (k) => k.sha256.startsWith(prefix);
-    } else match = (k) => k.label === by.label;
+    const match = named(file, doc.keys, by);
     const gone = doc.keys.filter(match);
-    if (!gone.length)
-      throw new Error(
-        `${file}: no key ${by.sha256 !== undefined ? `has a hash starting ${by.sha256}` : `is labelled ${JSON.stringify(by.label)}`}`,
-      );
     const revoked = gone.map((k): RevokedKeyRecord => ({ ...k, revoked: stamp(now.getTime()) }));
     const result = revoked.map((k) => listing(k, now));
     return { doc: { ...doc, keys: doc.keys.filter((k) => !match(k)), revoked: [...(doc.revoked ?? []), ...revoked] }, result };

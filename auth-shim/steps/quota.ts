@@ -26,7 +26,7 @@ export const monthUse = (request: ShimRequest): MonthUse =>
 /** Synchronous when the store is (the in-memory ones), so the hot path does not wait. */
 export function charged(quotas: QuotaStore, caller: Caller, now: number, use: MonthUse = 'request'): Charged | Promise<Charged> {
   if (!caller.quotaKey) return null;
-  const pending = charge(quotas, caller.quotaKey, caller.plan, now, use);
+  const pending = charge(quotas, caller.quotaKey, caller.limits, now, use);
   return pending instanceof Promise ? pending.then((q) => admitted(caller, q)) : admitted(caller, pending);
 }
 
@@ -36,11 +36,14 @@ function admitted(caller: Caller, q: QuotaOutcome): Charged {
 }
 
 function refusal(caller: Caller, code: 'rate_limited' | 'quota_exceeded', retryAfter: number, headers: Record<string, string>): Refusal {
-  const limits = PLAN_LIMITS[caller.plan];
+  const limits = caller.limits;
+  // A key with its own terms (decision 106) is told its key's limit, not the plan's.
+  const whose = (own: boolean) => (own ? "this key's" : `the ${caller.plan} plan's`);
+  const plan = PLAN_LIMITS[caller.plan];
   const what =
     code === 'rate_limited'
-      ? `the ${caller.plan} plan's ${limits.perMinute} requests per minute`
-      : `the ${caller.plan} plan's ${limits.perMonth} requests this month (UTC)`;
+      ? `${whose(limits.perMinute !== plan.perMinute)} ${limits.perMinute} requests per minute`
+      : `${whose(limits.perMonth !== plan.perMonth)} ${limits.perMonth} requests this month (UTC)`;
   return new Refusal(code, `Quota exceeded: ${what}; retry in ${retryAfter} s`, { 'Retry-After': String(retryAfter), ...headers });
 }
 
@@ -65,10 +68,7 @@ export function answered(
     throw refusal(caller, 'quota_exceeded', Math.max(1, Math.ceil((c.month.end - now) / 1000)), c.headers);
   }
   if (!a.monthCharged) return res;
-  Object.assign(
-    res.headers,
-    quotaHeaders(caller.plan, a, c.month, now, Math.max(0, PLAN_LIMITS[caller.plan].perMonth - (a.monthUsed - 1))),
-  );
+  Object.assign(res.headers, quotaHeaders(caller.limits, a, c.month, now, Math.max(0, caller.limits.perMonth - (a.monthUsed - 1))));
   const returned = quotas.refund(caller.quotaKey!, c.month, a);
   return returned instanceof Promise ? returned.then(() => res) : res;
 }

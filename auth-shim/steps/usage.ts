@@ -13,7 +13,13 @@ const encoder = new TextEncoder();
 
 export function usageResponse(caller: Caller, c: Charged, headers: Record<string, string>): ShimResponse {
   const body = usageBody(
-    { plan: caller.plan, credential: caller.quotaKey ? caller.id : 'marketplace', label: caller.label, expires: caller.expires },
+    {
+      plan: caller.plan,
+      credential: caller.quotaKey ? caller.id : 'marketplace',
+      label: caller.label,
+      expires: caller.expires,
+      limits: caller.limits,
+    },
     c && {
       minuteUsed: c.admission.minuteUsed,
       resetMs: c.admission.resetMs,

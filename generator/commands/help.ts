@@ -35,6 +35,10 @@ export const HELP = {
   check: 'validate an existing tree against the contract, the invariants and its manifest (compressed variants included)',
   diff: 'what changed between two built trees: 0 none, 1 changes, 2 trouble, 3 a published history row changed or vanished',
   add: 'issue a direct key: prints it once, alone, on stdout; stores only its SHA-256',
+  set: "change keys' own terms (limits, meta) by label or hash prefix; a running server applies them within 2 s, counts kept",
+  perMinute: "the key's own requests per minute (1 to 100000), replacing its plan's; plan returns to the plan's",
+  perMonth: "the key's own requests per month (1 to 1000000000), replacing its plan's; plan returns to the plan's",
+  meta: "a JSON object of the operator's own (customer id, contact), at most 1024 bytes; never served; {} removes it",
   list: 'list the keys: hash prefix, plan, state (active, expiring, expired), created, expires, label (never the key)',
   revoke: 'revoke keys by label, or the one key whose hash starts with a prefix; a running server drops them within 2 s',
   expires: 'when the key stops working: an ISO 8601 instant (2026-12-31T00:00:00Z) or +N hours or days from now (+12h, +30d)',
@@ -63,6 +67,7 @@ Examples:
   $ risk-readings keys add --keys keys.json --plan pro --label "Acme Corp"   # prints the key once
   $ risk-readings keys add --keys keys.json --plan basic --label "Trial: Beta Ltd" --expires +14d
   $ risk-readings keys roll --keys keys.json --label "Acme Corp" --overlap +48h   # the old key works 48 h more
+  $ risk-readings keys set --keys keys.json --label "Acme Corp" --per-minute 120 --meta '{"customer":"c_123"}'
   $ risk-readings keys list --keys keys.json
   $ risk-readings keys revoke --keys keys.json --label "Acme Corp"`,
   check: `

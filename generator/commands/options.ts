@@ -5,7 +5,8 @@ import { InvalidArgumentError } from 'commander';
 import { allowedOrigin, ORIGIN_FORM } from '../contract/cors.js';
 import { isCalendarDate, isoInstantMs } from '../contract/time.js';
 import { PLANS } from '../contract/plans.js';
-import { hashPrefixExpected, isHashPrefix } from '../contract/keys.js';
+import { hashPrefixExpected, isHashPrefix, metaBytes } from '../contract/keys.js';
+import { KEY_META_MAX_BYTES } from '../contract/plans.js';
 import { TREE } from '../contract/tree.js';
 import { liveTree } from '../output/live-tree.js';
 import { pathProblem, type PathKind } from '../path-rule.js';
@@ -64,6 +65,35 @@ const spanMs = (name: string, v: string, m: RegExpExecArray) => {
 };
 
 /** `keys revoke --sha256`: the first 8 to 64 hex digits of a key's hash, as `keys list` shows them; lower-cased. */
+/**
+ * A key's own limit (decision 106): a whole number from 1 to `max`, or `plan` to return to the plan's (kept as the
+ * word: commander turns a parser's null into '').
+ */
+export const keyLimit =
+  (name: string, max: number) =>
+  (v: string): number | 'plan' => {
+    if (v === 'plan') return 'plan';
+    const n = /^\d+$/.test(v) ? Number(v) : NaN;
+    if (!Number.isInteger(n) || n < 1 || n > max)
+      throw new InvalidArgumentError(`${name} takes a whole number from 1 to ${max}, or plan for the plan's limit, not "${v}"`);
+    return n;
+  };
+
+/** A key's `meta` (decision 106): a JSON object of at most KEY_META_MAX_BYTES bytes; `{}` removes it. */
+export const keyMeta = (name: string) => (v: string) => {
+  let meta: unknown;
+  try {
+    meta = JSON.parse(v);
+  } catch {
+    throw new InvalidArgumentError(`${name} takes a JSON object such as {"customer":"c_123"}, not JSON: ${JSON.stringify(v.slice(0, 80))}`);
+  }
+  if (typeof meta !== 'object' || meta === null || Array.isArray(meta))
+    throw new InvalidArgumentError(`${name} takes a JSON object such as {"customer":"c_123"}, not ${JSON.stringify(v.slice(0, 80))}`);
+  if (metaBytes(meta) > KEY_META_MAX_BYTES)
+    throw new InvalidArgumentError(`${name} takes at most ${KEY_META_MAX_BYTES} bytes of JSON, not ${metaBytes(meta)}`);
+  return meta as Record<string, unknown>;
+};
+
 export const hashPrefix = (name: string) => (v: string) => {
   if (!isHashPrefix(v)) throw new InvalidArgumentError(hashPrefixExpected(name, v));
   return v.toLowerCase();

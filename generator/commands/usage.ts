@@ -12,7 +12,7 @@ import { resolve } from 'node:path';
 import { isWorkerUrl, monthTotals, shownUrl, TotalsUnreadable } from '../../auth-shim/node/quota-totals.js';
 import { LegacyQuotaDamaged, QuotaStoreDamaged } from '../../auth-shim/node/quota-stores.js';
 import { monthName, monthOf, monthsAfter, MONTHS_KEPT, type MonthWindow } from '../../auth-shim/quota.js';
-import { keyFileFromJson, type KeyFile } from '../contract/keys.js';
+import { keyFileFromJson, keyLimits, type KeyFile, type KeyRecord } from '../contract/keys.js';
 import type { Plan } from '../contract/plans.js';
 import { quotaCounts, warnPasswordInQuotas } from './options.js';
 
@@ -35,6 +35,11 @@ interface UsageRow {
   month: string;
   requests: number;
   revoked: string | null;
+  /** The key's limits in effect (its own, decision 106, or its plan's); null for a credential the file keeps nothing of. */
+  per_minute: number | null;
+  per_month: number | null;
+  /** The operator's data about the key (decision 106), or null. */
+  meta: Record<string, unknown> | null;
 }
 
 /** The month named `YYYY-MM` (already checked by the option's parser), or the current one. */
@@ -64,48 +69,74 @@ function readKeys(file: string): KeyFile {
 function usageRows(file: KeyFile, totals: Map<string, number>, month: string): UsageRow[] {
   const rows: UsageRow[] = [];
   const billed = new Set<string>();
-  const bill = (k: { sha256: string; label: string; plan: Plan }, revoked: string | null) => {
+  const bill = (k: KeyRecord, revoked: string | null) => {
     const credential = `key:${k.sha256}`;
     if (billed.has(credential)) return;
     billed.add(credential);
     const requests = totals.get(credential) ?? 0;
     // A key in force is billed at 0 too (it was there to be used); a revoked one only when it was used.
     if (revoked === null || requests > 0)
-      rows.push({ credential: `key:${k.sha256.slice(0, 8)}`, label: k.label, plan: k.plan, month, requests, revoked });
+      rows.push({
+        credential: `key:${k.sha256.slice(0, 8)}`,
+        label: k.label,
+        plan: k.plan,
+        month,
+        requests,
+        revoked,
+        per_minute: keyLimits(k).perMinute,
+        per_month: keyLimits(k).perMonth,
+        meta: k.meta ?? null,
+      });
   };
   for (const k of file.keys) bill(k, null);
   for (const k of file.revoked ?? []) bill(k, k.revoked);
   const others = [...totals].filter(([c]) => !billed.has(c)).sort(([a], [b]) => (a < b ? -1 : 1));
   for (const [c, requests] of others)
-    rows.push({ credential: c.startsWith('key:') ? c.slice(0, 12) : c, label: null, plan: null, month, requests, revoked: null });
+    rows.push({
+      credential: c.startsWith('key:') ? c.slice(0, 12) : c,
+      label: null,
+      plan: null,
+      month,
+      requests,
+      revoked: null,
+      per_minute: null,
+      per_month: null,
+      meta: null,
+    });
   return rows;
 }
 
-const COLUMNS = ['credential', 'label', 'plan', 'month', 'requests', 'revoked'] as const;
+// The terms of decision 106 come after the columns of decision 87, so a reader of the older columns reads on.
+const COLUMNS = ['credential', 'label', 'plan', 'month', 'requests', 'revoked', 'per_minute', 'per_month', 'meta'] as const;
 
-/** A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break. */
-const field = (v: string | number | null) => {
-  const s = v === null ? '' : String(v);
+/** A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break; `meta` as its JSON. */
+const field = (v: string | number | Record<string, unknown> | null) => {
+  const s = v === null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
   return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
 };
 
 function table(rows: UsageRow[]): string {
   const width = Math.max(10, ...rows.map((r) => r.credential.length));
   const count = Math.max(8, ...rows.map((r) => String(r.requests).length));
-  const line = (c: string, plan: string, n: string, label: string) =>
-    `${c.padEnd(width)}  ${plan.padEnd(5)}  ${n.padStart(count)}  ${label}`;
+  const minute = Math.max(10, ...rows.map((r) => String(r.per_minute ?? '-').length));
+  const monthly = Math.max(9, ...rows.map((r) => String(r.per_month ?? '-').length));
+  const line = (c: string, plan: string, n: string, pm: string, pmo: string, label: string) =>
+    `${c.padEnd(width)}  ${plan.padEnd(5)}  ${n.padStart(count)}  ${pm.padStart(minute)}  ${pmo.padStart(monthly)}  ${label}`;
   const total = rows.reduce((sum, r) => sum + r.requests, 0);
   return [
-    line('credential', 'plan', 'requests', 'label'),
+    line('credential', 'plan', 'requests', 'per_minute', 'per_month', 'label'),
     ...rows.map((r) =>
       line(
         r.credential,
         r.plan ?? '-',
         String(r.requests),
-        r.label === null ? '(not in the key file)' : r.revoked ? `${r.label} (revoked ${r.revoked})` : r.label,
+        String(r.per_minute ?? '-'),
+        String(r.per_month ?? '-'),
+        (r.label === null ? '(not in the key file)' : r.revoked ? `${r.label} (revoked ${r.revoked})` : r.label) +
+          (r.meta ? `  ${JSON.stringify(r.meta)}` : ''),
       ),
     ),
-    line('total', '', String(total), ''),
+    line('total', '', String(total), '', '', ''),
   ]
     .map((l) => l.trimEnd())
     .join('\n');

@@ -8,6 +8,14 @@ export const PLAN_LIMITS: Record<Plan, { perMonth: number; perMinute: number; hi
   ultra: { perMonth: 500_000, perMinute: 60, historyCap: 1_000, bulk: true },
 };
 
+/**
+ * The highest limits a key's own terms may set (decision 106): far above any plan's, and within what the quota
+ * stores count and the usage document's bounds allow.
+ */
+export const KEY_LIMIT_MAX = { perMinute: 100_000, perMonth: 1_000_000_000 } as const;
+/** The most a key's `meta` may take, serialised as JSON (decision 106). */
+export const KEY_META_MAX_BYTES = 1_024;
+
 export const HISTORY_DEFAULT_LIMIT = 365;
 export const HISTORY_MAX_LIMIT = 1_000;
 export const BULK_MAX_SYMBOLS = 25;

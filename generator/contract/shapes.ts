@@ -19,7 +19,7 @@ import {
   UNIVERSES,
 } from './constants.js';
 import { ERROR_STATUS, type ErrorCode } from './errors.js';
-import { BULK_MAX_SYMBOLS, FREE_TIER_RULE, HISTORY_MAX_LIMIT, PLAN_LIMITS, PLANS } from './plans.js';
+import { BULK_MAX_SYMBOLS, FREE_TIER_RULE, HISTORY_MAX_LIMIT, KEY_LIMIT_MAX, PLAN_LIMITS, PLANS } from './plans.js';
 import { ENCODINGS } from './encodings.js';
 
 /** The schemas with a name: public ones become `components.schemas`, internal ones describe the tree's own files. */
@@ -58,11 +58,8 @@ const MAX_LEDGER_ROWS = 100_000;
 const MAX_EVENTS = 10_000_000_000;
 /** The most requests a window of a caller's may count (the quota's stores may count past a limit while one is away). */
 const MAX_REQUESTS = 1_000_000_000;
-/** The highest per-minute and per-month limits of any plan. */
-const MOST = {
-  perMinute: Math.max(...PLANS.map((p) => PLAN_LIMITS[p].perMinute)),
-  perMonth: Math.max(...PLANS.map((p) => PLAN_LIMITS[p].perMonth)),
-};
+/** The highest per-minute and per-month limits in effect: a key's own may exceed its plan's (decision 106). */
+const MOST = KEY_LIMIT_MAX;
 /** A market-cap rank: 1 is the largest; no ranking lists a hundred thousand coins. */
 export const MarketCapRank = z.number().int().min(1).max(100_000);
 /** An integer from 0 to `max`. */

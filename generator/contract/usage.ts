@@ -14,6 +14,8 @@ export interface UsageCaller {
   label: string | null;
   /** The key's `expires` as the key file has it (decision 37), or null. */
   expires: string | null;
+  /** The limits in effect (decision 106): the key's own where it has them; absent, the plan's. */
+  limits?: { perMinute: number; perMonth: number };
 }
 
 /** Where the caller's counts stand after this call was counted; null for a caller the marketplace counts. */
@@ -32,7 +34,7 @@ export interface Standing {
 const instant = (ms: number) => new Date(ms).toISOString().replace(/\.000Z$/, 'Z');
 
 export function usageBody(caller: UsageCaller, standing: Standing | null): UsageResponse {
-  const limits = PLAN_LIMITS[caller.plan];
+  const limits = caller.limits ?? PLAN_LIMITS[caller.plan];
   const expires = caller.expires === null ? NaN : Date.parse(caller.expires);
   return {
     as_of: null,

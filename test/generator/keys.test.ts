@@ -166,11 +166,23 @@ describe('keys over time, as an operator runs them (compiled CLI)', () => {
       ['Until', 'basic', 'active'],
       ['Acme Corp', 'pro', 'active'],
     ]);
-    expect(Object.keys(rows[0]!)).toEqual(['label', 'plan', 'sha256_prefix', 'created', 'expires', 'state', 'revoked']);
+    expect(Object.keys(rows[0]!)).toEqual([
+      'label',
+      'plan',
+      'sha256_prefix',
+      'created',
+      'expires',
+      'state',
+      'revoked',
+      'per_minute',
+      'per_month',
+      'own_limits',
+      'meta',
+    ]);
     const table = cli(['keys', 'list', '--keys', file]).stdout.split('\n');
-    expect(table[0]).toMatch(/^sha256 +plan +state +created +expires +label$/);
-    expect(table[1]).toMatch(new RegExp(`^${oldPrefix}  pro    expiring  \\S+Z  \\S+Z  Acme Corp$`));
-    expect(table[4]).toMatch(new RegExp(`^${newPrefix}  pro    active    \\S+Z  - +Acme Corp$`));
+    expect(table[0]).toMatch(/^sha256 +plan +state +created +expires +per_minute +per_month +label +meta$/);
+    expect(table[1]).toMatch(new RegExp(`^${oldPrefix}  pro    expiring  \\S+Z  \\S+Z  20 +50000 +Acme Corp$`));
+    expect(table[4]).toMatch(new RegExp(`^${newPrefix}  pro    active    \\S+Z  - +20 +50000 +Acme Corp$`));
     for (const key of [acme, trial, until, rolled].map((r) => r.stdout.trim())) expect(table.join('\n')).not.toContain(key);
 
     // A key file written by hand with an expiry already past: listed as expired.
@@ -202,8 +214,8 @@ describe('keys over time, as an operator runs them (compiled CLI)', () => {
     expect(all[2]!.revoked).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     expect(all[0]!.revoked).toBeNull();
     const withRevoked = cli(['keys', 'list', '--keys', file, '--revoked']).stdout.split('\n');
-    expect(withRevoked[0]).toMatch(/^sha256 +plan +state +created +expires +revoked +label$/);
-    expect(withRevoked[3]).toMatch(new RegExp(`^${oldPrefix}  pro    revoked   \\S+Z  \\S+Z  \\S+Z  Acme Corp$`));
+    expect(withRevoked[0]).toMatch(/^sha256 +plan +state +created +expires +revoked +per_minute +per_month +label +meta$/);
+    expect(withRevoked[3]).toMatch(new RegExp(`^${oldPrefix}  pro    revoked   \\S+Z  \\S+Z  \\S+Z  20 +50000 +Acme Corp$`));
 
     const mistakes: [string[], number, string][] = [
       [['add', '--plan', 'pro', '--expires', '2020-01-01T00:00:00Z'], 2, '--expires 2020-01-01T00:00:00Z has already passed'],

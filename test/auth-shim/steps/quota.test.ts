@@ -9,7 +9,15 @@ import { MemoryQuotaStore } from '../../../auth-shim/quota.js';
 import { answered, charged, monthUse, type Charged } from '../../../auth-shim/steps/quota.js';
 import { refusalOf } from './refusals.js';
 
-const caller = { plan: 'basic' as const, quotaKey: 'key:abc', id: 'key:abc', label: 'test', expires: null, expiry: Infinity };
+const caller = {
+  plan: 'basic' as const,
+  quotaKey: 'key:abc',
+  id: 'key:abc',
+  label: 'test',
+  expires: null,
+  expiry: Infinity,
+  limits: { perMinute: 5, perMonth: 1_000 },
+};
 const NOW = Date.UTC(2026, 9, 14, 12, 0, 0);
 const response = (status: number): ShimResponse => ({ status, headers: { ETag: '"t"' }, body: null, code: null });
 /** The in-memory store answers at once. */

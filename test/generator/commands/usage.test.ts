@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteQuotaStore } from '../../../auth-shim/node/quota-sqlite.js';
 import { RedisQuotaStore } from '../../../auth-shim/node/quota-redis.js';
 import { monthOf, type Limits } from '../../../auth-shim/quota.js';
+import { PLAN_LIMITS, type Plan } from '../../../generator/contract/plans.js';
 import { addKey, revokeKeys } from '../../../generator/keys.js';
 import { quotaCounts, quotaStore } from '../../../generator/commands/options.js';
 import { cliAsync, ROOT, tempDir } from '../../helpers.js';
@@ -66,6 +67,10 @@ describe('risk-readings usage', () => {
       month: '2026-09',
       requests,
       revoked,
+      // The limits in effect and meta (decision 106): these keys have none of their own.
+      per_minute: plan && PLAN_LIMITS[plan as Plan].perMinute,
+      per_month: plan && PLAN_LIMITS[plan as Plan].perMonth,
+      meta: null,
     });
     expect(JSON.parse(r.stdout)).toEqual([
       row(`key:${sha(keys.acme).slice(0, 8)}`, 'Acme Corp', 'pro', 7),
@@ -83,10 +88,10 @@ describe('risk-readings usage', () => {
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toBe(
       [
-        'credential,label,plan,month,requests,revoked',
-        `key:${sha(keys.acme).slice(0, 8)},Acme Corp,pro,2026-10,3,`,
-        `key:${sha(keys.beta).slice(0, 8)},"Beta, ""the second"" Ltd",basic,2026-10,0,`,
-        `key:${sha(keys.idle).slice(0, 8)},Idle,ultra,2026-10,0,`,
+        'credential,label,plan,month,requests,revoked,per_minute,per_month,meta',
+        `key:${sha(keys.acme).slice(0, 8)},Acme Corp,pro,2026-10,3,,20,50000,`,
+        `key:${sha(keys.beta).slice(0, 8)},"Beta, ""the second"" Ltd",basic,2026-10,0,,5,1000,`,
+        `key:${sha(keys.idle).slice(0, 8)},Idle,ultra,2026-10,0,,60,500000,`,
         '',
       ].join('\n'),
     );
@@ -97,9 +102,13 @@ describe('risk-readings usage', () => {
     expect(r.status, r.stderr).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines).toContainEqual(
-      expect.stringMatching(new RegExp(`^key:${sha(keys.gone).slice(0, 8)}\\s+ultra\\s+9\\s+Gone Ltd \\(revoked 2026-09-20T12:00:00Z\\)$`)),
+      expect.stringMatching(
+        new RegExp(`^key:${sha(keys.gone).slice(0, 8)}\\s+ultra\\s+9\\s+60\\s+500000\\s+Gone Ltd \\(revoked 2026-09-20T12:00:00Z\\)$`),
+      ),
     );
-    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${UNKNOWN.slice(0, 12)}\\s+-\\s+4\\s+\\(not in the key file\\)$`)));
+    expect(lines).toContainEqual(
+      expect.stringMatching(new RegExp(`^${UNKNOWN.slice(0, 12)}\\s+-\\s+4\\s+-\\s+-\\s+\\(not in the key file\\)$`)),
+    );
     expect(lines.at(-1)).toMatch(/^total\s+22$/);
   });
 
@@ -107,8 +116,8 @@ describe('risk-readings usage', () => {
     const r = await usage('--quotas', quotaFile);
     expect(r.status, r.stderr).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^credential\s+plan\s+requests\s+label$/);
-    expect(lines[2]).toMatch(new RegExp(`^key:${sha(keys.beta).slice(0, 8)}\\s+basic\\s+5\\s+Beta, "the second" Ltd$`));
+    expect(lines[0]).toMatch(/^credential\s+plan\s+requests\s+per_minute\s+per_month\s+label$/);
+    expect(lines[2]).toMatch(new RegExp(`^key:${sha(keys.beta).slice(0, 8)}\\s+basic\\s+5\\s+5\\s+1000\\s+Beta, "the second" Ltd$`));
     expect(lines.at(-1)).toMatch(/^total\s+5$/);
     const month = new Date().toISOString().slice(0, 7);
     expect(r.stderr).toBe(`${month} (UTC), counted in ${quotaFile}; the month has not ended, so these counts still grow\n`);
@@ -330,6 +339,16 @@ describe.skipIf(redisAwayNow !== null)(`risk-readings usage on Redis (skipped: $
       ['Beta, "the second" Ltd', 1],
       ['Idle', 0],
     ]);
-    expect(rows).toContainEqual({ credential: own.slice(0, 12), label: null, plan: null, month: '2031-05', requests: 2, revoked: null });
+    expect(rows).toContainEqual({
+      credential: own.slice(0, 12),
+      label: null,
+      plan: null,
+      month: '2031-05',
+      requests: 2,
+      revoked: null,
+      per_minute: null,
+      per_month: null,
+      meta: null,
+    });
   });
 });
