@@ -7,18 +7,14 @@
  * Retry-After; its preflights reach the server and count toward no window. On another origin the browser refuses
  * every answer but the public ones: the script's fetch rejects with a TypeError.
  */
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer } from '../../auth-shim/node/server.js';
+import { CHROMIUM, chromiumFor, launchChromium } from './chromium.js';
 import { KEY, KEYS_FILE, builtTree } from './tree.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const present = existsSync(CHROMIUM);
-if (!present && process.env.CI === 'true')
-  throw new Error(`${CHROMIUM}: no Chromium; CI must run the browser test (apt-get install chromium)`);
-if (!present) console.warn(`cors-browser: skipped, no Chromium at ${CHROMIUM} (set CHROMIUM_PATH)`);
+const present = chromiumFor('cors-browser');
 
 /** The page's script: one scenario per `mode`, its outcome written into #result as JSON. */
 const SCRIPT = `
@@ -92,18 +88,7 @@ beforeAll(async () => {
   s.server.on('request', (req) => reached.push({ method: req.method!, path: req.url!, origin: req.headers.origin }));
   servers.push(s.server);
   api = s.url;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

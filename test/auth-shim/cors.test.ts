@@ -8,13 +8,13 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { request as httpRequest } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN } from '../helpers.js';
 import { block } from '../docs/blocks.js';
 import { startServer } from '../../auth-shim/node/server.js';
 import { startEdge, type Edge } from './edge-setup.js';
+import { rawRequest } from './raw-http.js';
 import { expectError } from './suite.js';
 import { KEY, KEYS_FILE, builtTree } from './tree.js';
 
@@ -32,27 +32,12 @@ const ALLOWED_HEADERS =
 /** A request at an instant the test chooses (ms). */
 type Call = (path: string, init: { at: number; headers?: Record<string, string>; method?: string }) => Promise<Response>;
 
-/** A request to a Node server exactly as sent and answered (fetch would add and decode codings). */
+/** A request to a Node server exactly as sent and answered, at the instant it says. */
 const nodeCall =
   (base: string, clock: { t: number }): Call =>
   (path, init) => {
     clock.t = init.at;
-    const url = new URL(base);
-    return new Promise((resolve, reject) => {
-      const req = httpRequest({ host: url.hostname, port: url.port, path, method: init.method ?? 'GET', headers: init.headers }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const headers = new Headers();
-          for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
-          const status = res.statusCode!;
-          const empty = [204, 304].includes(status) || init.method === 'HEAD';
-          resolve(new Response(empty ? null : Buffer.concat(chunks), { status, headers }));
-        });
-      });
-      req.on('error', reject);
-      req.end();
-    });
+    return rawRequest(base, path, init);
   };
 
 /** The edge on the clock the test sets: each request carries its instant (edge-clock-worker.ts). */

@@ -6,21 +6,18 @@
  * the document keeps the public URL as its first server, and "Try it out" still calls the origin serving /docs. The
  * screenshots are kept in test-results/.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer } from '../../auth-shim/node/server.js';
 import { openApiDocument } from '../../generator/openapi/document.js';
 import { buildSmall, ROOT, smallSite, tempDir } from '../helpers.js';
+import { CHROMIUM, chromiumFor, launchChromium } from './chromium.js';
 import { KEY, KEYS_FILE, builtTree } from './tree.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const present = existsSync(CHROMIUM);
-if (!present && process.env.CI === 'true')
-  throw new Error(`${CHROMIUM}: no Chromium; CI must run the browser test (apt-get install chromium)`);
-if (!present) console.warn(`docs-browser: skipped, no Chromium at ${CHROMIUM} (set CHROMIUM_PATH)`);
+const present = chromiumFor('docs-browser');
 
 /** The address a production build publishes: another origin than the one the test serves /docs from. */
 const PUBLIC_URL = 'https://api.risk-readings.example';
@@ -37,19 +34,7 @@ async function serve(tree: string): Promise<string> {
 
 beforeAll(async () => {
   if (!present) return;
-  // The flags keep a sandboxed test machine's Chromium off the network it has no access to.
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

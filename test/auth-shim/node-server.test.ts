@@ -10,6 +10,7 @@ import { BIN, buildSmall, smallSite, tempDir, until } from '../helpers.js';
 import { startServer } from '../../auth-shim/node/server.js';
 import { createLogger, logAccess } from '../../auth-shim/node/observe.js';
 import { minuteClock, shimSuite, type Call } from './suite.js';
+import { rawRequest } from './raw-http.js';
 import { KEY, KEYS_FILE, copiedTree } from './tree.js';
 
 const root = tempDir('rr-node-');
@@ -33,23 +34,7 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 /** The response exactly as sent (fetch would decode it and add an Accept-Encoding of its own). */
-const call: Call = (path, init = {}) => {
-  const url = new URL(base);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: url.hostname, port: url.port, path, method: init.method ?? 'GET', headers: init.headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const headers = new Headers();
-        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
-        const status = res.statusCode!;
-        resolve(new Response([204, 304].includes(status) || init.method === 'HEAD' ? null : Buffer.concat(chunks), { status, headers }));
-      });
-    });
-    req.on('error', reject);
-    req.end();
-  });
-};
+const call: Call = (path, init = {}) => rawRequest(base, path, init);
 
 shimSuite('Node server', () => ({ call, out }));
 
