@@ -58,6 +58,7 @@ const isPremium = (b: Bounds) => b.xmin === -100 && b.max === PREMIUM_MAX_PCT &&
 /** Numbers the build computes (counts, limits, versions): no page prints them, the build and the shim make them. */
 const COMPUTED: Record<string, string> = {
   'AssetRisk.market_cap_rank': 'the ranking page, refused there (a case below)',
+  'DcaSignal.multiplier': 'never a number: `const: null`, typed a number only for the generators (decision 107)',
   'AssetList.asset_count': 'assets listed',
   'AssetList.total_asset_count': 'assets of the catalogue (at most MAX_ASSETS, refused when loaded)',
   'History.row_count': 'rows of a page',
