@@ -117,6 +117,44 @@ describe('fetch handler: quotas (decision 6)', () => {
     expect((await c('/v1/assets/ETH/risk', { headers: basic })).status).toBe(200);
   });
 
+  it('every counted answer of a month of mixed traffic carries both IETF fields, and every 429 Retry-After (decision 104)', async () => {
+    // A basic key through a month: data, revalidations, HEADs, refusals of each kind, bursts past the minute, then
+    // past the month. Every answer the shim counts (it carries the minute's headers) must carry both fields.
+    let t = Date.UTC(2026, 9, 1, 0, 0, 0);
+    const c = client({ quotas: new MemoryQuotaStore(), now: () => t });
+    const etag = (await c('/v1/assets/BTC/risk', { headers: basic })).headers.get('etag')!;
+    const mix: [string, Record<string, string>, string?][] = [
+      ['/v1/assets/BTC/risk', basic],
+      ['/v1/assets/BTC/risk', { ...basic, 'If-None-Match': etag }],
+      ['/v1/assets/BTC/risk', basic, 'HEAD'],
+      ['/v1/assets/SPY/risk', basic],
+      ['/v1/assets/NOPE/risk', basic],
+      ['/v1/assets/BTC/history?from=yesterday', basic],
+      ['/v1/usage', basic],
+    ];
+    const counted: Response[] = [];
+    for (let i = 0, monthSpent = 0; monthSpent < 3; i++) {
+      const [path, headers, method] = mix[i % mix.length]!;
+      const res = await c(path, { headers, method });
+      counted.push(res);
+      if (res.status === 429 && res.headers.get('x-ratelimit-requests-remaining') === '0') monthSpent++;
+      t += i % 9 === 8 ? 61_000 : 1_000; // bursts of nine: past the minute's five, then a minute's rest
+    }
+    const statuses = new Set(counted.map((r) => r.status));
+    expect([...statuses].sort()).toEqual([200, 304, 400, 403, 404, 429]);
+    const withBoth = counted.filter((r) => rateLimitFields(r.headers) !== null);
+    const tooMany = counted.filter((r) => r.status === 429);
+    console.log(
+      `rate-limit fields: ${withBoth.length} of ${counted.length} counted answers carry both; ` +
+        `${tooMany.filter((r) => r.headers.get('retry-after') === null).length} of ${tooMany.length} 429s lack Retry-After`,
+    );
+    expect(withBoth.length).toBe(counted.length);
+    expect(tooMany.filter((r) => !(Number(r.headers.get('retry-after')) > 0))).toEqual([]);
+    // Both windows were met: the minute's refusals and the month's.
+    expect(tooMany.some((r) => r.headers.get('ratelimit-remaining') === '0')).toBe(true);
+    expect(tooMany.some((r) => r.headers.get('x-ratelimit-requests-remaining') === '0')).toBe(true);
+  });
+
   it('counts each credential on its own', async () => {
     const t = Date.UTC(2026, 9, 14, 12, 0, 0);
     const c = client({ quotas: new MemoryQuotaStore(), now: () => t });
