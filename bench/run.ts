@@ -6,7 +6,9 @@
  * --seconds S per load (default 5), --connections C (default 50), --repeats R builds (default 2), --rounds R of
  * the paid paths (default 3), --warm N requests each loaded server answers before any is measured (default
  * 150,000), --no-pin (leave processes where the scheduler puts them), --out FILE (default bench/results.json),
- * --only paid (the paid paths alone, over one build of the site). bench/README.md says how to read the table.
+ * --only paid (the paid paths alone, over one build of the site), --only build (the builds alone; no wrk needed),
+ * --node PATH (another Node binary, repeatable: the builds at both sizes also run under it, each line with the
+ * options `risk-readings build` takes there). bench/README.md says how to read the table.
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,6 +19,7 @@ import { Redis } from 'ioredis';
 import { loadCatalog } from '../generator/catalog/catalog.js';
 import { isLedger } from '../generator/contract/tree.js';
 import { writeSite } from '../fixtures/synth/site.js';
+import { buildNodeOptions } from '../generator/node-options.js';
 import { checkWrk, type Load } from './load.js';
 import { median, paidPaths, paidTable } from './paid.js';
 import { scaledCatalog, scaledSymbols } from './scaled-site.js';
@@ -38,7 +41,21 @@ const rounds = Number(arg('rounds', '3'));
 const warm = Number(arg('warm', '150000'));
 const outFile = arg('out', join(root, 'bench', 'results.json'));
 const only = arg('only', '');
-if (only !== '' && only !== 'paid') throw new Error(`bench: --only ${only}: the one part that runs alone is 'paid'`);
+if (only !== '' && only !== 'paid' && only !== 'build')
+  throw new Error(`bench: --only ${only}: the parts that run alone are 'paid' and 'build'`);
+/** A Node binary the builds run under, and the options `risk-readings build` runs under on its line (node-options.ts). */
+interface NodeLine {
+  path: string;
+  version: string;
+  options: string[];
+}
+function nodeLine(path: string): NodeLine {
+  const version = path === process.execPath ? process.version : spawnSync(path, ['--version'], { encoding: 'utf8' }).stdout?.trim();
+  if (!version || !/^v\d+\./.test(version)) throw new Error(`bench: --node ${path}: not a Node binary`);
+  return { path, version, options: buildNodeOptions(version) };
+}
+/** This process's Node first: every build runs under it; the builds at both sizes run under the others too. */
+const nodeLines = [process.execPath, ...process.argv.flatMap((a, i) => (a === '--node' ? [process.argv[i + 1]!] : []))].map(nodeLine);
 const KEYS = join(root, 'fixtures', 'keys', 'example-keys.json');
 const AUTH = { 'X-API-Key': 'rr_demo_ultra_key_not_secret' };
 /** The shim section's loads taken side by side (a shim beside bare Node); the others ran alone. */
@@ -52,11 +69,19 @@ const SIDE_BY_SIDE = new Set(['bare_node_same_bytes', 'shim_risk', 'shim_risk_lo
 const settle = () => void spawnSync('sync');
 
 function child<T>(script: string, ...args: string[]): T {
+  return childOn<T>({ path: process.execPath, options: [] }, script, ...args);
+}
+
+function childOn<T>(node: Pick<NodeLine, 'path' | 'options'>, script: string, ...args: string[]): T {
   settle();
-  const r = spawnSync(process.execPath, [join(here, script), ...args], { encoding: 'utf8', maxBuffer: 1 << 24 });
+  const r = spawnSync(node.path, [...node.options, join(here, script), ...args], { encoding: 'utf8', maxBuffer: 1 << 24 });
   if (r.status !== 0) throw new Error(`${script} failed: ${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').at(-1)!) as T;
 }
+
+type Build = { ms: number; maxRssMb: number; timings: Record<string, number>; parsed: number; pages: number };
+/** One build (build-once.ts) in a process of its own, under `node` (this process's by default) as the command runs it there. */
+const buildOnce = (args: string[], node: NodeLine = nodeLines[0]!) => childOn<Build>(node, 'build-once.js', ...args);
 
 /**
  * A folder each of whose subfolders ext4 places in a block group of its own (the `T` attribute: Orlov's top of a
@@ -109,7 +134,7 @@ async function redisAnswers(url: string): Promise<boolean> {
   return ok;
 }
 
-checkWrk();
+if (only !== 'build') checkWrk();
 const at = placement(!process.argv.includes('--no-pin'));
 const work = mkdtempSync(join(tmpdir(), 'rr-bench-'));
 try {
@@ -118,6 +143,10 @@ try {
     const results = await measurePaid(work);
     writeResults(results);
     table = [header(results), '', ...paidTable(results.paid)].join('\n');
+  } else if (only === 'build') {
+    const { results } = await measureBuild(work);
+    writeResults(results);
+    table = [header(results), ...buildTable(results)].join('\n');
   } else {
     const results = await measure(work);
     writeResults(results);
@@ -153,13 +182,14 @@ async function measurePaid(work: string) {
   const site = join(work, 'site');
   await writeSite({ out: site, day: 1, assets, catalog: loadCatalog() });
   const out = join(work, 'tree');
-  child('build-once.js', site, out, join(site, 'catalog.json'));
+  buildOnce([site, out, join(site, 'catalog.json')]);
   const redis = await redisAnswers(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
   const paid = await paidPaths({ work, tree: out, seconds, connections, rounds, warm, redis, at });
   return { date: new Date().toISOString().slice(0, 10), machine: machineOf(load1), paid };
 }
 
-async function measure(work: string) {
+/** The builds: the site's against its floor, day 2, the rebuild, and the site at `scale` times on every Node line. */
+async function measureBuild(work: string) {
   const site = join(work, 'site');
   const trees = join(work, 'trees');
   const load1 = loadavg()[0]!;
@@ -172,7 +202,6 @@ async function measure(work: string) {
 
   // Build: floor and full build alternate, best of each; then rebuilds where no page changed.
   type Floor = { ms: number; pages: number; bytes: number };
-  type Build = { ms: number; maxRssMb: number; timings: Record<string, number>; parsed: number; pages: number };
   const floors: Floor[] = [];
   const fulls: Build[] = [];
   // Each build into an empty folder of its own; the last one serves as day 1's tree and the shim's.
@@ -180,9 +209,9 @@ async function measure(work: string) {
   for (let i = 0; i < repeats; i++) {
     floors.push(child<Floor>('floor.js', site));
     out = join(trees, `full-${i}`);
-    fulls.push(child<Build>('build-once.js', site, out, siteCatalog));
+    fulls.push(buildOnce([site, out, siteCatalog]));
   }
-  const rebuilds = Array.from({ length: repeats }, () => child<Build>('build-once.js', site, out, siteCatalog));
+  const rebuilds = Array.from({ length: repeats }, () => buildOnce([site, out, siteCatalog]));
   // The pipeline's normal case: day 2's pages over day 1's tree (every page changed, every ledger continues),
   // against the floor of day 2's pages, alternating.
   const site2 = join(work, 'site-day2');
@@ -193,7 +222,7 @@ async function measure(work: string) {
     floors2.push(child<Floor>('floor.js', site2));
     const out2 = join(trees, `day2-${i}`);
     cpSync(out, out2, { recursive: true, verbatimSymlinks: true });
-    days2.push(child<Build>('build-once.js', site2, out2, siteCatalog, '2026-10-15T00:30:00Z'));
+    days2.push(buildOnce([site2, out2, siteCatalog, '2026-10-15T00:30:00Z']));
   }
   const floor2 = floors2.reduce((a, b) => (a.ms < b.ms ? a : b));
   const day2 = days2.reduce((a, b) => (a.ms < b.ms ? a : b));
@@ -208,8 +237,10 @@ async function measure(work: string) {
   const mb = floor.bytes / 1e6;
 
   // The site at `scale` times the assets (copies of each under new symbols, with a catalogue to match): its full
-  // build alternates with the site's own, so time per page at both sizes is taken in the same spell of the machine.
-  let scaled: { assets: number; pages: number; megabytes: number; builds: Build[]; base: Build[] } | null = null;
+  // build alternates with the site's own, so time per page at both sizes is taken in the same spell of the machine;
+  // on every Node line in turn, each round, so that each line's peak RSS at both sizes is its own.
+  type Line = { line: NodeLine; builds: Build[]; base: Build[] };
+  let scaled: { assets: number; pages: number; megabytes: number; lines: Line[] } | null = null;
   if (scale > 1) {
     const big = join(work, 'site-scaled');
     const bigWritten = await writeSite({
@@ -219,20 +250,83 @@ async function measure(work: string) {
       symbols: scaledSymbols(written.assets, scale),
     });
     const bigFloor = child<Floor>('floor.js', big);
-    const builds: Build[] = [];
-    const base: Build[] = [];
-    for (let i = 0; i < repeats; i++) {
-      base.push(child<Build>('build-once.js', site, join(trees, `base-${i}`), siteCatalog));
-      builds.push(child<Build>('build-once.js', big, join(trees, `scaled-${i}`), join(big, 'catalog.json')));
-    }
+    const lines: Line[] = nodeLines.map((line) => ({ line, builds: [], base: [] }));
+    for (let i = 0; i < repeats; i++)
+      for (const [n, { line, base, builds }] of lines.entries()) {
+        base.push(buildOnce([site, join(trees, `base-${n}-${i}`), siteCatalog], line));
+        builds.push(buildOnce([big, join(trees, `scaled-${n}-${i}`), join(big, 'catalog.json')], line));
+      }
     scaled = {
       assets: bigWritten.assets.length,
       pages: bigFloor.pages,
       megabytes: Number((bigFloor.bytes / 1e6).toFixed(1)),
-      builds,
-      base,
+      lines,
     };
   }
+  const perPage = (b: Build) => b.ms / b.pages;
+  const peak = (bs: Build[]) => Math.max(...bs.map((b) => b.maxRssMb));
+  const best = (bs: Build[]) => Math.min(...bs.map((b) => b.ms)) / 1000;
+  const main = scaled?.lines[0];
+  const build = {
+    floor_s: floor.ms / 1000,
+    full_s: full.ms / 1000,
+    ratio_full_to_floor: full.ms / floor.ms,
+    round_ratios_full: roundRatios(fulls, floors),
+    goal_ratio: 3,
+    pages_per_s: floor.pages / (full.ms / 1000),
+    mb_per_s: mb / (full.ms / 1000),
+    peak_rss_mb: Math.max(...fulls.map((f) => f.maxRssMb), ...days2.map((d) => d.maxRssMb)),
+    goal_rss_mb: 512,
+    day2_floor_s: floor2.ms / 1000,
+    day2_s: day2.ms / 1000,
+    ratio_day2_to_floor: day2.ms / floor2.ms,
+    round_ratios_day2: roundRatios(days2, floors2),
+    goal_day2_ratio: 2,
+    day2_stages_ms: day2.timings,
+    peak_rss_mb_day2: Math.max(...days2.map((d) => d.maxRssMb)),
+    rebuild_unchanged_s: rebuild.ms / 1000,
+    ratio_rebuild_to_full: rebuild.ms / full.ms,
+    goal_rebuild_ratio: 0.25,
+    full_stages_ms: full.timings,
+    rebuild_stages_ms: rebuild.timings,
+    scaled: scaled &&
+      main && {
+        times: scale,
+        assets: scaled.assets,
+        pages: scaled.pages,
+        megabytes: scaled.megabytes,
+        full_s: main.builds.map((b) => b.ms / 1000),
+        peak_rss_mb: peak(main.builds),
+        goal_rss_mb: 512,
+        ms_per_page: main.builds.map(perPage),
+        base_ms_per_page: main.base.map(perPage),
+        base_peak_rss_mb: peak(main.base),
+        /** Each round's time per page at scale over the site's own, built just before. */
+        round_ratios_per_page: main.builds.map((b, i) => perPage(b) / perPage(main.base[i]!)),
+        /** Each Node line's full builds at both sizes (best time of the rounds, highest peak RSS), this process's first. */
+        node_lines: scaled.lines.map(({ line, base, builds }) => ({
+          node: line.version,
+          options: line.options,
+          base_full_s: best(base),
+          base_peak_rss_mb: peak(base),
+          full_s: best(builds),
+          peak_rss_mb: peak(builds),
+        })),
+      },
+  };
+  const results = {
+    date: new Date().toISOString().slice(0, 10),
+    machine: machineOf(load1),
+    site: { assets: written.assets.length, pages: floor.pages, megabytes: Number(mb.toFixed(1)) },
+    /** Whether each timed build wrote into a block group of its own (spreadFolder). */
+    output_in_fresh_block_groups: spread,
+    build,
+  };
+  return { results, load1, catalog, written, out };
+}
+
+async function measure(work: string) {
+  const { results: built, load1, catalog, written, out } = await measureBuild(work);
 
   // Shim: each load of it side by side with bare Node on one core (paid.ts says why); the other loads alone.
   const servers = new Map<string, Running>();
@@ -325,50 +419,9 @@ async function measure(work: string) {
     valid: rs.map((r) => r.valid),
     median: median(rs.filter((r) => r.valid).map((r) => r.ratio)),
   });
-  const perPage = (b: Build) => b.ms / b.pages;
   const results = {
-    date: new Date().toISOString().slice(0, 10),
+    ...built,
     machine: machineOf(load1),
-    site: { assets: written.assets.length, pages: floor.pages, megabytes: Number(mb.toFixed(1)) },
-    /** Whether each timed build wrote into a block group of its own (spreadFolder). */
-    output_in_fresh_block_groups: spread,
-    build: {
-      floor_s: floor.ms / 1000,
-      full_s: full.ms / 1000,
-      ratio_full_to_floor: full.ms / floor.ms,
-      round_ratios_full: roundRatios(fulls, floors),
-      goal_ratio: 3,
-      pages_per_s: floor.pages / (full.ms / 1000),
-      mb_per_s: mb / (full.ms / 1000),
-      peak_rss_mb: Math.max(...fulls.map((f) => f.maxRssMb), ...days2.map((d) => d.maxRssMb)),
-      goal_rss_mb: 512,
-      day2_floor_s: floor2.ms / 1000,
-      day2_s: day2.ms / 1000,
-      ratio_day2_to_floor: day2.ms / floor2.ms,
-      round_ratios_day2: roundRatios(days2, floors2),
-      goal_day2_ratio: 2,
-      day2_stages_ms: day2.timings,
-      peak_rss_mb_day2: Math.max(...days2.map((d) => d.maxRssMb)),
-      rebuild_unchanged_s: rebuild.ms / 1000,
-      ratio_rebuild_to_full: rebuild.ms / full.ms,
-      goal_rebuild_ratio: 0.25,
-      full_stages_ms: full.timings,
-      rebuild_stages_ms: rebuild.timings,
-      scaled: scaled && {
-        times: scale,
-        assets: scaled.assets,
-        pages: scaled.pages,
-        megabytes: scaled.megabytes,
-        full_s: scaled.builds.map((b) => b.ms / 1000),
-        peak_rss_mb: Math.max(...scaled.builds.map((b) => b.maxRssMb)),
-        goal_rss_mb: 512,
-        ms_per_page: scaled.builds.map(perPage),
-        base_ms_per_page: scaled.base.map(perPage),
-        base_peak_rss_mb: Math.max(...scaled.base.map((b) => b.maxRssMb)),
-        /** Each round's time per page at scale over the site's own, built just before. */
-        round_ratios_per_page: scaled.builds.map((b, i) => perPage(b) / perPage(scaled!.base[i]!)),
-      },
-    },
     shim: {
       seconds,
       connections,
@@ -397,12 +450,11 @@ function header(r: { date: string; machine: ReturnType<typeof machineOf> }): str
   );
 }
 
-/** The table printed at the end: every ratio with its rounds, and each baseline's CPU beside it. */
-function report(r: Results): string {
+/** The build's part of the table. */
+function buildTable(r: Awaited<ReturnType<typeof measureBuild>>['results']): string[] {
   const f = fixed;
   const b = r.build;
   const lines = [
-    header(r),
     `site: ${r.site.assets} assets, ${r.site.pages} pages, ${r.site.megabytes} MB` +
       (r.output_in_fresh_block_groups ? '' : ' · outputs not in fresh block groups (see spreadFolder)'),
     '',
@@ -426,7 +478,19 @@ function report(r: Results): string {
       `  full build                   ${s.full_s.map((x) => f(x)).join(', ')} s`,
       `  ms per page, 1x → ${s.times}x        ${s.base_ms_per_page.map((x) => f(x)).join(', ')} → ${s.ms_per_page.map((x) => f(x)).join(', ')} (each round's ratio ${s.round_ratios_per_page.map((x) => f(x)).join(', ')})`,
       `  peak RSS, 1x → ${s.times}x           ${f(s.base_peak_rss_mb, 0)} → ${f(s.peak_rss_mb, 0)} MB   < ${s.goal_rss_mb} MB ${verdict(s.peak_rss_mb < s.goal_rss_mb)}`,
+      `  by Node line: full build 1x, ${s.times}x (best of ${s.full_s.length}); peak RSS 1x → ${s.times}x (highest)`,
+      ...s.node_lines.map(
+        (l) =>
+          `    ${`${l.node} ${l.options.join(' ')}`.padEnd(38)} ${f(l.base_full_s)}, ${f(l.full_s)} s   ${f(l.base_peak_rss_mb, 0)} → ${f(l.peak_rss_mb, 0)} MB   < ${s.goal_rss_mb} MB ${verdict(l.peak_rss_mb < s.goal_rss_mb)}`,
+      ),
     );
+  return lines;
+}
+
+/** The table printed at the end: every ratio with its rounds, and each baseline's CPU beside it. */
+function report(r: Results): string {
+  const f = fixed;
+  const lines = [header(r), ...buildTable(r)];
   const sh = r.shim;
   const ratioLine = (name: string, x: { rounds: number[]; valid: boolean[]; median: number | null }) =>
     `  ${name.padEnd(28)} ${x.rounds.map((v, i) => f(v) + (x.valid[i] ? '' : '!')).join(', ')} (median of valid rounds ${f(x.median)})`;
