@@ -29,7 +29,8 @@ describe('invoicing last month', () => {
     const r = spawnSync('bash', ['-e', '-c', script], { cwd: root, encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
     expect(readFileSync(join(root, `usage-${monthName(start)}.csv`), 'utf8')).toBe(
-      `credential,label,plan,month,requests,revoked\nkey:${sha.slice(0, 8)},Acme,pro,${monthName(start)},7,\n`,
+      // The key's terms in effect follow the count (decision 106): the pro plan's, no metadata.
+      `credential,label,plan,month,requests,revoked,per_minute,per_month,meta\nkey:${sha.slice(0, 8)},Acme,pro,${monthName(start)},7,,20,50000,\n`,
     );
   });
 });
