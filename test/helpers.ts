@@ -8,6 +8,7 @@ import { loadCatalog, type Asset } from '../generator/catalog/catalog.js';
 import { writeSite } from '../fixtures/synth/site.js';
 import { build, type BuildOptions } from '../generator/build.js';
 import { sha256 } from '../generator/output/manifest.js';
+import { classify } from '../generator/site/discover.js';
 
 export const ROOT = join(import.meta.dirname, '..');
 export const CATALOG: Asset[] = loadCatalog();
@@ -35,6 +36,12 @@ export function buildSmall(pages: string, out: string, extra: Partial<BuildOptio
   const init = !extra.previous && !existsSync(join(out, 'v1'));
   return build({ pages, out, catalog: join(pages, 'catalog.json'), now: '2026-10-14T00:30:00Z', init, ...extra });
 }
+
+/**
+ * The source pages a site folder holds for the catalogue, as discovery finds them: what a build reports as read.
+ * Counted, not written down, so that a new page kind changes no test.
+ */
+export const sitePages = (dir: string): number => classify(readdirSync(dir), CATALOG).pages.length;
 
 export const readJson = <T = any>(file: string): T => JSON.parse(readFileSync(file, 'utf8')) as T; // eslint-disable-line @typescript-eslint/no-explicit-any
 

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../../generator/build.js';
 import { checkTree } from '../../generator/check.js';
 import { acquireLock } from '../../generator/output/lock.js';
-import { cli, cliAsync, readJson, smallSite, tempDir, treeHashes, until } from '../helpers.js';
+import { cli, cliAsync, readJson, sitePages, smallSite, tempDir, treeHashes, until } from '../helpers.js';
 
 const root = tempDir('rr-contract-');
 const SYMBOLS = ['BTC', 'AERO', 'SPY'];
@@ -328,12 +328,21 @@ describe('the report is data', () => {
     expect(r.status).toBe(0);
     const report = JSON.parse(r.stdout);
     expect(r.stdout.trim().split('\n')).toHaveLength(1);
-    expect(report).toMatchObject({ status: 'published', exit_code: 0, assets: 3, pages_read: 21, errors: [], carried: [], previous: out });
-    expect(report.pages_parsed + report.pages_reused).toBe(21);
+    const pages = sitePages(day(2));
+    expect(report).toMatchObject({
+      status: 'published',
+      exit_code: 0,
+      assets: 3,
+      pages_read: pages,
+      errors: [],
+      carried: [],
+      previous: out,
+    });
+    expect(report.pages_parsed + report.pages_reused).toBe(pages);
     expect([report.pages_unreadable, report.would_carry]).toEqual([0, undefined]);
     expect(report.files_written).toBeGreaterThan(0);
     expect(report.relinked).toBe(false);
-    expect(r.stderr).toMatch(/^assets 3 · pages 21/);
+    expect(r.stderr).toMatch(new RegExp(`^assets 3 · pages ${pages} `));
     const broken = join(root, 'json-broken');
     cpSync(day(3), broken, { recursive: true });
     const f = join(broken, 'AERO29270_Price_TWAP_Gravity_Analysis.html');
@@ -348,7 +357,7 @@ describe('the report is data', () => {
       status: 'failed',
       exit_code: 1,
       errors: [expect.stringContaining('AERO29270_Price_TWAP_Gravity_Analysis.html: card "Lifetime TWAP Base"')],
-      pages_read: 21,
+      pages_read: sitePages(broken),
       pages_unreadable: 1,
       // It published nothing, so it carried nothing; what --keep-going would have carried is said as such.
       carried: [],
@@ -364,7 +373,9 @@ describe('the report is data', () => {
     });
     // Every page found is counted once: parsed, unchanged or unreadable.
     expect(failed.pages_parsed + failed.pages_reused + failed.pages_unreadable).toBe(failed.pages_read);
-    expect(bad.stderr).toMatch(/^assets 3 · pages 21 \(parsed \d+, unchanged \d+, unreadable 1\) · .* · carried 0$/m);
+    expect(bad.stderr).toMatch(
+      new RegExp(`^assets 3 · pages ${sitePages(broken)} \\(parsed \\d+, unchanged \\d+, unreadable 1\\) · .* · carried 0$`, 'm'),
+    );
     expect(bad.stderr).not.toMatch(/^carried:/m);
     expect(bad.stderr).toContain(
       'with --keep-going: AERO29270_Price_TWAP_Gravity_Analysis.html (unreadable) would be carried: AERO would keep its previous crypto_gravity reading',
