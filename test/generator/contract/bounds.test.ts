@@ -11,11 +11,12 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG, tempDir } from '../../helpers.js';
-import { pageFiles, writeSite } from '../../../fixtures/synth/site.js';
+import { writeSite } from '../../../fixtures/synth/site.js';
 import { PREMIUM_MAX_PCT, USD_MAX } from '../../../generator/contract/shapes.js';
 import { componentSchemas } from '../../../generator/openapi/schemas.js';
 import { parsePage } from '../../../generator/site/parse-page.js';
 import type { PageKind } from '../../../generator/site/registry.js';
+import { card, customdata, fileOf, rename } from './page-edits.js';
 
 type Schema = Record<string, unknown>;
 interface Bounds {
@@ -95,18 +96,11 @@ const DERIVED: Record<string, string> = {
 };
 
 const dir = tempDir('rr-bounds-');
-const asset = (s: string) => CATALOG.find((a) => a.symbol === s)!;
-const fileOf = (symbol: string, kind: PageKind) => pageFiles(asset(symbol))[kind]!;
 
 beforeAll(async () => {
   await writeSite({ out: dir, day: 1, symbols: ['BTC', 'AERO', 'SPY'], historyStart: '2025-06-01', catalog: CATALOG });
 });
 
-/** A card's value replaced: the value element right after the label's. */
-const card = (label: string, value: string) => (h: string) =>
-  h.replace(new RegExp(`(>${label.replace(/[()+]/g, '\\$&')}</(p|div)>\\s*<(p|div)[^>]*>)[^<]*`), (_, head: string) => head + value);
-/** Every trace name matching `from` renamed to `to`. */
-const rename = (from: RegExp, to: string) => (h: string) => h.replace(new RegExp(`"name":"${from.source}"`, 'g'), `"name":"${to}"`);
 /** The name of the first trace named `name` removed. */
 const unname = (name: string) => (h: string) => h.replace(`"name":"${name}",`, '');
 
@@ -141,23 +135,6 @@ const points =
     set(values.length, (i) => (values[i] = value ?? NaN));
     return h.slice(0, start) + Buffer.from(values.buffer).toString('base64').replace(/\//g, '\\u002f') + h.slice(end);
   };
-
-/** Column `col` of every typed customdata row of the traces named like `name`, set to `value`. */
-const customdata = (name: RegExp, col: number, value: number) => (h: string) => {
-  let out = h;
-  for (const m of [...h.matchAll(new RegExp(`"name":"${name.source}"`, 'g'))].reverse()) {
-    const head = '"customdata":{"dtype":"f8","bdata":"';
-    const start = out.lastIndexOf(head, m.index);
-    const end = out.indexOf('"', start + head.length);
-    const shape = /"shape":"(\d+), (\d+)"/.exec(out.slice(end, end + 40));
-    const cols = shape ? Number(shape[2]) : 1;
-    const bytes = Buffer.from(out.slice(start + head.length, end).replace(/\\u002f/g, '/'), 'base64');
-    const values = new Float64Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
-    for (let i = col; i < values.length; i += cols) values[i] = value;
-    out = out.slice(0, start + head.length) + Buffer.from(values.buffer).toString('base64').replace(/\//g, '\\u002f') + out.slice(end);
-  }
-  return out;
-};
 
 interface Case {
   symbol: string | null;

@@ -8,10 +8,11 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG, tempDir } from '../../helpers.js';
-import { pageFiles, writeSite } from '../../../fixtures/synth/site.js';
+import { writeSite } from '../../../fixtures/synth/site.js';
 import { componentSchemas } from '../../../generator/openapi/schemas.js';
 import { parsePage } from '../../../generator/site/parse-page.js';
 import type { PageKind } from '../../../generator/site/registry.js';
+import { card, customdata, fileOf, rename } from './page-edits.js';
 
 const SCALES = ['0-100', '0-1', '1-10'];
 type Schema = Record<string, unknown>;
@@ -51,35 +52,10 @@ const DERIVED: Record<string, string> = {
 };
 
 const dir = tempDir('rr-scales-');
-const asset = (s: string) => CATALOG.find((a) => a.symbol === s)!;
-const fileOf = (symbol: string, kind: PageKind) => pageFiles(asset(symbol))[kind]!;
 
 beforeAll(async () => {
   await writeSite({ out: dir, day: 1, symbols: ['BTC', 'SPY'], historyStart: '2025-06-01', catalog: CATALOG });
 });
-
-/** A card's value replaced: the value element right after the label's. */
-const card = (label: string, value: string) => (h: string) =>
-  h.replace(new RegExp(`(>${label.replace(/[()+]/g, '\\$&')}</(p|div)>\\s*<(p|div)[^>]*>)[^<]*`), `$1${value}`);
-/** Every trace name matching `from` renamed to `to`. */
-const rename = (from: RegExp, to: string) => (h: string) => h.replace(new RegExp(`"name":"${from.source}"`, 'g'), `"name":"${to}"`);
-
-/** Column `col` of every typed customdata row of the traces named like `name`, set to `value`. */
-const customdata = (name: RegExp, col: number, value: number) => (h: string) => {
-  let out = h;
-  for (const m of [...h.matchAll(new RegExp(`"name":"${name.source}"`, 'g'))].reverse()) {
-    const head = '"customdata":{"dtype":"f8","bdata":"';
-    const start = out.lastIndexOf(head, m.index);
-    const end = out.indexOf('"', start + head.length);
-    const shape = /"shape":"(\d+), (\d+)"/.exec(out.slice(end, end + 40))!;
-    const bytes = Buffer.from(out.slice(start + head.length, end).replace(/\\u002f/g, '/'), 'base64');
-    const values = new Float64Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
-    for (let i = col; i < values.length; i += Number(shape[2])) values[i] = value;
-    const b64 = Buffer.from(values.buffer).toString('base64').replace(/\//g, '\\u002f');
-    out = out.slice(0, start + head.length) + b64 + out.slice(end);
-  }
-  return out;
-};
 
 /** The first point of a plain-array trace's `y` set to `value`. */
 const firstPlain = (name: string, value: number) => (h: string) => {
