@@ -192,14 +192,14 @@ export function createShim(options: ShimOptions): (request: ShimRequest) => Answ
     const url = requestTarget(request.url);
     if (!browsers) {
       const reply = answer(request, url, seen);
-      return next(request.method === 'HEAD' ? next(reply, headers) : reply, logged);
+      return next(request.method === 'HEAD' ? next(reply, withoutBody) : reply, logged);
     }
     // Browsers, where the operator allows them (decision 105): a preflight answered before any step, counted nowhere.
     const allow = browsers.allowOrigin(request.headers.get('origin'));
     const preflight = browsers.preflight(request, allow, seen.id);
     if (preflight) return ((seen.route = 'preflight'), logged(preflight));
     const reply = answer(request, url, seen);
-    return next(reply, (res) => logged(browsers.answer(request.method === 'HEAD' ? headers(res) : res, allow)));
+    return next(reply, (res) => logged(browsers.answer(request.method === 'HEAD' ? withoutBody(res) : res, allow)));
   };
 }
 
@@ -209,7 +209,7 @@ export function browserAccess(cors: CorsOptions | undefined, marketplace: Market
 }
 
 /** A HEAD's answer: the GET's status and headers, its Content-Length included, and no body. */
-function headers(res: ShimResponse): ShimResponse {
+function withoutBody(res: ShimResponse): ShimResponse {
   if (!res.body) return res;
   return { ...res, headers: { ...res.headers, 'Content-Length': String(res.body.byteLength) }, body: null };
 }
