@@ -64,7 +64,7 @@ export default tseslint.config(
     rules: forbid('the shim reads only the shared contract and runs without Node', '^\\.\\./(?!generator/contract/)', '^node:'),
   },
   {
-    files: ['auth-shim/steps/*.ts'],
+    files: ['auth-shim/steps/*.ts', 'auth-shim/webhooks/*.ts'],
     rules: forbid('the shim reads only the shared contract and runs without Node', '^\\.\\./\\.\\./(?!generator/contract/)', '^node:'),
   },
   {
@@ -117,7 +117,7 @@ export default tseslint.config(
   // Only the `serve` command starts the shim; the rest of the generator never reaches it.
   {
     files: ['generator/**/*.ts'],
-    ignores: ['generator/commands/serve.ts', 'generator/commands/usage.ts'],
+    ignores: ['generator/commands/serve.ts', 'generator/commands/usage.ts', 'generator/commands/webhooks.ts'],
     rules: {
       'no-restricted-syntax': [
         'error',
@@ -135,6 +135,20 @@ export default tseslint.config(
         {
           selector: 'ImportDeclaration[source.value=/auth-shim/]:not([source.value=/auth-shim\\/(quota|node\\/quota-[a-z]+)\\.js$/])',
           message: 'generator/commands/usage.ts reads the quota stores only',
+        },
+      ],
+    },
+  },
+  // `webhooks` reads and switches endpoints in the stores serve keeps them in: those stores, nothing else of the shim.
+  {
+    files: ['generator/commands/webhooks.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            'ImportDeclaration[source.value=/auth-shim/]:not([source.value=/auth-shim\\/(webhooks\\/store|node\\/(quota-sqlite|webhooks-[a-z]+))\\.js$/])',
+          message: 'generator/commands/webhooks.ts reads the webhook stores only',
         },
       ],
     },

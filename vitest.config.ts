@@ -7,6 +7,7 @@ const UNIT = [
   'test/generator/contract/**/*.test.ts',
   'test/generator/plan-tree.test.ts',
   'test/auth-shim/steps/**/*.test.ts',
+  'test/auth-shim/webhooks/**/*.test.ts',
   'test/scripts/**/*.test.ts',
   'test/boundaries.test.ts',
   'test/package.test.ts',

@@ -16,6 +16,8 @@ export interface ShimRequest {
   /** The absolute URL. */
   url: string;
   headers: HeaderSource;
+  /** The body as text, for the routes that take one (the webhooks'); a web Request has it. */
+  text?(): Promise<string>;
 }
 
 export interface ShimResponse {

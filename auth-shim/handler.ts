@@ -24,6 +24,9 @@ import { bulkSymbols, changesQuery, historyQuery } from './steps/parameters.js';
 import { answered, charged, monthUse } from './steps/quota.js';
 import { boundedQuery, readOnly, requestTarget, routeOf, type Route, type Target } from './steps/route.js';
 import { usageResponse } from './steps/usage.js';
+import { publishedFeed } from './webhooks/feed.js';
+import { ownerOf } from './webhooks/owner.js';
+import { webhookMethod, webhookResponse, webhookRoute, type WebhookOptions, type WebhookRoute } from './webhooks/routes.js';
 
 export type { KeySource } from './steps/credential.js';
 export type { HeaderSource, ShimRequest, ShimResponse } from './exchange.js';
@@ -48,6 +51,8 @@ export interface ShimOptions {
   onResponse?: (event: AccessEvent) => void;
   /** The origins browsers may call from (decision 105); without them no data route answers a browser's preflight. */
   cors?: CorsOptions;
+  /** Webhook endpoints and their deliveries (decision 108); without them `/v1/webhooks` is 404. */
+  webhooks?: WebhookOptions;
 }
 
 /** One request as the access log and the metrics see it: never the key, only a short credential id. */
@@ -93,6 +98,7 @@ export function createShim(options: ShimOptions): (request: ShimRequest) => Answ
   // Responses depend on the caller's plan: caches must key them on every header a credential can arrive in.
   const dataCache = { 'Cache-Control': 'private, max-age=60', Vary: credentialHeaders(marketplace).join(', ') };
   const browsers = browserAccess(options.cors, marketplace);
+  const feed = publishedFeed(json);
 
   /** Parameters, access and body of a data route, for a caller already admitted. */
   function serve(request: ShimRequest, url: Target, r: DataRoute, plan: Plan, headers: Record<string, string>): Answer {
@@ -119,6 +125,8 @@ export function createShim(options: ShimOptions): (request: ShimRequest) => Answ
   }
 
   function handle(request: ShimRequest, url: Target, seen: Seen): Answer {
+    const hook = url.pathname.startsWith('/v1/webhooks') ? webhookRoute(url.pathname) : null;
+    if (hook) return webhooks(request, url, hook, seen);
     readOnly(request);
     const id = seen.id;
     if (docs && url.pathname.startsWith('/docs')) {
@@ -153,6 +161,27 @@ export function createShim(options: ShimOptions): (request: ShimRequest) => Answ
         if (!charge || use === 'minute') return res;
         // Only data counts toward the month (decisions 35 and 100): settled once the answer is known.
         return recovering(() => next(res, (done) => answered(quotas, caller, charge, done, at)), refused);
+      });
+    });
+  }
+
+  /** A webhook route (decision 108): the caller's own endpoints; counted toward the minute, never the month. */
+  function webhooks(request: ShimRequest, url: Target, r: WebhookRoute, seen: Seen): Answer {
+    seen.route = r.name === 'webhooks' ? 'webhooks' : `webhook${r.action ? `-${r.action}` : ''}`;
+    webhookMethod(r, request.method);
+    boundedQuery(url);
+    const w = options.webhooks;
+    if (!w) throw new Refusal('not_found', 'This gateway does not deliver webhooks');
+    const at = now();
+    return next(credentials.caller(request.headers, at), (caller) => {
+      seen.caller = caller;
+      const owner = ownerOf(caller, request.headers, marketplace);
+      return next(charged(quotas, caller, at, 'minute'), (charge) => {
+        const headers = charge ? { ...charge.headers, ...seen.id } : seen.id;
+        return recovering(
+          () => feed().then((f) => webhookResponse(w, r, request, caller, owner, f, at, headers)),
+          (e) => failed(e, headers),
+        );
       });
     });
   }

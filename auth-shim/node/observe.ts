@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:http';
 import pino, { type Logger } from 'pino';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { AccessEvent } from '../handler.js';
+import type { DeliveryObserver } from '../webhooks/deliverer.js';
 
 /**
  * JSON lines on stdout (or appended to the file `dest`), time as ISO 8601, written in the background by pino's own
@@ -24,7 +25,7 @@ export function createLogger(level: string = 'info', dest: number | string = 1):
   );
 }
 
-export interface Metrics {
+export interface Metrics extends DeliveryObserver {
   registry: Registry;
   onResponse(e: AccessEvent): void;
   treeReloaded(): void;
@@ -77,8 +78,24 @@ export function createMetrics(treeBuiltAt: () => string, newestReading: () => st
     labelNames: ['what'],
     registers: [registry],
   });
+  const attempts = new Counter({
+    name: 'risk_readings_webhook_attempts_total',
+    help: 'Webhook delivery attempts, by outcome (delivered: a 2xx answer; failed: anything else)',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  const lag = new Histogram({
+    name: 'risk_readings_webhook_lag_seconds',
+    help: "From the server's first sight of a refresh to the first attempt at each message of it",
+    buckets: [0.1, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300],
+    registers: [registry],
+  });
   return {
     registry,
+    attempt(outcome, lagMs) {
+      attempts.inc({ outcome });
+      if (lagMs !== null) lag.observe(lagMs / 1000);
+    },
     onResponse(e) {
       requests.inc({ route: e.route, status: String(e.status) });
       latency.observe({ route: e.route }, e.ms / 1000);

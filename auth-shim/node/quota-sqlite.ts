@@ -153,7 +153,8 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
 
   private constructor(
     readonly file: string,
-    private readonly db: DatabaseSync,
+    /** The database, which the webhook store shares (decision 108). */
+    readonly db: DatabaseSync,
     private readonly lock: Lock,
     private readonly log: (m: string) => void,
     flushMs: number,

@@ -6,6 +6,9 @@ import { resolve } from 'node:path';
 import { FallbackQuotaStore, MemoryQuotaStore, type QuotaStore } from '../quota.js';
 import { RedisQuotaStore } from './quota-redis.js';
 import { SqliteQuotaStore } from './quota-sqlite.js';
+import { MemoryWebhookStore, type WebhookStore } from '../webhooks/store.js';
+import { RedisWebhookStore } from './webhooks-redis.js';
+import { SqliteWebhookStore } from './webhooks-sqlite.js';
 
 export { QuotaStoreDamaged, QuotaStoreHeld } from './quota-sqlite.js';
 export { LegacyQuotaDamaged } from './quota-import.js';
@@ -21,4 +24,14 @@ export async function openQuotaStore(spec: string, log: (m: string) => void, wai
   if (/^rediss?:\/\//.test(spec)) return new FallbackQuotaStore(new RedisQuotaStore(spec), log);
   if (spec === 'memory') return new MemoryQuotaStore();
   return SqliteQuotaStore.open(resolve(spec), { log, waitMs, discardDamaged: o.discardDamaged, legacy: o.legacy && resolve(o.legacy) });
+}
+
+/**
+ * The webhook store beside a quota store (decision 108): the same SQLite database, the same Redis, or memory. Its
+ * `close` lets go of what the quota store's does not (a Redis connection of its own).
+ */
+export function webhookStoreBeside(quotas: QuotaStore, spec: string): WebhookStore & { close?(): Promise<void> } {
+  if (quotas instanceof SqliteQuotaStore) return new SqliteWebhookStore(quotas.db);
+  if (/^rediss?:\/\//.test(spec)) return new RedisWebhookStore(spec);
+  return new MemoryWebhookStore();
 }

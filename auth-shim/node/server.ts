@@ -14,6 +14,14 @@ import { browserAccess, createShim, requestId, type HeaderSource, type KeySource
 import { Refusal, refusalResponse } from '../refusal.js';
 import { ALLOW } from '../steps/route.js';
 import type { QuotaStore } from '../quota.js';
+import type { AddressPolicy } from '../webhooks/address.js';
+import { Deliverer, type Send } from '../webhooks/deliverer.js';
+import { publishedFeed } from '../webhooks/feed.js';
+import { ownerPlan } from '../webhooks/owner.js';
+import { MemoryWebhookStore, type WebhookStore } from '../webhooks/store.js';
+import { JsonCache } from '../origin.js';
+import { WEBHOOK_BODY_MAX } from '../../generator/contract/webhooks.js';
+import { sendWebhook } from './webhook-send.js';
 import type { Compressor } from '../representation.js';
 import { packageDocsFiles } from './docs-files.js';
 import { FileOrigin } from './file-origin.js';
@@ -45,6 +53,14 @@ export interface ServeOptions {
   metricsPort?: number;
   /** The origins browsers may call from (`serve --cors-origin`, decision 105): exact origins, or `*`. */
   corsOrigins?: string[];
+  /** Webhook endpoints and their delivery state (decision 108; default: in memory); a promise while its store opens. */
+  webhooks?: WebhookStore | Promise<WebhookStore>;
+  /** Where webhooks may be sent (default: https on port 443, public addresses only). */
+  webhookPolicy?: AddressPolicy;
+  /** How a webhook is sent (default: over HTTPS, to an address the policy allows). */
+  webhookSend?: Send;
+  /** How often the deliverer looks for due work (default 1 s). */
+  deliverEveryMs?: number;
 }
 
 export function loadKeys(file: string): KeyStore {
@@ -162,6 +178,25 @@ function write(res: ServerResponse, r: ShimResponse, draining: boolean): void {
   res.end(r.body ?? undefined);
 }
 
+/**
+ * A request's body as text, for the routes that take one: at most WEBHOOK_BODY_MAX bytes are kept (the route
+ * refuses a longer one), and a body far past it ends the connection rather than be read to its end.
+ */
+function bodyText(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.byteLength;
+      if (size <= WEBHOOK_BODY_MAX + 1) chunks.push(c);
+      else if (size > 64 * WEBHOOK_BODY_MAX) req.destroy();
+    });
+    req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.once('error', reject);
+    req.once('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+  });
+}
+
 /** How long a connection may sit idle once the server drains: one that long idle is not mid-request. */
 const DRAIN_IDLE_MS = 1_000;
 /** How long a drain waits for the requests in flight before it cuts what is left. */
@@ -196,6 +231,8 @@ export async function startServer(o: ServeOptions): Promise<Started> {
   };
   const metrics = o.metricsPort !== undefined ? createMetrics(() => origin.builtAt, newestReading) : undefined;
   origin.onReload = () => {
+    // A new tree may hold a refresh: the deliverer looks at once rather than at its next tick.
+    void deliverer?.tick();
     metrics?.treeReloaded();
     logger.info({ built_at: origin.builtAt }, 'tree reloaded');
   };
@@ -206,8 +243,12 @@ export async function startServer(o: ServeOptions): Promise<Started> {
   const browsers = browserAccess(cors, marketplace);
   const browsable = (req: IncomingMessage, r: ShimResponse) =>
     browsers ? browsers.answer(r, browsers.allowOrigin(headerSource(req.headers).get('origin'))) : r;
-  const makeShim = (quotas: QuotaStore | undefined) =>
+  const policy = o.webhookPolicy ?? { allowLoopback: false };
+  const send: Send = o.webhookSend ?? ((url, headers, body) => sendWebhook(url, headers, body, { policy }));
+  let deliverer: Deliverer | undefined;
+  const makeShim = (quotas: QuotaStore | undefined, webhooks: WebhookStore) =>
     createShim({
+      webhooks: { store: webhooks, policy, send },
       origin,
       keys,
       marketplace,
@@ -226,16 +267,31 @@ export async function startServer(o: ServeOptions): Promise<Started> {
   // The shim, once its quota store is open; until then requests wait, and if it cannot be opened they are refused.
   let shim: ReturnType<typeof createShim> | undefined;
   let unavailable = false;
+  const open = (quotas: QuotaStore | undefined, webhooks: WebhookStore) => {
+    shim = makeShim(quotas, webhooks);
+    const now = o.now ?? Date.now;
+    deliverer = new Deliverer({
+      store: webhooks,
+      feed: publishedFeed(new JsonCache(origin)),
+      send,
+      planOf: (e) => ownerPlan(keys?.current() ?? null, e, now()),
+      now,
+      log,
+      observer: metrics,
+    });
+    deliverer.start(o.deliverEveryMs);
+  };
+  const webhookStore = o.webhooks ?? new MemoryWebhookStore();
   const ready =
-    o.quotas instanceof Promise
-      ? o.quotas.then(
-          (q) => void (shim = makeShim(q)),
+    o.quotas instanceof Promise || webhookStore instanceof Promise
+      ? Promise.all([o.quotas, webhookStore]).then(
+          ([q, w]) => open(q, w),
           (e: unknown) => {
             unavailable = true;
             throw e;
           },
         )
-      : Promise.resolve(void (shim = makeShim(o.quotas)));
+      : Promise.resolve(open(o.quotas, webhookStore));
   ready.catch(() => {}); // the caller's to handle; the server answers 503 meanwhile
   let draining = false;
   /**
@@ -277,7 +333,7 @@ export async function startServer(o: ServeOptions): Promise<Started> {
       refused(req.method ?? '', (req.url ?? '').slice(0, 512), 503, 'gateway_not_configured', refusal.body!.byteLength, id);
       return write(res, browsable(req, refusal), draining);
     }
-    const answer = shim({ method: req.method ?? '', url, headers: headerSource(req.headers) });
+    const answer = shim({ method: req.method ?? '', url, headers: headerSource(req.headers), text: () => bodyText(req) });
     if (!(answer instanceof Promise)) return write(res, answer, draining);
     waiting(
       req.socket,
@@ -318,6 +374,7 @@ export async function startServer(o: ServeOptions): Promise<Started> {
   });
   const metricsServer = metrics && (await startMetricsServer(metrics.registry, o.metricsPort!, listen.host));
   server.on('close', () => {
+    void deliverer?.stop();
     origin.close();
     keys?.close();
     metricsServer?.close();
@@ -327,7 +384,8 @@ export async function startServer(o: ServeOptions): Promise<Started> {
     server.once('error', reject);
     server.listen({ port: listen.port, host: listen.host, reusePort: o.reusePort ?? false }, () => resolve());
   });
-  const closed = new Promise<void>((resolve) => server.once('close', () => resolve()));
+  // Closed once the sockets are and the deliveries in flight have finished: the store may be closed then.
+  const closed = new Promise<void>((resolve) => server.once('close', () => resolve())).then(() => deliverer?.stop());
   const drain = (): Promise<void> => {
     if (draining) return closed;
     draining = true;

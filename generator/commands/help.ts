@@ -31,6 +31,12 @@ export const HELP = {
   corsOrigin:
     'let pages on this origin call the API from a browser (https://dash.example.com; * for any page); repeatable. ' +
     'Without it no data route answers a browser from another origin',
+  webhooksAllowLoopback:
+    'deliver webhooks to this machine (loopback) and over plain http on any port too: for tests and demos, never in production',
+  webhooksAllowPort: 'an https port besides 443 webhook URLs may name; repeatable',
+  webhooks: "customers' webhook endpoints in the store serve keeps them in: list them, disable one, enable it again",
+  webhookStore: 'the SQLite database or Redis serve keeps endpoints in (its --quotas); default RISK_READINGS_QUOTAS',
+  disableReason: "why, kept in the endpoint's disabled_reason for its owner to read",
   logLevel: `access and operations log on stdout, one JSON line each: ${LOG_LEVELS.join(', ')}`,
   check: 'validate an existing tree against the contract, the invariants and its manifest (compressed variants included)',
   diff: 'what changed between two built trees: 0 none, 1 changes, 2 trouble, 3 a published history row changed or vanished',
@@ -79,4 +85,9 @@ Examples:
   $ risk-readings usage --quotas redis://127.0.0.1:6379 --keys keys.json --month 2026-10 --csv > 2026-10.csv
   $ read -rs RISK_READINGS_OPERATOR_TOKEN && export RISK_READINGS_OPERATOR_TOKEN   # the worker's OPERATOR_TOKEN
   $ risk-readings usage --quotas https://api.example.com/ --keys keys.json --month 2026-10          # an edge deployment`,
+  webhooks: `
+Examples:
+  $ risk-readings webhooks list --quotas public/.risk-readings-quotas.sqlite
+  $ risk-readings webhooks disable ep_0123456789abcdef01234567 --quotas redis://127.0.0.1:6379 --reason "answers 500 to every message"
+  $ risk-readings webhooks enable ep_0123456789abcdef01234567 --quotas redis://127.0.0.1:6379`,
 };

@@ -24,6 +24,11 @@ export const port = (name: string) => (v: string) => {
   return n;
 };
 
+/** A port option that may be given again, each a port from 1 to 65535 (`serve --webhooks-allow-port`). */
+export const ports =
+  (name: string) =>
+  (v: string, previous: number[] = []): number[] => [...previous, port(name)(v)];
+
 /** A calendar date YYYY-MM-DD that exists. */
 export const calendarDate = (name: string) => (v: string) => {
   if (!isCalendarDate(v)) throw new InvalidArgumentError(`${name} takes a date YYYY-MM-DD, not "${v}"`);
@@ -276,6 +281,15 @@ export const quotaCounts = (option: string) => (v: string) => {
         "or an edge deployment's https:// URL",
     );
   return storeUrl(option, v, 'usage') ?? checkPath(option, v, 'file', `serve writes it, by default <public>/${DEFAULT_QUOTAS}`);
+};
+
+/** `webhooks --quotas`: the SQLite database or Redis serve keeps webhook endpoints in (decision 108); not the edge's. */
+export const webhookStore = (option: string) => (v: string) => {
+  if (/^https:\/\//.test(v))
+    throw new PathUsageError(
+      `${option} ${v}: the edge keeps webhook endpoints in its Durable Objects; give the file or redis://HOST:PORT serve keeps them in`,
+    );
+  return quotaCounts(option)(v);
 };
 
 /**

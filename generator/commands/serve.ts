@@ -8,7 +8,13 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { startServer } from '../../auth-shim/node/server.js';
-import { LegacyQuotaDamaged, openQuotaStore, QuotaStoreDamaged, QuotaStoreHeld } from '../../auth-shim/node/quota-stores.js';
+import {
+  LegacyQuotaDamaged,
+  openQuotaStore,
+  QuotaStoreDamaged,
+  QuotaStoreHeld,
+  webhookStoreBeside,
+} from '../../auth-shim/node/quota-stores.js';
 import { createLogger } from '../../auth-shim/node/observe.js';
 import type { QuotaStore } from '../../auth-shim/quota.js';
 import { DEFAULT_QUOTAS, quotaStore, treeFolder, warnPasswordInQuotas, warnSecretOnCommandLine } from './options.js';
@@ -31,6 +37,10 @@ export interface ServeFlags {
   reusePort?: boolean;
   /** `--cors-origin`, each as a browser's Origin carries it (decision 105). */
   corsOrigin?: string[];
+  /** `--webhooks-allow-loopback` (decision 108): deliver to loopback and plain http too, for tests and demos. */
+  webhooksAllowLoopback?: boolean;
+  /** `--webhooks-allow-port`: https ports besides 443 webhooks may be delivered to. */
+  webhooksAllowPort?: number[];
 }
 
 function readSecretFile(option: string, file: string): string {
@@ -102,12 +112,20 @@ export async function run(o: ServeFlags): Promise<void> {
   // Without --reuse-port the port is free only once the server before has stopped: open the store (waiting for the
   // one before to let go of it), then listen. With it, listen first and let requests wait for the store.
   const quotas = o.reusePort ? opening : await opening.catch(held);
+  const webhooks = Promise.resolve(quotas).then((q) => webhookStoreBeside(q, quotaSpec));
+  webhooks.catch(() => {}); // as the quota store's: handled where it is awaited
+  if (o.webhooksAllowLoopback)
+    process.stderr.write(
+      'warning: --webhooks-allow-loopback: webhooks may be sent to this machine and over plain http; for tests and demos only\n',
+    );
   const started = await startServer({
     publicDir,
     keysFile: o.keys && resolve(o.keys),
     port: o.port,
     host: o.host,
     quotas,
+    webhooks,
+    webhookPolicy: { allowLoopback: o.webhooksAllowLoopback ?? false, ports: o.webhooksAllowPort ?? [] },
     reusePort: o.reusePort,
     logger,
     staleAfterMs: o.staleAfter,
@@ -120,6 +138,7 @@ export async function run(o: ServeFlags): Promise<void> {
     // A server that cannot start lets go of its quota store (a Redis client would keep the process alive); one still
     // waiting for a quota file is not waited for (a lock its dead holder left is taken over at once).
     await opened?.close?.();
+    await (await webhooks.catch(() => undefined))?.close?.();
     const problem = portProblem(e, o);
     if (problem) environment(problem);
     if (o.reusePort && (e.code === 'ENOTSUP' || e.code === 'EOPNOTSUPP'))
@@ -129,6 +148,7 @@ export async function run(o: ServeFlags): Promise<void> {
   // Counts reach their store before the process goes: a deploy or restart loses none of them, nor a request.
   const stop = async () => {
     await started.drain();
+    await (await webhooks.catch(() => undefined))?.close?.();
     await (await opening.catch(() => undefined))?.close?.();
     logger.flush();
     process.exit(0);
