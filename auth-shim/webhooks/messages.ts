@@ -14,7 +14,7 @@ import type { EndpointRecord } from './store.js';
 export interface ChangesMessage {
   type: 'changes.published';
   published_at: string;
-  /** The first feed position the message covers (the one after what the endpoint had received). */
+  /** The first feed position the message covers: its refresh's first, or the one after the message before it. */
   from_position: number;
   /** The last: the endpoint has received everything up to it once this is delivered. */
   to_position: number;
@@ -56,6 +56,10 @@ export function nextMessage(
   while (i < events.length && !(visible(feed, plan, i) && passes(e, events[i]!, feed))) i++;
   if (i >= events.length) return { message: null, through: Math.max(after, events.length) };
   const refresh = events[i]!.published_at;
+  // The message covers its refresh from its first position (or from where the one before it stopped): the same bytes
+  // however far the endpoint had moved past refreshes that held nothing for it.
+  let from = i;
+  while (from > after && events[from - 1]!.published_at === refresh) from--;
   const picked: ChangeEvent[] = [];
   let last = i;
   for (; i < events.length && events[i]!.published_at === refresh; i++) {
@@ -69,7 +73,7 @@ export function nextMessage(
   const body: ChangesMessage = {
     type: 'changes.published',
     published_at: refresh,
-    from_position: after + 1,
+    from_position: from + 1,
     to_position: to,
     events: picked,
   };

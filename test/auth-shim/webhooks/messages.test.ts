@@ -45,7 +45,7 @@ describe('nextMessage', () => {
 
   it('filters by field (stale_models stands for each of its keys), by symbol, and by universe (an asset by its own)', () => {
     const stale = nextMessage(feed, { ...all, fields: ['stale_models'] }, 'pro', 0);
-    expect(body(stale.message)).toMatchObject({ published_at: D2, from_position: 1, to_position: 4 });
+    expect(body(stale.message)).toMatchObject({ published_at: D2, from_position: 3, to_position: 4 });
     expect(body(stale.message).events.map((e) => e.symbol)).toEqual(['MSTR']);
     const ai = { ...all, universes: ['ai_infrastructure'] };
     expect(body(nextMessage(feed, ai, 'pro', 0).message).events.map((e) => e.symbol)).toEqual(['NVDA']);
@@ -57,8 +57,10 @@ describe('nextMessage', () => {
   });
 
   it('a refresh with nothing for the endpoint sends nothing, and the position moves past it', () => {
+    // The message covers its own refresh, however far the endpoint had got: the same bytes from any starting point.
     const r = nextMessage(feed, { ...all, symbols: ['NVDA'] }, 'pro', 2);
-    expect(body(r.message)).toMatchObject({ published_at: D3, from_position: 3, to_position: 5 });
+    expect(body(r.message)).toMatchObject({ published_at: D3, from_position: 5, to_position: 5 });
+    expect(nextMessage(feed, { ...all, symbols: ['NVDA'] }, 'pro', 4).message).toEqual(r.message);
     expect(nextMessage(feed, { ...all, symbols: ['BTC'] }, 'pro', 1)).toEqual({ message: null, through: 5 });
   });
 
