@@ -1,10 +1,13 @@
 #!/usr/bin/env node
-// `npm run demo`: synthesize the fixture site on two publication days, build them into public/ one after the other
-// (the second refresh continues the first's history and raises the change feed's events), check the tree, and
-// serve it through the shim on PORT (default 8787).
+// `npm run demo`: synthesize the fixture site on two publication days, build the first into public/ and serve it
+// through the shim on PORT (default 8787); subscribe a local receiver to the change feed with a webhook, build the
+// second day (which continues the first's history and raises the feed's events), check the tree, and show the
+// receiver getting that refresh's events, its signature verified with the standardwebhooks library.
 import { spawnSync, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
+import { Webhook } from 'standardwebhooks';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 
@@ -46,26 +49,67 @@ const step = (args) => {
 // The demo's tree starts over each run: a day-1 build over an earlier run's day-2 tree would go back in time.
 for (const generated of ['v1', '.trees', '.risk-readings-cache.json'])
   rmSync(join(root, 'public', generated), { recursive: true, force: true });
-for (const day of [1, 2]) {
-  step(['fixtures', '--out', `.demo/site${day}`, '--day', String(day)]);
-  const init = day === 1 ? ['--init'] : [];
-  step(['build', '--pages', `.demo/site${day}`, '--out', 'public', ...init, '--now', `2026-10-${13 + day}T00:30:00Z`]);
-}
-step(['check', '--public', 'public']);
-const args = ['serve', '--public', 'public', '--keys', 'fixtures/keys/example-keys.json', '--port', port];
+for (const day of [1, 2]) step(['fixtures', '--out', `.demo/site${day}`, '--day', String(day)]);
+const build = (day, ...extra) =>
+  step(['build', '--pages', `.demo/site${day}`, '--out', 'public', ...extra, '--now', `2026-10-${13 + day}T00:30:00Z`]);
+build(1, '--init');
+// Loopback webhooks are for demos and tests only: the receiver below is on this machine, over plain http.
+const args = ['serve', '--public', 'public', '--keys', 'fixtures/keys/example-keys.json', '--port', port, '--webhooks-allow-loopback'];
 process.stdout.write(`\n$ risk-readings ${args.join(' ')}\n`);
-// The requests to try are shown once the server listens; its own lines go on to stderr as they come.
 const server = spawn(process.execPath, [cli, ...args], { stdio: ['inherit', 'inherit', 'pipe'], cwd: root });
+const base = `http://${HOST}:${port}`;
+const PRO = 'rr_demo_pro_key_not_secret';
 let listening = false;
 server.stderr.on('data', (chunk) => {
   process.stderr.write(chunk);
   if (listening || !String(chunk).includes('serving ')) return;
   listening = true;
-  const base = `http://${HOST}:${port}`;
-  process.stdout.write(
-    `\nTry it (demo keys: fixtures/keys/README.md):\n  curl -s -H 'X-API-Key: rr_demo_pro_key_not_secret' ${base}/v1/assets/BTC/risk\n  curl -s -H 'X-API-Key: rr_demo_basic_key_not_secret' '${base}/v1/assets/BTC/history?from=2026-01-01'\n  curl -s -H 'X-API-Key: rr_demo_pro_key_not_secret' '${base}/v1/changes?from=2026-10-15&limit=5'\n  curl -s -H 'X-API-Key: rr_demo_expired_key_not_secret' ${base}/v1/assets/BTC/risk   # 401: says when the key expired\nDocs: ${base}/docs (Ctrl-C stops the server)\n\n`,
-  );
+  subscribeAndRefresh().catch((e) => {
+    say(`the webhook step failed: ${e.message}`);
+    server.kill('SIGTERM');
+  });
 });
+
+/**
+ * A receiver on this machine, subscribed with the pro demo key; then the second refresh is built, and the receiver
+ * shows what the server sends it, verified as a customer's code would verify it.
+ */
+async function subscribeAndRefresh() {
+  let secret = '';
+  const receiver = createHttpServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      res.writeHead(204).end();
+      const message = new Webhook(secret).verify(body, req.headers);
+      const lines = message.events
+        .slice(0, 5)
+        .map((e) => `    ${e.symbol ?? e.universe} ${e.field}: ${JSON.stringify(e.from)} -> ${JSON.stringify(e.to)}`);
+      process.stdout.write(
+        `\ndemo: the receiver got ${req.headers['webhook-id']}: ${message.events.length} events of the refresh published ${message.published_at} (feed positions ${message.from_position}-${message.to_position}), signature verified:\n${lines.join('\n')}\n    ...\n`,
+      );
+      tryIt(receiver.address().port);
+    });
+  });
+  await new Promise((r) => receiver.listen(0, HOST, r));
+  const url = `http://${HOST}:${receiver.address().port}/hooks`;
+  process.stdout.write(`\n$ curl -s -X POST -H 'X-API-Key: ${PRO}' ${base}/v1/webhooks -d '{"url": "${url}"}'\n`);
+  const res = await fetch(`${base}/v1/webhooks`, { method: 'POST', headers: { 'X-API-Key': PRO }, body: JSON.stringify({ url }) });
+  const made = (await res.json()).data;
+  if (res.status !== 201) throw new Error(`POST /v1/webhooks answered ${res.status}`);
+  secret = made.secret;
+  say(`endpoint ${made.id} created at feed position ${made.delivered_through}; its signing secret is ${secret}`);
+  build(2);
+  step(['check', '--public', 'public']);
+  say('the server notices the new tree within 5 s and sends the receiver its events...');
+}
+
+/** The requests to try, once the webhook has arrived. */
+function tryIt(receiverPort) {
+  process.stdout.write(
+    `\nTry it (demo keys: fixtures/keys/README.md; the receiver stays on port ${receiverPort}):\n  curl -s -H 'X-API-Key: ${PRO}' ${base}/v1/assets/BTC/risk\n  curl -s -H 'X-API-Key: rr_demo_basic_key_not_secret' '${base}/v1/assets/BTC/history?from=2026-01-01'\n  curl -s -H 'X-API-Key: ${PRO}' '${base}/v1/changes?from=2026-10-15&limit=5'\n  curl -s -H 'X-API-Key: ${PRO}' ${base}/v1/webhooks\n  curl -s -H 'X-API-Key: rr_demo_expired_key_not_secret' ${base}/v1/assets/BTC/risk   # 401: says when the key expired\nDocs: ${base}/docs (Ctrl-C stops the server)\n\n`,
+  );
+}
 server.on('exit', async (code, signal) => {
   // Exit 3 before listening is the machine's state: if the port was taken while the builds ran, say so as at the start.
   const busyNow = code === 3 && !listening ? await unavailable(port) : null;
