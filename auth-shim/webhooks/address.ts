@@ -9,6 +9,7 @@
  */
 // ipaddr.js parses every textual form and knows the IANA special-purpose ranges, so no CIDR math is written here.
 import ipaddr from 'ipaddr.js';
+import { WEBHOOK_URL_MAX } from '../../generator/contract/webhooks.js';
 
 export interface AddressPolicy {
   /** Admit loopback addresses (127/8, ::1), plain `http` and any port: for tests and demos, off by default. */
@@ -17,7 +18,6 @@ export interface AddressPolicy {
   ports?: readonly number[];
 }
 
-const MAX_URL_LENGTH = 2048;
 const LOOPBACK_HINT = 'allowed only when the operator allows loopback (--webhooks-allow-loopback)';
 
 /** Addresses that answer with the host's cloud credentials (AWS, its IPv6 form, Alibaba): named so a log says so. */
@@ -132,16 +132,16 @@ export function addressProblem(address: string, policy: AddressPolicy): string |
  * The URL is not echoed (it may carry a secret in its path or query); the host is named where it is the reason.
  */
 export function urlProblem(url: string, policy: AddressPolicy): string | null {
-  if (url.length > MAX_URL_LENGTH)
-    return `the URL is ${url.length} characters long, over the ${MAX_URL_LENGTH.toLocaleString('en')} allowed`;
+  if (url.length > WEBHOOK_URL_MAX)
+    return `the URL is ${url.length} characters long, over the ${WEBHOOK_URL_MAX.toLocaleString('en')} allowed`;
   // The URL parser would silently drop these; a URL is stored and shown as given, so it must be what is sent.
   // eslint-disable-next-line no-control-regex
   if (/[\s\x00-\x1f\x7f]/.test(url)) return 'the URL contains spaces or control characters';
   if (!URL.canParse(url)) return 'not an absolute URL (https://host/path)';
   const u = new URL(url);
   // An IDN host grows in its ASCII form: the length rule holds for what is sent too.
-  if (u.href.length > MAX_URL_LENGTH)
-    return `the URL is ${u.href.length} characters long as sent, over the ${MAX_URL_LENGTH.toLocaleString('en')} allowed`;
+  if (u.href.length > WEBHOOK_URL_MAX)
+    return `the URL is ${u.href.length} characters long as sent, over the ${WEBHOOK_URL_MAX.toLocaleString('en')} allowed`;
   if (u.protocol !== 'https:' && !(u.protocol === 'http:' && policy.allowLoopback)) {
     return u.protocol === 'http:'
       ? `the scheme is http: a webhook URL is https (plain http is ${LOOPBACK_HINT})`

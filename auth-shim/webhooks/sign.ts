@@ -16,8 +16,7 @@ export function newSecret(): string {
 }
 
 /** The secrets that sign at `now`: the current one and any rotated one still within its time. */
-const signingSecrets = (secrets: readonly Secret[], now: number): Secret[] =>
-  secrets.filter((s) => s.until === null || s.until > now);
+const signingSecrets = (secrets: readonly Secret[], now: number): Secret[] => secrets.filter((s) => s.until === null || s.until > now);
 
 /** The headers of one delivery of `body` as message `id` at `now`. */
 export function signedHeaders(id: string, body: string, secrets: readonly Secret[], now: number): Record<string, string> {

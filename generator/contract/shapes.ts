@@ -21,11 +21,22 @@ import {
 import { ERROR_STATUS, type ErrorCode } from './errors.js';
 import { BULK_MAX_SYMBOLS, FREE_TIER_RULE, HISTORY_MAX_LIMIT, KEY_LIMIT_MAX, PLAN_LIMITS, PLANS } from './plans.js';
 import { ENCODINGS } from './encodings.js';
+import {
+  WEBHOOK_DESCRIPTION_MAX,
+  WEBHOOK_ENDPOINTS,
+  WEBHOOK_FIELDS,
+  WEBHOOK_ATTEMPTS_KEPT,
+  WEBHOOK_FILTER_MAX,
+  WEBHOOK_MESSAGE_EVENTS,
+  WEBHOOK_URL_MAX,
+} from './webhooks.js';
 
 /** The schemas with a name: public ones become `components.schemas`, internal ones describe the tree's own files. */
 export const SHAPES = z.registry<{ id: string }>();
 /** The ids of the internal ones. */
 export const INTERNAL_IDS = new Set<string>();
+/** The ids of the request bodies: what the gateway accepts, every member named (the served document keeps them closed). */
+export const REQUEST_IDS = new Set<string>();
 const api = <T extends z.ZodType>(id: string, schema: T): T => (SHAPES.add(schema, { id }), schema);
 
 const AS_OF_RE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:00Z)?$/;
@@ -497,6 +508,186 @@ export const Usage = api(
 );
 export const UsageResponse = api('UsageResponse', envelope(Usage));
 
+// Push (decision 108): a customer's webhook endpoints, what it may send to create or change one, and the messages
+// the gateway posts to them. Every bound is the contract's constant (webhooks.ts), which the shim's own reader of a
+// request body (readEndpointBody) applies too; the test of the document feeds both the same bodies.
+const ENDPOINT_ID = /^ep_[0-9a-f]{24}$/;
+/** A signing secret as Standard Webhooks writes one: `whsec_` and 32 bytes in base64. */
+const SECRET_RE = /^whsec_[A-Za-z0-9+/]{43}=$/;
+const endpointId = () => z.string().regex(ENDPOINT_ID).describe('The endpoint: ep_ and 24 hex digits.');
+/** A feed position: a count of the change feed's events, as /v1/changes counts them in next_cursor. */
+const position = () => count(MAX_EVENTS);
+export const WebhookField = api(
+  'WebhookField',
+  z
+    .enum(WEBHOOK_FIELDS as [string, ...string[]])
+    .describe('An event field a filter may name; stale_models stands for every stale_models.<model> field.'),
+);
+/** The filters, as a request sets them: at most WEBHOOK_FILTER_MAX names each; empty or absent passes every one. */
+const filters = {
+  fields: z.array(WebhookField).max(WEBHOOK_FILTER_MAX).describe('The event fields to send; empty: every field.'),
+  symbols: z
+    .array(symbolName())
+    .max(WEBHOOK_FILTER_MAX)
+    .describe('The assets whose events to send, as GET /v1/assets names them; empty with universes empty: every asset the plan sees.'),
+  universes: z
+    .array(Universe)
+    .max(WEBHOOK_FILTER_MAX)
+    .describe("The universes whose events to send: a universe's own and those of its assets."),
+};
+const webhookUrl = () =>
+  z
+    .string()
+    .min(1)
+    .max(WEBHOOK_URL_MAX)
+    .describe(
+      `The URL to deliver to: https, on port 443 or one the operator allows, to a public host, with no user name or password; at most ${WEBHOOK_URL_MAX} characters as given and as sent (an international name or path grows when encoded). Any other is refused with 400 bad_parameter.`,
+    );
+const webhookDescription = () =>
+  z.string().max(WEBHOOK_DESCRIPTION_MAX).nullable().describe('A note of your own, for telling endpoints apart.');
+const request = <T extends z.ZodType>(id: string, schema: T): T => (REQUEST_IDS.add(id), api(id, schema));
+export const WebhookEndpointCreate = request(
+  'WebhookEndpointCreate',
+  z
+    .strictObject({
+      url: webhookUrl(),
+      fields: filters.fields.optional(),
+      symbols: filters.symbols.optional(),
+      universes: filters.universes.optional(),
+      description: webhookDescription().optional(),
+    })
+    .describe('A new endpoint: its URL, and the filters (absent: empty, every event the plan sees). No other member is taken.'),
+);
+export const WebhookEndpointUpdate = request(
+  'WebhookEndpointUpdate',
+  z
+    .strictObject({
+      url: webhookUrl().optional(),
+      fields: filters.fields.optional(),
+      symbols: filters.symbols.optional(),
+      universes: filters.universes.optional(),
+      description: webhookDescription().optional(),
+      enabled: z.boolean().optional().describe('false pauses deliveries; true resumes them from the first message not delivered.'),
+    })
+    .describe('What to change: only the members given. No other member is taken.'),
+);
+const endpointFields = {
+  id: endpointId(),
+  url: z.string().max(WEBHOOK_URL_MAX),
+  fields: filters.fields,
+  symbols: filters.symbols,
+  universes: filters.universes,
+  description: z.string().max(WEBHOOK_DESCRIPTION_MAX).nullable(),
+  enabled: z.boolean(),
+  disabled_reason: z
+    .string()
+    .nullable()
+    .describe('Why deliveries stopped (its owner disabled it, a 410 answer, the retries ran out); null while enabled.'),
+  created_at: z.iso.datetime(),
+  delivered_through: position().describe(
+    'The change-feed position (as /v1/changes counts in next_cursor) the endpoint has received up to; a new endpoint starts at the end of the feed.',
+  ),
+  pending: position().describe('Messages not yet delivered to it.'),
+};
+export const WebhookEndpoint = api('WebhookEndpoint', z.object(endpointFields).describe('A webhook endpoint; never its secret.'));
+const secret = () =>
+  z.string().regex(SECRET_RE).describe('The signing secret (Standard Webhooks): shown once, here; keep it to verify webhook-signature.');
+export const WebhookEndpointCreated = api(
+  'WebhookEndpointCreated',
+  z.object({ ...endpointFields, secret: secret() }).describe('The endpoint just created, with its signing secret.'),
+);
+export const WebhookSecretRotated = api(
+  'WebhookSecretRotated',
+  z
+    .object({
+      ...endpointFields,
+      secret: secret(),
+      previous_secret_expires_at: z.iso
+        .datetime()
+        .describe('Until then the previous secret signs beside the new one (two signatures in webhook-signature).'),
+    })
+    .describe('The endpoint with its new signing secret.'),
+);
+export const WebhookEndpointList = api(
+  'WebhookEndpointList',
+  z.object({
+    endpoints: z.array(WebhookEndpoint).describe('Oldest first.'),
+    max_endpoints: z.literal([...new Set(Object.values(WEBHOOK_ENDPOINTS))]).describe("The most endpoints the caller's plan holds."),
+  }),
+);
+export const WebhookAttempt = api(
+  'WebhookAttempt',
+  z
+    .object({
+      message_id: z.string().describe("The message's webhook-id header."),
+      attempt: z.number().int().min(1).describe('1 for the first attempt at the message, 2 for its first retry, and so on.'),
+      at: z.iso.datetime(),
+      status: z
+        .number()
+        .int()
+        .min(100)
+        .max(999)
+        .nullable()
+        .describe("The receiver's HTTP status; null when none came (a timeout, a refused connection, an address not allowed)."),
+      error: z.string().nullable().describe('Why the attempt failed; null when it was answered 2xx.'),
+      ms: z.number().int().min(0).describe('How long the attempt took, in milliseconds.'),
+    })
+    .describe('One attempt to deliver a message.'),
+);
+export const WebhookDeliveries = api(
+  'WebhookDeliveries',
+  z.object({
+    endpoint_id: endpointId(),
+    deliveries: z.array(WebhookAttempt).max(WEBHOOK_ATTEMPTS_KEPT).describe('The recent attempts, newest first.'),
+  }),
+);
+export const WebhookEndpointResponse = api('WebhookEndpointResponse', envelope(WebhookEndpoint));
+export const WebhookEndpointCreatedResponse = api('WebhookEndpointCreatedResponse', envelope(WebhookEndpointCreated));
+export const WebhookSecretRotatedResponse = api('WebhookSecretRotatedResponse', envelope(WebhookSecretRotated));
+export const WebhookEndpointListResponse = api('WebhookEndpointListResponse', envelope(WebhookEndpointList));
+export const WebhookAttemptResponse = api('WebhookAttemptResponse', envelope(WebhookAttempt));
+export const WebhookDeliveriesResponse = api('WebhookDeliveriesResponse', envelope(WebhookDeliveries));
+// What the gateway posts to an endpoint. `type` is a one-name enum rather than a const: the served document gives a
+// const text as an example only, and a receiver's generated types narrow a message by it.
+export const WebhookChangesMessage = api(
+  'WebhookChangesMessage',
+  z
+    .object({
+      type: z.enum(['changes.published']),
+      published_at: z.iso.datetime().describe('When the refresh that raised the events was published.'),
+      from_position: z
+        .number()
+        .int()
+        .min(1)
+        .max(MAX_EVENTS)
+        .describe('The first change-feed position the message covers: the one after what the endpoint had received.'),
+      to_position: z
+        .number()
+        .int()
+        .min(1)
+        .max(MAX_EVENTS)
+        .describe('The last: once this message is delivered, the endpoint has received everything up to it.'),
+      events: z
+        .array(ChangeEvent)
+        .min(1)
+        .max(WEBHOOK_MESSAGE_EVENTS)
+        .describe(
+          "The refresh's events the endpoint's filters pass and its plan sees, in feed order; a refresh with more is sent as several messages.",
+        ),
+    })
+    .describe('changes.published: what one refresh changed, for this endpoint.'),
+);
+export const WebhookTestMessage = api(
+  'WebhookTestMessage',
+  z
+    .object({
+      type: z.enum(['webhook.test']),
+      endpoint_id: endpointId(),
+      sent_at: z.iso.datetime(),
+    })
+    .describe('webhook.test: sent when its owner asks (POST /v1/webhooks/{id}/test), to try the receiver.'),
+);
+
 // The tree's own files: read by the next build (the ledger), by the shim (catalogue, manifest) and by `keys`.
 const internal = <T extends z.ZodType>(id: string, schema: T): T => (INTERNAL_IDS.add(id), SHAPES.add(schema, { id }), schema);
 
@@ -604,3 +795,6 @@ export type SummaryResponse = z.infer<typeof SummaryResponse>;
 export type DcaSignalResponse = z.infer<typeof DcaSignalResponse>;
 export type Usage = z.infer<typeof Usage>;
 export type UsageResponse = z.infer<typeof UsageResponse>;
+export type WebhookEndpoint = z.infer<typeof WebhookEndpoint>;
+export type WebhookAttempt = z.infer<typeof WebhookAttempt>;
+export type WebhookChangesMessage = z.infer<typeof WebhookChangesMessage>;

@@ -77,7 +77,7 @@ export function readEndpointBody(body: unknown, kind: 'create' | 'change', symbo
   if (kind === 'create' && b.url === undefined) throw new BodyProblem('url is required: the https URL to deliver to');
   if (b.url !== undefined) {
     if (typeof b.url !== 'string' || !b.url) throw new BodyProblem('url must be a string: the https URL to deliver to');
-    if (b.url.length > WEBHOOK_URL_MAX) throw new BodyProblem(`url is longer than ${WEBHOOK_URL_MAX} characters`);
+    if (characters(b.url) > WEBHOOK_URL_MAX) throw new BodyProblem(`url is longer than ${WEBHOOK_URL_MAX} characters`);
     out.url = b.url;
   }
   const universes: readonly string[] = UNIVERSES;
@@ -100,7 +100,7 @@ export function readEndpointBody(body: unknown, kind: 'create' | 'change', symbo
     out[name] = [...new Set(v as string[])].sort();
   }
   if (b.description !== undefined) {
-    if (b.description !== null && (typeof b.description !== 'string' || b.description.length > WEBHOOK_DESCRIPTION_MAX))
+    if (b.description !== null && (typeof b.description !== 'string' || characters(b.description) > WEBHOOK_DESCRIPTION_MAX))
       throw new BodyProblem(`description must be a string of at most ${WEBHOOK_DESCRIPTION_MAX} characters, or null`);
     out.description = b.description;
   } else if (kind === 'create') out.description = null;
@@ -111,4 +111,6 @@ export function readEndpointBody(body: unknown, kind: 'create' | 'change', symbo
   return out;
 }
 
+/** A string's length as JSON Schema's maxLength counts it: in characters (code points), an emoji one. */
+const characters = (s: string) => [...s].length;
 const clip = (s: string) => (s.length > 60 ? `${s.slice(0, 60)}...` : s);

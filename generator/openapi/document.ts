@@ -8,7 +8,19 @@
 import { API_VERSION, SYMBOL_PATTERN, UNIVERSES } from '../contract/constants.js';
 import { ERROR_STATUS, errorBody, type ErrorCode } from '../contract/errors.js';
 import { BULK_MAX_SYMBOLS, HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT, PLAN_LIMITS } from '../contract/plans.js';
+import {
+  WEBHOOK_ATTEMPTS_KEPT,
+  WEBHOOK_BODY_MAX,
+  WEBHOOK_ENDPOINTS,
+  WEBHOOK_MESSAGE_EVENTS,
+  WEBHOOK_OLD_SECRET_MS,
+  WEBHOOK_RETRY_AFTER_MAX_MS,
+  WEBHOOK_RETRY_MS,
+  WEBHOOK_TIMEOUT_MS,
+} from '../contract/webhooks.js';
 import { z } from 'zod';
+import { REQUEST_IDS } from '../contract/shapes.js';
+import { WEBHOOK_REQUESTS } from './examples.js';
 import { componentSchemas } from './schemas.js';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -37,14 +49,19 @@ const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   upstream_error: 'The data origin could not be read',
   gateway_not_configured: 'No credential source is configured on this gateway',
 };
-/** An error response: its description names its codes, and each code has an example body of its own. */
-const error = (description: string, codes: ErrorCode[], headers?: object) => ({
+/**
+ * An error response: its description names its codes, and each code has an example body of its own (`messages`
+ * where a route words one otherwise than EXAMPLE_MESSAGES).
+ */
+const error = (description: string, codes: ErrorCode[], headers?: object, messages: Partial<Record<ErrorCode, string>> = {}) => ({
   description: `${description} (error.code: ${codes.join(', ')})`,
   headers: { ...requestIdHeader, ...headers },
   content: {
     'application/json': {
       schema: ref('Error'),
-      examples: Object.fromEntries(codes.map((code) => [code, { summary: code, value: errorBody(code, EXAMPLE_MESSAGES[code]) }])),
+      examples: Object.fromEntries(
+        codes.map((code) => [code, { summary: code, value: errorBody(code, messages[code] ?? EXAMPLE_MESSAGES[code]) }]),
+      ),
     },
   },
 });
@@ -142,6 +159,126 @@ const BULK_PATTERN = `^[ ,]*${SYMBOL}( *,[ ,]*${SYMBOL}){0,${BULK_MAX_SYMBOLS - 
 const get = (operationId: string, summary: string, tag: Tag, extra: object) => ({
   get: { operationId, summary, description: DESCRIPTIONS[operationId], tags: [tag], ...extra },
 });
+/** An operation of any method. */
+const operation = (operationId: string, summary: string, tag: Tag, extra: object) => ({
+  operationId,
+  summary,
+  description: DESCRIPTIONS[operationId],
+  tags: [tag],
+  ...extra,
+});
+
+// The webhook routes (decision 108): a caller's own endpoints, counted toward the per-minute window only, never cached.
+const noStore = { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } };
+const webhookHeaders = { ...requestIdHeader, ...rateHeaders, ...noStore };
+const webhookOk = (status: '200' | '201', schema: string, description: string, headers: object = {}) => ({
+  [status]: { description, headers: { ...webhookHeaders, ...headers }, content: { 'application/json': { schema: ref(schema) } } },
+});
+const ENDPOINT_ID = '^ep_[0-9a-f]{24}$';
+const endpointParam = {
+  name: 'id',
+  in: 'path',
+  required: true,
+  description: "The endpoint's id, as created: ep_ and 24 hex digits.",
+  schema: { type: 'string', pattern: ENDPOINT_ID },
+};
+/** A marketplace caller manages webhooks as its user; a direct key's endpoints belong to its label. */
+const marketplaceUser = {
+  name: 'x-marketplace-user',
+  in: 'header',
+  required: false,
+  schema: { type: 'string', minLength: 1, maxLength: 256 },
+  description:
+    "Through a marketplace only: the subscriber whose endpoints these are (the marketplace's own x-<name>-user header is read too). A direct key's endpoints belong to its label, so a rolled key keeps them.",
+};
+const webhookMessages = {
+  bad_parameter: 'url: the address must be https (http only to loopback where the operator allows it)',
+  not_found: 'No webhook endpoint ep_5f1c2a9e8b7d6c4a3f2e1d0c of yours; GET /v1/webhooks lists them',
+  plan_required:
+    'The basic plan holds at most 1 webhook endpoint; delete one, or move to a plan that holds more (basic 1, pro 5, ultra 25)',
+  rate_limited: "Quota exceeded: the basic plan's 5 requests per minute; retry in 41 s",
+} satisfies Partial<Record<ErrorCode, string>>;
+/** The refusals every webhook route may answer; `allow` is the route's methods, named by a 405's Allow. */
+const webhookErrors = (allow: string) => ({
+  '401': common['401'],
+  '404': error(
+    "No endpoint of yours by that id (another caller's is not yours), or this gateway delivers no webhooks",
+    ['not_found'],
+    undefined,
+    webhookMessages,
+  ),
+  '405': error(
+    `A method the route does not take; the Allow header names those it does`,
+    ['method_not_allowed'],
+    {
+      Allow: { schema: { type: 'string', enum: [allow] } },
+    },
+    { method_not_allowed: `PUT is not allowed here; use ${allow.split(', ').join(' or ')}` },
+  ),
+  '429': error('Per-minute window exceeded, per credential; the webhook routes never count toward the month', ['rate_limited'], {
+    'Retry-After': { schema: { type: 'integer' } },
+    ...rateHeaders,
+  }),
+  '502': common['502'],
+  '503': common['503'],
+});
+const badBody = error(
+  `A member of the body is wrong (the message names it), a member the request does not take, or the body is not JSON or is over ${WEBHOOK_BODY_MAX / 1024} KB`,
+  ['bad_parameter'],
+  undefined,
+  webhookMessages,
+);
+const jsonBody = (schema: string, example: { summary: string; value: unknown }) => ({
+  required: true,
+  content: { 'application/json': { schema: ref(schema), examples: { [schema]: example } } },
+});
+/** What a receiver is sent with every message, as Standard Webhooks names them. */
+const deliveryHeaders = (id: string) => [
+  {
+    name: 'webhook-id',
+    in: 'header',
+    required: true,
+    schema: { type: 'string' },
+    description: `The message's id, ${id}: the same on every retry of the message, so a receiver can skip one it has processed.`,
+  },
+  {
+    name: 'webhook-timestamp',
+    in: 'header',
+    required: true,
+    schema: { type: 'string', pattern: '^[0-9]{1,12}$' },
+    description:
+      'When this attempt was signed, in seconds since the epoch: refuse a message far from your clock (Standard Webhooks: 5 minutes).',
+  },
+  {
+    name: 'webhook-signature',
+    in: 'header',
+    required: true,
+    schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/]{43}=( v1,[A-Za-z0-9+/]{43}=)*$' },
+    description: `v1, and the base64 HMAC-SHA256, keyed by the endpoint's secret (the base64 after whsec_, decoded), of webhook-id, ".", webhook-timestamp, "." and the body as sent. After a secret is rotated the previous one signs too for ${WEBHOOK_OLD_SECRET_MS / 3600_000} hours: the signatures are then space-separated, and a receiver accepts the message when any one matches. The standardwebhooks package verifies all of this.`,
+  },
+  { name: 'content-type', in: 'header', required: true, schema: { type: 'string', enum: ['application/json'] } },
+  { name: 'user-agent', in: 'header', required: true, schema: { type: 'string', enum: ['risk-readings-webhooks/1'] } },
+];
+const retryHours = Math.round(WEBHOOK_RETRY_MS.reduce((a, b) => a + b, 0) / 3600_000);
+/** What a receiver answers, and what the gateway makes of it. */
+const deliveryResponses = {
+  '2XX': {
+    description: `Delivered: any 2xx within ${WEBHOOK_TIMEOUT_MS / 1000} s; its body is ignored. Answer first, then process.`,
+  },
+  '410': {
+    description:
+      'Gone: the endpoint is disabled at once (its disabled_reason says so) and the message waits; PATCH enabled: true resumes it.',
+  },
+  default: {
+    description: `Anything else, or no answer within ${WEBHOOK_TIMEOUT_MS / 1000} s: the message is tried again after ${WEBHOOK_RETRY_MS.map((ms) => (ms < 60_000 ? `${ms / 1000} s` : ms < 3600_000 ? `${ms / 60_000} min` : `${ms / 3600_000} h`)).join(', ')} (each +-10%), about ${retryHours} hours in all; after the last the endpoint is disabled. Later messages wait for it: an endpoint receives its messages in feed order.`,
+    headers: {
+      'Retry-After': {
+        schema: { type: 'string' },
+        description: `Seconds or an HTTP-date: the next attempt waits at least that long, up to ${WEBHOOK_RETRY_AFTER_MAX_MS / 3600_000} hours.`,
+      },
+    },
+  },
+};
 
 /** What each operation answers and for whom, in the words a customer looks for. */
 const DESCRIPTIONS: Record<string, string> = {
@@ -164,6 +301,19 @@ const DESCRIPTIONS: Record<string, string> = {
   getOpenApi: 'This document, with one example response per operation taken from the data being served. No key needed.',
   getUsage:
     'Your plan, its limits, and where your counts stand: requests in the rolling minute and in the calendar month (UTC), what each still admits and when it resets. Open to every plan; counts toward the minute, not the month, so calling it never uses up your month. Through a marketplace that counts for you, minute and month are null.',
+  listWebhookEndpoints: `Your webhook endpoints, oldest first, and how many your plan holds (basic ${WEBHOOK_ENDPOINTS.basic}, pro ${WEBHOOK_ENDPOINTS.pro}, ultra ${WEBHOOK_ENDPOINTS.ultra}). Every webhook route counts toward the minute, never the month.`,
+  createWebhookEndpoint: `A new endpoint: from now on each refresh's events that its filters pass and your plan sees are posted to its URL (the webhook changes.published). Answered with its signing secret, once. Past your plan's endpoints: 403 plan_required.`,
+  getWebhookEndpoint:
+    'One of your endpoints: its filters, whether it is enabled (and why not), how far it has received the change feed and how many messages wait.',
+  updateWebhookEndpoint:
+    'Changes the members given: the URL, a filter (replaced whole), the description, or enabled (false pauses deliveries, true resumes them at once from the first message not delivered).',
+  deleteWebhookEndpoint: 'Removes the endpoint with its delivery log; nothing more is sent to it.',
+  testWebhookEndpoint:
+    "Sends the endpoint a webhook.test message now, signed as every message is, and answers the attempt: the receiver's status or why none came. It does not touch the change feed's deliveries.",
+  rotateWebhookSecret: `A new signing secret, answered once. The previous one signs beside it for ${WEBHOOK_OLD_SECRET_MS / 3600_000} hours, so a receiver can switch without losing a message.`,
+  listWebhookDeliveries: `The endpoint's recent attempts, newest first (at most ${WEBHOOK_ATTEMPTS_KEPT}): each message's attempts, the receiver's status and how long it took.`,
+  changesPublished: `Posted after a refresh that raised events for the endpoint: those its filters pass and its owner's plan sees, in feed order, at most ${WEBHOOK_MESSAGE_EVENTS} a message. Verify webhook-signature, answer 2xx, then process; skip a webhook-id already processed.`,
+  webhookTest: "Posted when the endpoint's owner asks for a test (POST /v1/webhooks/{id}/test); never retried.",
 };
 
 /** The operations' groups, in the order a reader meets them. */
@@ -175,6 +325,7 @@ const TAGS = [
   { name: 'signals', description: "The DCA regression model's band for an asset." },
   { name: 'service', description: "The gateway's health and this document; no key needed." },
   { name: 'account', description: 'Your plan, its limits and where your counts stand.' },
+  { name: 'webhooks', description: "Your endpoints for the change feed's push, and the messages posted to them." },
 ] as const;
 type Tag = (typeof TAGS)[number]['name'];
 
@@ -225,6 +376,13 @@ History is oldest first. \`from\` and \`to\` (YYYY-MM-DD) are inclusive; \`limit
 
 ## What changed
 \`GET /v1/changes\` lists the events of the refreshes: each is \`{published_at, symbol, universe, field, from, to, model, as_of}\`, raised when a refresh moves a level, band, label, zone or status, or an asset's free-tier, catalogue or stale membership. Scores moving within a band are not events. It pages like history; \`next_cursor\` is an event's position in the feed. A daily job asks for yesterday: \`from\` and \`to\` both set to yesterday's date (UTC).
+
+## Webhooks
+Instead of asking \`GET /v1/changes\`, have the changes posted to you: \`POST /v1/webhooks\` with \`{"url": "https://..."}\` (and filters: \`fields\`, \`symbols\`, \`universes\`) creates an endpoint and answers its signing secret, once. After each refresh that raised events for it, the endpoint is posted a \`changes.published\` message (the webhook of that name below): the events, as \`GET /v1/changes\` gives them, with the feed positions they cover. Messages are signed as Standard Webhooks signs them (\`webhook-id\`, \`webhook-timestamp\`, \`webhook-signature\`): verify with the \`standardwebhooks\` package and your secret. Answer any 2xx within ${WEBHOOK_TIMEOUT_MS / 1000} s; anything else is retried for about ${retryHours} hours, after which the endpoint is disabled, and \`410\` disables it at once. A plan holds ${Object.entries(
+  WEBHOOK_ENDPOINTS,
+)
+  .map(([plan, n]) => `${n} (${plan})`)
+  .join(', ')} endpoints. The webhook routes count toward the minute, never the month, and answer \`Cache-Control: no-store\`.
 
 ## Errors
 Every error is \`{"error": {"code", "message"}, "disclaimer"}\` with one of these codes:
@@ -396,6 +554,81 @@ export function openApiDocument(o: DocumentOptions = {}) {
           '503': common['503'],
         },
       }),
+      '/v1/webhooks': {
+        get: operation('listWebhookEndpoints', 'Your webhook endpoints', 'webhooks', {
+          parameters: [marketplaceUser],
+          responses: { ...webhookOk('200', 'WebhookEndpointListResponse', 'Your endpoints'), ...webhookErrors('GET, HEAD, POST') },
+        }),
+        post: operation('createWebhookEndpoint', 'Create a webhook endpoint', 'webhooks', {
+          parameters: [marketplaceUser],
+          requestBody: jsonBody('WebhookEndpointCreate', WEBHOOK_REQUESTS.create),
+          responses: {
+            ...webhookOk('201', 'WebhookEndpointCreatedResponse', 'Created, with its signing secret (shown only here)', {
+              Location: {
+                schema: { type: 'string', pattern: `^/v1/webhooks/ep_[0-9a-f]{24}$` },
+                description: 'The new endpoint: /v1/webhooks/{id}.',
+              },
+            }),
+            '400': badBody,
+            '403': error(
+              "The plan's endpoints are all in use; the message names each plan's",
+              ['plan_required'],
+              undefined,
+              webhookMessages,
+            ),
+            ...webhookErrors('GET, HEAD, POST'),
+          },
+        }),
+      },
+      '/v1/webhooks/{id}': {
+        get: operation('getWebhookEndpoint', 'One webhook endpoint', 'webhooks', {
+          parameters: [endpointParam, marketplaceUser],
+          responses: { ...webhookOk('200', 'WebhookEndpointResponse', 'The endpoint'), ...webhookErrors('GET, HEAD, PATCH, DELETE') },
+        }),
+        patch: operation('updateWebhookEndpoint', 'Change a webhook endpoint', 'webhooks', {
+          parameters: [endpointParam, marketplaceUser],
+          requestBody: jsonBody('WebhookEndpointUpdate', WEBHOOK_REQUESTS.update),
+          responses: {
+            ...webhookOk('200', 'WebhookEndpointResponse', 'The endpoint as changed'),
+            '400': badBody,
+            ...webhookErrors('GET, HEAD, PATCH, DELETE'),
+          },
+        }),
+        delete: operation('deleteWebhookEndpoint', 'Delete a webhook endpoint', 'webhooks', {
+          parameters: [endpointParam, marketplaceUser],
+          responses: {
+            '204': { description: 'Deleted; no body', headers: webhookHeaders },
+            ...webhookErrors('GET, HEAD, PATCH, DELETE'),
+          },
+        }),
+      },
+      '/v1/webhooks/{id}/test': {
+        post: operation('testWebhookEndpoint', 'Send the endpoint a test message now', 'webhooks', {
+          parameters: [endpointParam, marketplaceUser],
+          responses: {
+            ...webhookOk('200', 'WebhookAttemptResponse', 'The attempt, whatever the receiver answered'),
+            ...webhookErrors('POST'),
+          },
+        }),
+      },
+      '/v1/webhooks/{id}/rotate-secret': {
+        post: operation('rotateWebhookSecret', "Replace the endpoint's signing secret", 'webhooks', {
+          parameters: [endpointParam, marketplaceUser],
+          responses: {
+            ...webhookOk('200', 'WebhookSecretRotatedResponse', 'The endpoint with its new secret (shown only here)'),
+            ...webhookErrors('POST'),
+          },
+        }),
+      },
+      '/v1/webhooks/{id}/deliveries': {
+        get: operation('listWebhookDeliveries', "The endpoint's recent delivery attempts", 'webhooks', {
+          parameters: [endpointParam, marketplaceUser],
+          responses: {
+            ...webhookOk('200', 'WebhookDeliveriesResponse', 'The recent attempts, newest first'),
+            ...webhookErrors('GET, HEAD'),
+          },
+        }),
+      },
       '/v1/health': get('getHealth', 'Service health (keyless, not wrapped)', 'service', {
         security: [],
         parameters: [ifNoneMatch],
@@ -414,6 +647,27 @@ export function openApiDocument(o: DocumentOptions = {}) {
           '405': common['405'],
         },
       }),
+    },
+    webhooks: {
+      'changes.published': {
+        post: operation('changesPublished', 'What a refresh changed, for this endpoint', 'webhooks', {
+          security: [],
+          parameters: deliveryHeaders('msg_<endpoint id>_<to_position>'),
+          requestBody: { required: true, content: { 'application/json': { schema: ref('WebhookChangesMessage') } } },
+          responses: deliveryResponses,
+        }),
+      },
+      'webhook.test': {
+        post: operation('webhookTest', 'A test message, sent when asked', 'webhooks', {
+          security: [],
+          parameters: deliveryHeaders('msg_<endpoint id>_test_<milliseconds>'),
+          requestBody: { required: true, content: { 'application/json': { schema: ref('WebhookTestMessage') } } },
+          responses: {
+            '2XX': deliveryResponses['2XX'],
+            default: { description: 'Anything else is reported in the attempt (POST /v1/webhooks/{id}/test answers it); never retried.' },
+          },
+        }),
+      },
     },
     components: {
       schemas: componentSchemas(),
@@ -446,19 +700,29 @@ export function openApiDocument(o: DocumentOptions = {}) {
           requests_per_minute: l.perMinute,
           history_rows_per_page: l.historyCap,
           bulk: l.bulk ? BULK_MAX_SYMBOLS : 0,
+          webhook_endpoints: WEBHOOK_ENDPOINTS[plan as keyof typeof WEBHOOK_ENDPOINTS],
         },
       ]),
     ),
     'x-decisions': DECISIONS,
   };
   if (o.examples) {
-    for (const item of Object.values(doc.paths) as unknown as {
-      get: { operationId: string; responses: Record<string, { content?: Record<string, Record<string, unknown>> }> };
-    }[]) {
-      const example = o.examples[item.get.operationId];
-      const media = item.get.responses['200']?.content?.['application/json'];
-      if (example && media) media.examples = { [item.get.operationId]: example };
-    }
+    type Op = {
+      operationId: string;
+      requestBody?: { content: Record<string, Record<string, unknown>> };
+      responses: Record<string, { content?: Record<string, Record<string, unknown>> }>;
+    };
+    // A route's example is its success's body; a webhook's, the message it posts.
+    for (const [items, place] of [
+      [doc.paths, (op: Op) => Object.entries(op.responses).find(([s]) => /^2\d\d$/.test(s))?.[1].content?.['application/json']],
+      [doc.webhooks, (op: Op) => op.requestBody?.content['application/json']],
+    ] as const)
+      for (const item of Object.values(items) as unknown as Record<string, Op>[])
+        for (const op of Object.values(item)) {
+          const example = o.examples[op.operationId];
+          const media = place(op);
+          if (example && media) media.examples = { [op.operationId]: example };
+        }
   }
   return doc;
 }
@@ -466,9 +730,11 @@ export function openApiDocument(o: DocumentOptions = {}) {
 /**
  * The served document: the closed one with every `additionalProperties: false` lifted (a client must not break when
  * v1 adds a field), and every fixed text (the disclaimer, api_version, a rule's wording) given as an example rather
- * than a const, so a change of wording changes no generated client's types.
+ * than a const, so a change of wording changes no generated client's types. A request body stays closed: it says
+ * what the gateway takes, and it refuses a member it does not name.
  */
 export function servedDocument(o: DocumentOptions = {}) {
+  const closed = openApiDocument(o);
   const open = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(open);
     if (!v || typeof v !== 'object') return v;
@@ -480,7 +746,9 @@ export function servedDocument(o: DocumentOptions = {}) {
         ),
     );
   };
-  return open(openApiDocument(o)) as ReturnType<typeof openApiDocument>;
+  const served = open(closed) as typeof closed;
+  for (const id of REQUEST_IDS) served.components.schemas[id] = closed.components.schemas[id]!;
+  return served;
 }
 
 /** The project's answers to what the spec leaves open (decisions 1-38, docs/decisions.md), carried in the contract itself. */
@@ -494,11 +762,11 @@ const DECISIONS = [
   'Gravity bands: accumulation s < 25, mid_cycle 25 <= s < 50, late_cycle 50 <= s < 75, cycle_top s >= 75; only assets with a Gravity reading count.',
   'Summary counts are integers; an empty median, mean or share is null with empty lowest/highest; at most 5 entries each, by score then symbol; a barometer part is null where the universe has none.',
   'Universe summaries: pro and ultra all five; basic crypto only, others 403 plan_required.',
-  'Anything but GET, HEAD and OPTIONS included, is 405 method_not_allowed with Allow: GET.',
+  'Anything but GET, HEAD and OPTIONS included, is 405 method_not_allowed with Allow: GET; a webhook route takes the methods its Allow names.',
   'Symbols match case-insensitively and are answered canonically; a valid unknown symbol is 404 unknown_asset.',
   'Direct keys are issued with `keys add --plan`, printed once, stored as SHA-256 with the plan in {"keys":[{sha256, plan, label}]}.',
   'Marketplace pair: both headers, the configured host; the key in the credential store, or the proxy secret in x-marketplace-proxy-secret with the plan from x-marketplace-subscription (quotas then enforced by the marketplace); anything else 401.',
-  'No lifecycle states or webhooks: the API is read-only and pushes nothing; what each refresh changed is read from GET /v1/changes.',
+  'No lifecycle states: the readings are read-only; what each refresh changed is read from GET /v1/changes, or posted to a webhook endpoint a customer creates under /v1/webhooks.',
   'Free-plan asset list: free-tier assets only, asset_count their number, total_asset_count the catalogue.',
   'model_version: one entry per model producing a reading, name without version to version string; null only with no reading.',
   'stale_models lists AssetRisk keys (gravity, twap, sma_composite, phase, dca), sorted.',

@@ -6,13 +6,16 @@
  * narrows each change event by its `field` to the type of its from/to, and reads a reading's as_of and the DCA
  * multiplier as the spec types them (string or null; always null). The client behaves (polite-client.ts, compiled
  * beside it): it waits out a 429's Retry-After and reads the IETF rate-limit fields, shown here on a clock the test
- * moves.
+ * moves. A second script manages a webhook endpoint through the same client (create, list, read, change, test, rotate
+ * its secret, read its deliveries, delete), and the test message the endpoint is sent verifies with the secret the
+ * client was answered.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import createClient from 'openapi-fetch';
+import { Webhook } from 'standardwebhooks';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHandler } from '../../auth-shim/handler.js';
@@ -26,9 +29,21 @@ import { KEY, KEYS_FILE, builtTree } from './tree.js';
 const root = tempDir('rr-client-');
 let server: Server;
 let base = '';
+/** What the webhook receiver was sent; it answers every message 200. */
+const received: { headers: Record<string, string>; body: string }[] = [];
 
 beforeAll(async () => {
-  const s = await startServer({ publicDir: builtTree(), keysFile: KEYS_FILE, port: 0, watchMs: 0 });
+  const s = await startServer({
+    publicDir: builtTree(),
+    keysFile: KEYS_FILE,
+    port: 0,
+    watchMs: 0,
+    webhookPolicy: { allowLoopback: true },
+    webhookSend: (_url, headers, body) => (
+      received.push({ headers, body }),
+      Promise.resolve({ status: 200, error: null, ms: 1, retryAfterMs: null })
+    ),
+  });
   [server, base] = [s.server, s.url];
 });
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
@@ -131,6 +146,74 @@ console.log(
 );
 `;
 
+/** A customer's webhook endpoint managed through the generated client: every call typed by the document. */
+const WEBHOOKS = `import createClient from 'openapi-fetch';
+import type { components, paths } from './schema.js';
+
+type Schemas = components['schemas'];
+const [baseUrl, key] = process.argv.slice(2) as [string, string];
+const client = createClient<paths>({ baseUrl, headers: { 'X-API-Key': key } });
+const status: Record<string, number> = {};
+
+const body: Schemas['WebhookEndpointCreate'] = {
+  url: 'https://hooks.example.com/risk',
+  fields: ['gravity.risk_level', 'stale_models'],
+  symbols: ['BTC'],
+  description: 'trading desk',
+};
+const created = await client.POST('/v1/webhooks', { body });
+status.createWebhookEndpoint = created.response.status;
+const id: string = created.data!.data.id;
+const secret: string = created.data!.data.secret;
+const location = created.response.headers.get('location');
+
+const list = await client.GET('/v1/webhooks');
+status.listWebhookEndpoints = list.response.status;
+const maxEndpoints: number | undefined = list.data?.data.max_endpoints;
+const listed: string[] | undefined = list.data?.data.endpoints.map((e) => e.id);
+
+const one = await client.GET('/v1/webhooks/{id}', { params: { path: { id } } });
+status.getWebhookEndpoint = one.response.status;
+const fields: Schemas['WebhookField'][] | undefined = one.data?.data.fields;
+const through: number | undefined = one.data?.data.delivered_through;
+
+const paused = await client.PATCH('/v1/webhooks/{id}', { params: { path: { id } }, body: { enabled: false, universes: ['crypto'] } });
+status.updateWebhookEndpoint = paused.response.status;
+const enabled: boolean | undefined = paused.data?.data.enabled;
+const reason: string | null | undefined = paused.data?.data.disabled_reason;
+const universes: Schemas['Universe'][] | undefined = paused.data?.data.universes;
+
+const tested = await client.POST('/v1/webhooks/{id}/test', { params: { path: { id } } });
+status.testWebhookEndpoint = tested.response.status;
+const attempt: number | undefined = tested.data?.data.attempt;
+const answered: number | null | undefined = tested.data?.data.status;
+
+const rotated = await client.POST('/v1/webhooks/{id}/rotate-secret', { params: { path: { id } } });
+status.rotateWebhookSecret = rotated.response.status;
+const rotatedSecret: string | undefined = rotated.data?.data.secret;
+const previousUntil: string | undefined = rotated.data?.data.previous_secret_expires_at;
+
+const deliveries = await client.GET('/v1/webhooks/{id}/deliveries', { params: { path: { id } } });
+status.listWebhookDeliveries = deliveries.response.status;
+const attempts = deliveries.data?.data.deliveries.map((d) => ({ attempt: d.attempt, status: d.status, error: d.error }));
+
+// Refused by the gateway, read as the document types an error.
+const refused = await client.POST('/v1/webhooks', { body: { url: 'ftp://hooks.example.com/risk' } });
+const refusedCode: string | undefined = refused.error?.error.code;
+
+const deleted = await client.DELETE('/v1/webhooks/{id}', { params: { path: { id } } });
+status.deleteWebhookEndpoint = deleted.response.status;
+const gone = await client.GET('/v1/webhooks/{id}', { params: { path: { id } } });
+const goneCode: string | undefined = gone.error?.error.code;
+
+console.log(
+  JSON.stringify({
+    status,
+    seen: { id, secret, location, maxEndpoints, listed, fields, through, enabled, reason, universes, attempt, answered, rotatedSecret, previousUntil, attempts, refusedCode, goneCode },
+  }),
+);
+`;
+
 /** The generated types themselves, as a client of another library reads them: each line fails to compile if they are wrong. */
 const TYPES = `import type { components } from './schema.js';
 
@@ -150,10 +233,20 @@ export const membership: Of<'free_tier'>['to'] = true;
 export const notNull: Of<'catalogue'>['to'] = null;
 export const band: Of<'dca.band'>['from'] = '0.4-0.5';
 export const stale: Of<'stale_models.twap'>['from'] = false;
+// A webhook request's body is checked as it is written: a field the feed has, a universe by name, the URL required.
+export const create: Schemas['WebhookEndpointCreate'] = { url: 'https://hooks.example.com/risk', fields: ['dca.band'], universes: ['quantum'] };
+// @ts-expect-error a filter names a field of the feed
+export const badField: Schemas['WebhookEndpointCreate'] = { url: 'https://hooks.example.com/risk', fields: ['gravity.score'] };
+// @ts-expect-error the URL is required
+export const noUrl: Schemas['WebhookEndpointCreate'] = { fields: [] };
+export const pause: Schemas['WebhookEndpointUpdate'] = { enabled: false };
+// A receiver narrows what it is sent by type, and a changes.published message carries the feed's events.
+type Message = Schemas['WebhookChangesMessage'] | Schemas['WebhookTestMessage'];
+export const kind = (m: Message): string => (m.type === 'changes.published' ? m.events[0]?.field ?? 'none' : m.endpoint_id);
 `;
 
 describe('a client generated from the served document', () => {
-  it('compiles strictly and calls all ten endpoints against the gateway', async () => {
+  it('compiles strictly, calls all ten endpoints against the gateway, and manages a webhook endpoint', async () => {
     const doc = await (await fetch(`${base}/v1/openapi.json`)).json();
     const dir = join(root, 'client');
     mkdirSync(dir, { recursive: true });
@@ -161,6 +254,7 @@ describe('a client generated from the served document', () => {
     writeFileSync(join(dir, 'schema.ts'), astToString(await openapiTS(doc)));
     writeFileSync(join(dir, 'client.ts'), CLIENT);
     writeFileSync(join(dir, 'types.ts'), TYPES);
+    writeFileSync(join(dir, 'webhooks.ts'), WEBHOOKS);
     copyFileSync(join(ROOT, 'test', 'auth-shim', 'polite-client.ts'), join(dir, 'polite-client.ts'));
     writeFileSync(join(dir, 'package.json'), '{"type": "module"}');
     const options = {
@@ -173,7 +267,10 @@ describe('a client generated from the served document', () => {
     };
     writeFileSync(
       join(dir, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { ...options, outDir: 'out' }, files: ['client.ts', 'types.ts', 'schema.ts', 'polite-client.ts'] }),
+      JSON.stringify({
+        compilerOptions: { ...options, outDir: 'out' },
+        files: ['client.ts', 'types.ts', 'webhooks.ts', 'schema.ts', 'polite-client.ts'],
+      }),
     );
     const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', dir], { encoding: 'utf8' });
     expect(tsc.stdout + tsc.stderr, 'tsc').toBe('');
@@ -208,6 +305,55 @@ describe('a client generated from the served document', () => {
     // The served tree's refreshes moved levels, bands and phases at least: each narrowed branch ran.
     const kinds = seen.kinds as Record<string, number>;
     for (const kind of ['level', 'band', 'phase']) expect(kinds[kind], kind).toBeGreaterThan(0);
+
+    // The webhook script, against the shim with a webhook store: every call answered as the document says.
+    const hooked = await new Promise<{ stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [join(dir, 'out', 'webhooks.js'), base, KEY.pro]);
+      let [stdout, stderr] = ['', ''];
+      child.stdout.on('data', (d) => (stdout += d));
+      child.stderr.on('data', (d) => (stderr += d));
+      child.on('close', () => resolve({ stdout, stderr }));
+    });
+    expect(hooked.stderr).toBe('');
+    const webhooks = JSON.parse(hooked.stdout) as { status: Record<string, number>; seen: Record<string, unknown> };
+    expect(webhooks.status).toEqual({
+      createWebhookEndpoint: 201,
+      listWebhookEndpoints: 200,
+      getWebhookEndpoint: 200,
+      updateWebhookEndpoint: 200,
+      testWebhookEndpoint: 200,
+      rotateWebhookSecret: 200,
+      listWebhookDeliveries: 200,
+      deleteWebhookEndpoint: 204,
+    });
+    const id = webhooks.seen.id as string;
+    expect(webhooks.seen).toMatchObject({
+      id: expect.stringMatching(/^ep_[0-9a-f]{24}$/),
+      secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
+      location: `/v1/webhooks/${id}`,
+      maxEndpoints: 5,
+      listed: [id],
+      fields: ['gravity.risk_level', 'stale_models'],
+      through: expect.any(Number),
+      enabled: false,
+      reason: expect.stringMatching(/^disabled by its owner/),
+      universes: ['crypto'],
+      attempt: 1,
+      answered: 200,
+      rotatedSecret: expect.stringMatching(/^whsec_/),
+      previousUntil: expect.any(String),
+      attempts: [{ attempt: 1, status: 200, error: null }],
+      refusedCode: 'bad_parameter',
+      goneCode: 'not_found',
+    });
+    expect(webhooks.seen.rotatedSecret).not.toBe(webhooks.seen.secret);
+    // The test message, signed with the secret the client was answered, verifies as Standard Webhooks verifies it.
+    const test = received.find((r) => r.body.includes(id))!;
+    expect(new Webhook(webhooks.seen.secret as string).verify(test.body, test.headers)).toEqual({
+      type: 'webhook.test',
+      endpoint_id: id,
+      sent_at: expect.any(String),
+    });
   });
 });
 

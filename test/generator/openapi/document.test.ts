@@ -11,11 +11,17 @@ import { compileSchemas } from '../../../generator/output/validate.js';
 import { openApiDocument } from '../../../generator/openapi/document.js';
 import { ERROR_STATUS } from '../../../generator/contract/errors.js';
 import { CHANGE_FIELDS, UNIVERSES } from '../../../generator/contract/constants.js';
+import { REQUEST_IDS } from '../../../generator/contract/shapes.js';
 import { buildSmall, readJson, smallSite, tempDir } from '../../helpers.js';
 
 const root = tempDir('rr-openapi-');
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 let served: Doc;
+/** Every operation of the document's paths, as [path, method, operation]. */
+const operations = (doc: Doc): [string, string, Doc][] =>
+  Object.entries(doc.paths as Doc).flatMap(([path, item]) =>
+    Object.entries(item as Doc).map(([m, op]) => [path, m, op as Doc] as [string, string, Doc]),
+  );
 
 const closedCount = (v: unknown): number => {
   if (Array.isArray(v)) return v.reduce((n: number, x) => n + closedCount(x), 0);
@@ -37,8 +43,11 @@ describe('the served OpenAPI document', () => {
     expect(result.valid).toBe(true);
   });
 
-  it('forbids no additional property anywhere and fixes no text, while the build validates against the closed form', () => {
-    expect(closedCount(served)).toBe(0);
+  it('forbids no additional property anywhere but in a request body, and fixes no text, while the build validates against the closed form', () => {
+    // A request body says what the gateway takes: it refuses a member it does not name.
+    const responses = Object.fromEntries(Object.entries(served.components.schemas as Doc).filter(([id]) => !REQUEST_IDS.has(id)));
+    expect(closedCount({ ...served, components: { ...served.components, schemas: responses } })).toBe(0);
+    for (const id of REQUEST_IDS) expect(served.components.schemas[id].additionalProperties, id).toBe(false);
     expect(closedCount(openApiDocument())).toBeGreaterThan(30);
     expect(JSON.stringify(served)).not.toContain('"const":"');
     // The same schemas otherwise: lifting the closures, and a fixed text given as an example, are the only differences.
@@ -53,7 +62,11 @@ describe('the served OpenAPI document', () => {
           return x;
         }),
       );
-    expect(served.components).toEqual(lift(openApiDocument().components));
+    const closed = openApiDocument().components;
+    const lifted = lift(closed) as Doc;
+    for (const id of REQUEST_IDS) lifted.schemas[id] = closed.schemas[id];
+    expect(served.components).toEqual(lifted);
+    expect(REQUEST_IDS).toEqual(new Set(['WebhookEndpointCreate', 'WebhookEndpointUpdate']));
   });
 
   it('a response with a field v1 may add still matches the served schema, and fails the closed one', () => {
@@ -65,14 +78,33 @@ describe('the served OpenAPI document', () => {
 
   it('every operation carries an example response from the build, valid against the closed schema', () => {
     const closed = compileSchemas(openApiDocument());
-    const operations = Object.entries(served.paths as Record<string, { get: Doc }>);
-    expect(operations).toHaveLength(10);
-    for (const [path, { get }] of operations) {
-      const media = get.responses['200'].content['application/json'];
+    expect(Object.keys(served.paths)).toHaveLength(15);
+    let shown = 0;
+    for (const [path, method, op] of operations(served)) {
+      // A success with a body: a DELETE's 204 has none.
+      const media = Object.entries(op.responses as Doc).find(([s]) => /^2\d\d$/.test(s))![1].content?.['application/json'];
+      if (method === 'delete') {
+        expect(media, path).toBeUndefined();
+        continue;
+      }
       const examples = Object.values(media.examples ?? {}) as { value: unknown }[];
-      expect(examples, path).toHaveLength(1);
+      expect(examples, `${method} ${path}`).toHaveLength(1);
       const ref = media.schema.$ref as string | undefined;
-      if (ref) expect(closed(ref.split('/').pop()!)(examples[0]!.value), path).toBe(true);
+      if (ref) expect(closed(ref.split('/').pop()!)(examples[0]!.value), `${method} ${path}`).toBe(true);
+      shown++;
+    }
+    expect(shown).toBe(17);
+    // And each message posted to a webhook, and each request body the document shows.
+    for (const [name, { post }] of Object.entries(served.webhooks as Record<string, { post: Doc }>)) {
+      const media = post.requestBody.content['application/json'];
+      const examples = Object.values(media.examples) as { value: unknown }[];
+      expect(examples, name).toHaveLength(1);
+      expect(closed(media.schema.$ref.split('/').pop())(examples[0]!.value), name).toBe(true);
+    }
+    for (const [, , op] of operations(served).filter(([, , op]) => op.requestBody)) {
+      const media = op.requestBody.content['application/json'];
+      for (const e of Object.values(media.examples) as { value: unknown }[])
+        expect(closed(media.schema.$ref.split('/').pop())(e.value), op.operationId).toBe(true);
     }
     const risk = served.paths['/v1/assets/{symbol}/risk'].get.responses['200'].content['application/json'].examples.getAssetRisk.value;
     expect(risk).toEqual(readJson(join(root, 'public', 'v1', 'assets', risk.data.symbol, 'risk.json')));
@@ -95,8 +127,8 @@ describe('the served OpenAPI document', () => {
   it('shows each error status with examples of its own codes, valid error bodies of that status', () => {
     const schema = compileSchemas(openApiDocument())('Error');
     let seen = 0;
-    for (const [path, item] of Object.entries(served.paths as Doc))
-      for (const [status, response] of Object.entries((item as Doc).get.responses as Doc)) {
+    for (const [path, , op] of operations(served))
+      for (const [status, response] of Object.entries(op.responses as Doc)) {
         if (!/^[45]/.test(status)) continue;
         const examples = Object.values(response.content['application/json'].examples as Doc);
         expect(examples.length, `${path} ${status}`).toBeGreaterThan(0);
@@ -108,7 +140,7 @@ describe('the served OpenAPI document', () => {
           seen++;
         }
       }
-    expect(seen).toBeGreaterThan(40);
+    expect(seen).toBeGreaterThan(100);
   });
 
   it('refers a reader to nothing outside itself: no "(decision N)" in a description', () => {
@@ -136,7 +168,8 @@ describe('the served OpenAPI document', () => {
     const usage = (served.paths as Doc)['/v1/usage'].get as Doc;
     expect([usage.parameters, Object.keys(usage.responses)]).toEqual([undefined, ['200', '401', '405', '429', '503']]);
     for (const [path, item] of Object.entries(served.paths as Doc)) {
-      if (path === '/v1/usage') continue;
+      // Nor are a caller's webhook endpoints (no-store).
+      if (path === '/v1/usage' || path.startsWith('/v1/webhooks')) continue;
       const header = ((item as Doc).get.parameters as Doc[]).filter((p) => p.in === 'header');
       expect(
         header.map((p) => [p.name, p.required, p.schema.type]),
@@ -181,12 +214,14 @@ describe('the served OpenAPI document', () => {
       'Through a marketplace',
       'Freshness',
       'Versioning',
+      'Webhooks',
     ])
       expect(guide).toContain(`## ${section}`);
     expect(guide).toContain('| basic | 5 | 1,000 | 90 | no |');
     expect(guide).toContain('| 429 | `quota_exceeded` |');
     const tags = new Set((served.tags as { name: string; description: string }[]).map((t) => t.name));
-    for (const item of Object.values(served.paths as Doc)) for (const t of (item as Doc).get.tags) expect(tags.has(t)).toBe(true);
+    for (const [, , op] of operations(served)) for (const t of op.tags) expect(tags.has(t)).toBe(true);
+    for (const { post } of Object.values(served.webhooks as Doc)) for (const t of post.tags) expect(tags.has(t)).toBe(true);
   });
 
   it("carries the operator's contact, licence and terms from --api-info, and refuses a file that is not that shape", async () => {
