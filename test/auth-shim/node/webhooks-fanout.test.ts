@@ -11,7 +11,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startServer } from '../../../auth-shim/node/server.js';
 import { SqliteWebhookStore } from '../../../auth-shim/node/webhooks-sqlite.js';
-import { newSecret } from '../../../auth-shim/webhooks/sign.js';
+import { sampleEndpoint } from '../webhooks/endpoint.js';
 import { buildSmall, smallSite } from '../../helpers.js';
 import { copiedTree, KEYS_FILE, treeJson } from '../tree.js';
 
@@ -37,23 +37,13 @@ describe('webhooks: one server, 1,000 endpoints', () => {
     const through = treeJson(out, 'changes/ledger.json').events.length;
     for (let i = 0; i < ENDPOINTS; i++)
       await store.add(
-        {
+        sampleEndpoint({
           id: `ep_${i.toString(16).padStart(24, '0')}`,
           // Marketplace users: their plan is the one they last called with, so no key file is needed for 1,000 owners.
           owner: `marketplace:user-${i}`,
-          plan: 'pro',
           url: `http://127.0.0.1:${port}/${i}`,
-          fields: [],
-          symbols: [],
-          universes: [],
-          description: null,
-          enabled: true,
-          disabled_reason: null,
-          created_at: '2026-10-16T12:00:00Z',
-          secrets: [{ key: newSecret(), until: null }],
           delivered_through: through,
-          pending: null,
-        },
+        }),
         5,
       );
     // The tree is polled as serve polls it by default (every 5 s): part of the time measured.

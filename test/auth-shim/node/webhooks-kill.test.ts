@@ -16,8 +16,8 @@ import type { ChangeEvent, ChangeLedger } from '../../../generator/contract/shap
 import { SqliteWebhookStore } from '../../../auth-shim/node/webhooks-sqlite.js';
 import { feedOf } from '../../../auth-shim/webhooks/feed.js';
 import { nextMessage } from '../../../auth-shim/webhooks/messages.js';
-import { newSecret } from '../../../auth-shim/webhooks/sign.js';
 import type { EndpointRecord } from '../../../auth-shim/webhooks/store.js';
+import { sampleEndpoint } from '../webhooks/endpoint.js';
 
 const CHILD = join(import.meta.dirname, 'deliver-child.mjs');
 const REFRESHES = 200;
@@ -69,23 +69,8 @@ describe('webhooks: the deliverer killed at random points', () => {
     const db = new DatabaseSync(database);
     db.exec('PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000');
     const store = new SqliteWebhookStore(db);
-    const endpoint = (name: string, filters: Partial<EndpointRecord>): EndpointRecord => ({
-      id: `ep_${name.repeat(24)}`,
-      owner: `label:${name}`,
-      plan: 'pro',
-      url: `http://127.0.0.1:${port}/${name}`,
-      fields: [],
-      symbols: [],
-      universes: [],
-      description: null,
-      enabled: true,
-      disabled_reason: null,
-      created_at: '2026-10-14T00:00:00Z',
-      secrets: [{ key: newSecret(), until: null }],
-      delivered_through: 0,
-      pending: null,
-      ...filters,
-    });
+    const endpoint = (name: string, filters: Partial<EndpointRecord>) =>
+      sampleEndpoint({ id: `ep_${name.repeat(24)}`, owner: `label:${name}`, url: `http://127.0.0.1:${port}/${name}`, ...filters });
     const endpoints = [
       endpoint('a', {}),
       endpoint('b', { fields: ['gravity.risk_level'] }),

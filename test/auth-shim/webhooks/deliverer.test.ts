@@ -11,6 +11,7 @@ import { feedOf, type Feed } from '../../../auth-shim/webhooks/feed.js';
 import type { ChangesMessage } from '../../../auth-shim/webhooks/messages.js';
 import { newSecret } from '../../../auth-shim/webhooks/sign.js';
 import { enabledAgain, MemoryWebhookStore, type EndpointRecord } from '../../../auth-shim/webhooks/store.js';
+import { sampleEndpoint } from './endpoint.js';
 
 const catalog = { assets: { BTC: { universes: ['crypto'] } } } as unknown as Catalog;
 const refresh = (day: number, n = 1): ChangeEvent[] =>
@@ -60,22 +61,7 @@ function rig(
     random,
   });
   const secret = newSecret();
-  const endpoint: EndpointRecord = {
-    id: 'ep_000000000000000000000001',
-    owner: 'label:acme',
-    plan: 'pro',
-    url: 'https://hooks.example.com/rr',
-    fields: [],
-    symbols: [],
-    universes: [],
-    description: null,
-    enabled: true,
-    disabled_reason: null,
-    created_at: '2026-10-16T00:00:00Z',
-    secrets: [{ key: secret, until: null }],
-    delivered_through: 0,
-    pending: null,
-  };
+  const endpoint = sampleEndpoint({ id: 'ep_000000000000000000000001', secrets: [{ key: secret, until: null }] });
   return {
     store,
     received,

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WEBHOOK_ATTEMPTS_KEPT } from '../../../generator/contract/webhooks.js';
 import type { Attempt, EndpointRecord, WebhookStore } from '../../../auth-shim/webhooks/store.js';
+import { sampleEndpoint } from './endpoint.js';
 
 export interface OpenedStore {
   store: WebhookStore;
@@ -21,25 +22,18 @@ export function endpoint(
   created_at = '2026-01-01T00:00:00.000Z',
   id = `ep_${randomBytes(8).toString('hex')}`,
 ): EndpointRecord {
-  return {
+  return sampleEndpoint({
     id,
     owner,
-    plan: 'pro',
+    created_at,
     url: `https://example.com/hooks/${id}`,
     fields: ['risk_score', 'stale_models'],
     symbols: ['BTC', 'ETH'],
-    universes: [],
-    description: null,
-    enabled: true,
-    disabled_reason: null,
-    created_at,
     secrets: [
       { key: 'whsec_bmV3', until: null },
       { key: 'whsec_b2xk', until: 1_767_225_600_000 },
     ],
-    delivered_through: 0,
-    pending: null,
-  };
+  });
 }
 
 const attempt = (n: number): Attempt => ({
