@@ -10,21 +10,29 @@
  * `QuotaDirectory` (exported here), where the counters report their monthly totals, and OPERATOR_TOKEN, the secret
  * that opens the operator's route to them (`GET /_operator/usage`, edge-operator.ts, decision 98): without both, the
  * route does not exist. STALE_AFTER_HOURS, health's staleness limit (default 36). CORS_ORIGINS, the origins browsers
- * may call from (decision 105), separated by commas or spaces, `*` for any; none when empty. One JSON access line per
- * request goes to the console, the runtime's log.
+ * may call from (decision 105), separated by commas or spaces, `*` for any; none when empty. Webhooks (decision 108,
+ * durable-webhooks.ts): WEBHOOKS, a Durable Object namespace of `WebhookEndpoint` (exported here), one object per
+ * endpoint holding its record and recent attempts and delivering to it on its alarm, and WEBHOOK_OWNERS, one of
+ * `WebhookOwner` (exported here), one object per owner listing its endpoints (the plan's limit counted there);
+ * without both, `/v1/webhooks` is 404. WEBHOOKS_ALLOW_LOOPBACK = "true" admits loopback addresses, plain http and
+ * any port as webhook URLs: for the tests and local development, never in production. WEBHOOKS_DOH_URL, the
+ * DNS-over-HTTPS server a delivery's host is resolved with (default Cloudflare's; the tests point it at their own).
+ * One JSON access line per request goes to the console, the runtime's log.
  */
 import { allowedOrigin, ORIGIN_FORM, originList } from '../generator/contract/cors.js';
 import { assetDocsFiles, type AssetsBinding } from './edge-docs.js';
 import { KvKeys, type KvNamespaceLike } from './edge-keys.js';
 import { DurableQuotaStore, type DurableObjectNamespaceLike } from './durable-quota.js';
+import { edgeWebhooks, type WebhookEnv } from './durable-webhooks.js';
 import { OPERATOR_PATH, operatorRoute } from './edge-operator.js';
 import { createHandler, type AccessEvent } from './handler.js';
 import { HttpOrigin } from './http-origin.js';
 import { FallbackQuotaStore, MemoryQuotaStore } from './quota.js';
 
 export { QuotaCounter, QuotaDirectory } from './durable-quota.js';
+export { WebhookEndpoint, WebhookOwner } from './durable-webhooks.js';
 
-export interface EdgeEnv {
+export interface EdgeEnv extends WebhookEnv {
   ORIGIN_URL: string;
   ORIGIN_TOKEN?: string;
   KEYS?: KvNamespaceLike;
@@ -64,6 +72,7 @@ export function edgeHandler(env: EdgeEnv, now?: () => number): EdgeHandler {
     docs: env.ASSETS ? assetDocsFiles(env.ASSETS) : undefined,
     staleAfterMs: env.STALE_AFTER_HOURS ? Number(env.STALE_AFTER_HOURS) * 3_600_000 : undefined,
     cors: { origins: corsOrigins(env.CORS_ORIGINS, log) },
+    webhooks: edgeWebhooks(env),
     now,
     onResponse: access,
   });

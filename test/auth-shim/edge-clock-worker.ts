@@ -5,7 +5,7 @@
  */
 import { edgeHandler, type EdgeContext, type EdgeEnv, type EdgeHandler } from '../../auth-shim/edge.js';
 
-export { QuotaCounter, QuotaDirectory } from '../../auth-shim/edge.js';
+export { QuotaCounter, QuotaDirectory, WebhookEndpoint, WebhookOwner } from '../../auth-shim/edge.js';
 
 let clock = 0;
 let handle: EdgeHandler | undefined;

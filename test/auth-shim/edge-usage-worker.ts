@@ -5,7 +5,7 @@
  */
 import { QuotaCounter as Counter } from '../../auth-shim/edge.js';
 
-export { QuotaDirectory } from '../../auth-shim/edge.js';
+export { QuotaDirectory, WebhookEndpoint, WebhookOwner } from '../../auth-shim/edge.js';
 export { default } from './edge-clock-worker.js';
 
 export class QuotaCounter extends Counter {
