@@ -139,7 +139,7 @@ export default tseslint.config(
       ],
     },
   },
-  // `webhooks` reads and switches endpoints in the stores serve keeps them in: those stores, nothing else of the shim.
+  // `webhooks` reads and switches endpoints in the stores serve keeps them in, or through the edge's operator routes.
   {
     files: ['generator/commands/webhooks.ts'],
     rules: {
@@ -147,7 +147,7 @@ export default tseslint.config(
         'error',
         {
           selector:
-            'ImportDeclaration[source.value=/auth-shim/]:not([source.value=/auth-shim\\/(webhooks\\/store|node\\/(quota-sqlite|webhooks-[a-z]+))\\.js$/])',
+            'ImportDeclaration[source.value=/auth-shim/]:not([source.value=/auth-shim\\/(webhooks\\/store|edge-operator|node\\/(quota-sqlite|operator-client|webhooks-[a-z]+))\\.js$/])',
           message: 'generator/commands/webhooks.ts reads the webhook stores only',
         },
       ],

@@ -24,7 +24,7 @@ import { assetDocsFiles, type AssetsBinding } from './edge-docs.js';
 import { KvKeys, type KvNamespaceLike } from './edge-keys.js';
 import { DurableQuotaStore, type DurableObjectNamespaceLike } from './durable-quota.js';
 import { edgeWebhooks, type WebhookEnv } from './durable-webhooks.js';
-import { OPERATOR_PATH, operatorRoute } from './edge-operator.js';
+import { OPERATOR_PREFIX, operatorRoute } from './edge-operator.js';
 import { createHandler, type AccessEvent } from './handler.js';
 import { HttpOrigin } from './http-origin.js';
 import { FallbackQuotaStore, MemoryQuotaStore } from './quota.js';
@@ -63,6 +63,7 @@ export function edgeHandler(env: EdgeEnv, now?: () => number): EdgeHandler {
   const access = (e: AccessEvent) =>
     console.log(JSON.stringify({ time: new Date().toISOString(), ...e, ms: Math.round(e.ms * 100) / 100 }));
   const keys = env.KEYS ? new KvKeys(env.KEYS, log) : null;
+  const webhooks = edgeWebhooks(env);
   const handle = createHandler({
     origin: new HttpOrigin(env.ORIGIN_URL, { token: env.ORIGIN_TOKEN }),
     quotas: env.QUOTAS ? new FallbackQuotaStore(new DurableQuotaStore(env.QUOTAS), log) : new MemoryQuotaStore(),
@@ -72,15 +73,18 @@ export function edgeHandler(env: EdgeEnv, now?: () => number): EdgeHandler {
     docs: env.ASSETS ? assetDocsFiles(env.ASSETS) : undefined,
     staleAfterMs: env.STALE_AFTER_HOURS ? Number(env.STALE_AFTER_HOURS) * 3_600_000 : undefined,
     cors: { origins: corsOrigins(env.CORS_ORIGINS, log) },
-    webhooks: edgeWebhooks(env),
+    webhooks,
     now,
     onResponse: access,
   });
   const token = env.OPERATOR_TOKEN?.trim();
-  const operator = token && env.QUOTA_DIRECTORY ? operatorRoute({ token, directory: env.QUOTA_DIRECTORY, log, access }) : null;
+  const operator =
+    token && (env.QUOTA_DIRECTORY || webhooks)
+      ? operatorRoute({ token, directory: env.QUOTA_DIRECTORY, webhooks: webhooks?.store, log, access })
+      : null;
   return async (request, ctx) => {
     // The operator's route, before the API: a request it does not take (no token, a wrong one) goes on to the API.
-    if (operator && request.url.includes(OPERATOR_PATH)) {
+    if (operator && request.url.includes(OPERATOR_PREFIX)) {
       const res = await operator(request, (now ?? Date.now)());
       if (res) return res;
     }

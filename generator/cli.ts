@@ -20,7 +20,7 @@ export function program(): Command {
   const catalog = ['--catalog <file>', 'the asset catalogue (default: the committed one)', opt.existingPath('--catalog', 'file')] as const;
   const tree = ['--public <dir>', 'the folder holding v1/', opt.existingPath('--public', 'folder')] as const;
   const store = ['--keys <file>', 'the credential store', opt.existingPath('--keys', 'file', 'keys add creates one')] as const;
-  const webhookStore = ['--quotas <file|redis://host:port>', HELP.webhookStore, opt.webhookStore('--quotas')] as const;
+  const webhookStore = ['--quotas <file|redis://host:port|https://worker>', HELP.webhookStore, opt.quotaCounts('--quotas')] as const;
 
   command(cli, 'build', HELP.build, () => import('./commands/build.js').then((m) => m.run))
     .requiredOption('--pages <dir>', 'the published pages')
@@ -104,14 +104,12 @@ export function program(): Command {
     .requiredOption(...store)
     .option('--label <l>', 'revoke every key with exactly this label')
     .option('--sha256 <prefix>', 'revoke the key whose SHA-256 starts with these (8 or more) hex digits', opt.hashPrefix('--sha256'));
-
   command(cli, 'usage', HELP.usage, () => import('./commands/usage.js').then((m) => m.run))
     .option('--quotas <file|redis://host:port|https://worker>', HELP.usageQuotas, opt.quotaCounts('--quotas'))
     .requiredOption('--keys <file>', "the credential store, for each key's label and plan", opt.existingPath('--keys', 'file'))
     .option('--month <YYYY-MM>', 'the calendar month (UTC) to report (default: the current one)', opt.yearMonth('--month'))
     .addOption(new Option('--json', 'an array of {credential, label, plan, month, requests, revoked}').conflicts('csv'))
     .option('--csv', 'the same columns as CSV, with a header line');
-
   const hooks = cli.command('webhooks').description(HELP.webhooks).addHelpText('after', EXAMPLES.webhooks!);
   const hook = (name: 'list' | 'disable' | 'enable', about: string) =>
     command(hooks, name, about, () => import('./commands/webhooks.js').then((m) => m[name])).option(...webhookStore);

@@ -6,17 +6,17 @@
  * worker are only read.
  */
 import { Redis } from 'ioredis';
-import { OPERATOR_PATH } from '../edge-operator.js';
+import { OPERATOR_USAGE } from '../edge-operator.js';
 import { monthName, monthTotal, type MonthWindow } from '../quota.js';
 import { isLegacyQuotaFile, readLegacyQuotaFile } from './quota-import.js';
 import { checkedDatabase } from './quota-sqlite.js';
+import { isWorkerUrl, OperatorUnreachable, operatorRequest } from './operator-client.js';
 import { DEFAULT_REDIS_PREFIX, redisKeys } from './quota-redis.js';
 
 /** A store that cannot be read (a damaged file, Redis away): the usage command's exit 1. */
 export class TotalsUnreadable extends Error {}
 
-/** Whether a store names an edge deployment: the worker's URL, http(s). */
-export const isWorkerUrl = (spec: string): boolean => /^https?:\/\//.test(spec);
+export { isWorkerUrl } from './operator-client.js';
 
 /**
  * Each credential's requests in `month` (credentials with none are left out); `prefix` as the Redis store's; a
@@ -81,45 +81,17 @@ async function redisTotals(url: string, month: MonthWindow, prefix: string): Pro
   }
 }
 
-/** How long the worker has to answer the operator's request. */
-const WORKER_TIMEOUT_MS = 30_000;
-
 /**
- * The month's totals as an edge deployment's quota directory holds them, through the worker's operator route: one
- * request, the token in its Authorization header (never in the URL, never in a message), no redirect followed (it
- * would carry the token elsewhere).
+ * The month's totals as an edge deployment's quota directory holds them, through the worker's operator route.
  */
 async function workerTotals(url: string, month: MonthWindow, token: string): Promise<Map<string, number>> {
   const name = monthName(month.start);
-  const fail = (why: string, cause?: unknown) => new TotalsUnreadable(`${url}: ${why}`, { cause });
-  let res: Response;
-  try {
-    res = await fetch(new URL(`${OPERATOR_PATH}?month=${name}`, url), {
-      headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
-      redirect: 'manual',
-      signal: AbortSignal.timeout(WORKER_TIMEOUT_MS),
-    });
-  } catch (e) {
-    const err = e as Error & { cause?: { code?: string; message?: string } };
-    const why =
-      err.name === 'TimeoutError'
-        ? `no answer within ${WORKER_TIMEOUT_MS / 1000} s`
-        : (err.cause?.code ?? err.cause?.message ?? err.message);
-    throw fail(`the worker cannot be reached (${why})`, e);
-  }
-  if (res.status === 404)
-    throw fail(
-      `the worker has no operator route for this token (404): RISK_READINGS_OPERATOR_TOKEN is not its OPERATOR_TOKEN, ` +
-        'or that secret is not set (npx wrangler secret put OPERATOR_TOKEN, docs/edge.md)',
-    );
-  if (res.status >= 300 && res.status < 400)
-    throw fail(`the worker answered a redirect (${res.status}) to ${res.headers.get('location') ?? 'nowhere'}; give the worker's own URL`);
-  if (!res.ok) throw fail(`the worker answered ${res.status} for ${OPERATOR_PATH}`);
+  const fail = (why: string) => new TotalsUnreadable(`${url}: ${why}`);
   let body: { month?: unknown; credentials?: unknown };
   try {
-    body = (await res.json()) as typeof body;
+    body = (await operatorRequest(url, `${OPERATOR_USAGE}?month=${name}`, token)) as typeof body;
   } catch (e) {
-    throw fail(`the worker's answer is not JSON (${(e as Error).message})`, e);
+    throw e instanceof OperatorUnreachable ? new TotalsUnreadable(e.message, { cause: e }) : e;
   }
   const totals = body.credentials && typeof body.credentials === 'object' ? Object.entries(body.credentials) : null;
   if (body.month !== name || !totals || totals.some(([, n]) => !Number.isSafeInteger(n) || (n as number) < 0))

@@ -64,6 +64,8 @@ export class Deliverer {
   private readonly seen: [number, number][] = [];
   private timer: ReturnType<typeof setInterval> | null = null;
   private ticking: Promise<void> | null = null;
+  /** Set by stop(): no new work starts, and an endpoint's backlog waits for the next process. */
+  private stopping = false;
 
   constructor(private readonly o: DelivererOptions) {
     this.now = o.now ?? Date.now;
@@ -79,8 +81,9 @@ export class Deliverer {
     (this.timer as { unref?: () => void }).unref?.();
   }
 
-  /** Stops looking for work and waits for the attempts in flight. */
+  /** Stops looking for work and waits for the attempts in flight (a drain: the backlog is the next process's). */
   async stop(): Promise<void> {
+    this.stopping = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.idle();
@@ -110,8 +113,9 @@ export class Deliverer {
     }
     const now = this.now();
     for (const e of await this.o.store.list()) {
-      if (this.busy.size >= this.concurrency) break;
-      if (this.busy.has(e.id) || !e.enabled) continue;
+      if (this.stopping || this.busy.size >= this.concurrency) break;
+      // An owner with no key in force is sent nothing: not even claimed, so a fleet spends no round trip on it.
+      if (this.busy.has(e.id) || !e.enabled || !this.o.planOf(e)) continue;
       if (e.pending ? e.pending.next_at > now : e.delivered_through >= length) continue;
       this.busy.add(e.id);
       const work = this.deliver(e.id, feed)
@@ -129,7 +133,7 @@ export class Deliverer {
     const { store } = this.o;
     if (!(await store.claim(id, this.holder, CLAIM_MS, this.now()))) return;
     try {
-      for (;;) {
+      while (!this.stopping) {
         const e = await store.get(id);
         if (!e?.enabled) return;
         const plan = this.o.planOf(e);

@@ -56,6 +56,27 @@ export const disabledBy = (who: string, now: number, why?: string): EndpointFiel
   disabled_reason: `disabled by ${who} at ${new Date(now).toISOString()}${why ? `: ${why}` : ''}`,
 });
 
+/** An endpoint as the operator sees it (`risk-readings webhooks list`): everything but its secrets and the message's bytes. */
+export const operatorView = (e: EndpointRecord) => ({
+  id: e.id,
+  owner: e.owner,
+  plan: e.plan,
+  url: e.url,
+  enabled: e.enabled,
+  disabled_reason: e.disabled_reason,
+  created_at: e.created_at,
+  delivered_through: e.delivered_through,
+  in_flight: e.pending && { message_id: e.pending.id, attempt: e.pending.attempt, next_at: new Date(e.pending.next_at).toISOString() },
+  filters: { fields: e.fields, symbols: e.symbols, universes: e.universes },
+});
+export type OperatorView = ReturnType<typeof operatorView>;
+
+/** The operator's switch: an endpoint disabled (saying why) or enabled again; false when there is no such endpoint. */
+export async function switchEndpoint(store: WebhookStore, id: string, enable: boolean, now: number, reason?: string): Promise<boolean> {
+  const e = await store.get(id);
+  return e !== null && store.set(id, enable ? enabledAgain(e, now) : disabledBy('the operator', now, reason));
+}
+
 /** One attempt to deliver a message, as `GET /v1/webhooks/{id}/deliveries` lists it. */
 export interface Attempt {
   message_id: string;

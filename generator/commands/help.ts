@@ -35,7 +35,8 @@ export const HELP = {
     'deliver webhooks to this machine (loopback) and over plain http on any port too: for tests and demos, never in production',
   webhooksAllowPort: 'an https port besides 443 webhook URLs may name; repeatable',
   webhooks: "customers' webhook endpoints in the store serve keeps them in: list them, disable one, enable it again",
-  webhookStore: 'the SQLite database or Redis serve keeps endpoints in (its --quotas); default RISK_READINGS_QUOTAS',
+  webhookStore:
+    "the SQLite database or Redis serve keeps endpoints in (its --quotas), or an edge deployment's worker URL (https://HOST/, its operator token from RISK_READINGS_OPERATOR_TOKEN); default RISK_READINGS_QUOTAS",
   disableReason: "why, kept in the endpoint's disabled_reason for its owner to read",
   logLevel: `access and operations log on stdout, one JSON line each: ${LOG_LEVELS.join(', ')}`,
   check: 'validate an existing tree against the contract, the invariants and its manifest (compressed variants included)',

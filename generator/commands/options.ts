@@ -283,15 +283,6 @@ export const quotaCounts = (option: string) => (v: string) => {
   return storeUrl(option, v, 'usage') ?? checkPath(option, v, 'file', `serve writes it, by default <public>/${DEFAULT_QUOTAS}`);
 };
 
-/** `webhooks --quotas`: the SQLite database or Redis serve keeps webhook endpoints in (decision 108); not the edge's. */
-export const webhookStore = (option: string) => (v: string) => {
-  if (/^https:\/\//.test(v))
-    throw new PathUsageError(
-      `${option} ${v}: the edge keeps webhook endpoints in its Durable Objects; give the file or redis://HOST:PORT serve keeps them in`,
-    );
-  return quotaCounts(option)(v);
-};
-
 /**
  * The tree folder option shared by check, serve and preview; `--out` is the older spelling on check. It names the
  * folder a build's `--out` wrote `v1/` into: a folder holding no built tree is usage (exit 2, decisions 77 and 90), and so is

@@ -1,14 +1,17 @@
 /**
  * `risk-readings webhooks list|disable|enable` (decision 108): the operator's view of every customer's webhook
  * endpoints in the store `serve` keeps them in (the SQLite database or Redis of `--quotas`, else
- * RISK_READINGS_QUOTAS), and the two switches an operator needs: stop delivering to an endpoint, and start again
- * from its first message not delivered. Secrets are never printed. A running `serve` sees a change at its next look.
+ * RISK_READINGS_QUOTAS), or an edge deployment's through its worker's operator routes (RISK_READINGS_OPERATOR_TOKEN),
+ * and the two switches an operator needs: stop delivering to an endpoint, and start again from its first message not
+ * delivered. Secrets are never printed. A running `serve` sees a change at its next look.
  */
 import { resolve } from 'node:path';
 import { checkedDatabase, QuotaStoreDamaged } from '../../auth-shim/node/quota-sqlite.js';
 import { RedisWebhookStore } from '../../auth-shim/node/webhooks-redis.js';
 import { SqliteWebhookStore } from '../../auth-shim/node/webhooks-sqlite.js';
-import { disabledBy, enabledAgain, type EndpointRecord, type WebhookStore } from '../../auth-shim/webhooks/store.js';
+import { OPERATOR_WEBHOOKS } from '../../auth-shim/edge-operator.js';
+import { isWorkerUrl, OperatorUnreachable, operatorRequest } from '../../auth-shim/node/operator-client.js';
+import { operatorView, switchEndpoint, type OperatorView, type WebhookStore } from '../../auth-shim/webhooks/store.js';
 
 export interface WebhooksFlags {
   quotas?: string;
@@ -39,15 +42,52 @@ const stopping =
     }
   };
 
-/** The store named by --quotas or RISK_READINGS_QUOTAS, open; exit 2 without one, 3 when it is damaged. */
-async function withStore<T>(o: WebhooksFlags, work: (s: WebhookStore) => Promise<T>): Promise<T> {
+/** What the commands do with a store: list its endpoints, switch one (false: no such endpoint). */
+interface Endpoints {
+  list(): Promise<OperatorView[]>;
+  switchTo(id: string, enable: boolean, reason?: string): Promise<boolean>;
+}
+
+/** A store's endpoints, through its WebhookStore. */
+const local = (s: WebhookStore): Endpoints => ({
+  list: async () => (await s.list()).map(operatorView),
+  switchTo: (id, enable, reason) => switchEndpoint(s, id, enable, Date.now(), reason),
+});
+
+/** An edge deployment's, through its worker's operator routes, with RISK_READINGS_OPERATOR_TOKEN. */
+function worker(url: string): Endpoints {
+  const token = process.env.RISK_READINGS_OPERATOR_TOKEN?.trim();
+  if (!token)
+    throw new Stop(
+      2,
+      `${url}: reading an edge deployment needs its operator token: set RISK_READINGS_OPERATOR_TOKEN to the worker's OPERATOR_TOKEN (docs/edge.md)`,
+    );
+  const ask = async <T>(path: string, body?: unknown): Promise<T> => {
+    try {
+      return (await operatorRequest(url, path, token, body === undefined ? {} : { method: 'POST', body })) as T;
+    } catch (e) {
+      throw e instanceof OperatorUnreachable ? new Stop(1, e.message) : e;
+    }
+  };
+  return {
+    list: async () => (await ask<{ endpoints: OperatorView[] }>(OPERATOR_WEBHOOKS)).endpoints,
+    switchTo: async (id, enable, reason) => (await ask(`${OPERATOR_WEBHOOKS}/${id}/${enable ? 'enable' : 'disable'}`, { reason }), true),
+  };
+}
+
+/** The endpoints of the store named by --quotas or RISK_READINGS_QUOTAS; exit 2 without one, 3 when it is damaged. */
+async function withEndpoints<T>(o: WebhooksFlags, work: (e: Endpoints) => Promise<T>): Promise<T> {
   const spec = o.quotas ?? process.env.RISK_READINGS_QUOTAS;
   if (!spec)
-    throw new Stop(2, '--quotas <file|redis://host:port> is required (or RISK_READINGS_QUOTAS): the store serve keeps endpoints in');
+    throw new Stop(
+      2,
+      '--quotas <file|redis://host:port|https://worker> is required (or RISK_READINGS_QUOTAS): the store serve or the edge keeps endpoints in',
+    );
+  if (isWorkerUrl(spec)) return work(worker(spec));
   if (/^rediss?:\/\//.test(spec)) {
     const store = new RedisWebhookStore(spec);
     try {
-      return await work(store);
+      return await work(local(store));
     } finally {
       await store.close();
     }
@@ -60,28 +100,14 @@ async function withStore<T>(o: WebhooksFlags, work: (s: WebhookStore) => Promise
     throw e;
   }
   try {
-    return await work(new SqliteWebhookStore(db));
+    return await work(local(new SqliteWebhookStore(db)));
   } finally {
     db.close();
   }
 }
 
-/** An endpoint as the operator sees it: everything but its secrets and the message's bytes. */
-const shown = (e: EndpointRecord) => ({
-  id: e.id,
-  owner: e.owner,
-  plan: e.plan,
-  url: e.url,
-  enabled: e.enabled,
-  disabled_reason: e.disabled_reason,
-  created_at: e.created_at,
-  delivered_through: e.delivered_through,
-  in_flight: e.pending && { message_id: e.pending.id, attempt: e.pending.attempt, next_at: new Date(e.pending.next_at).toISOString() },
-  filters: { fields: e.fields, symbols: e.symbols, universes: e.universes },
-});
-
 export const list = stopping(async (o: WebhooksFlags): Promise<void> => {
-  const endpoints = (await withStore(o, (s) => s.list())).map(shown);
+  const endpoints = await withEndpoints(o, (e) => e.list());
   if (o.json) return void process.stdout.write(JSON.stringify(endpoints, null, 2) + '\n');
   const rows = endpoints.map((e) => [
     e.id,
@@ -104,12 +130,8 @@ export const list = stopping(async (o: WebhooksFlags): Promise<void> => {
 });
 
 async function change(id: string, o: WebhooksFlags, enable: boolean): Promise<void> {
-  const now = Date.now();
-  await withStore(o, async (s) => {
-    const e = await s.get(id);
-    if (!e) throw new Stop(1, `no endpoint ${id} in ${o.quotas ?? process.env.RISK_READINGS_QUOTAS}; webhooks list shows them`);
-    await s.set(id, enable ? enabledAgain(e, now) : disabledBy('the operator', now, o.reason));
-  });
+  const found = await withEndpoints(o, (e) => e.switchTo(id, enable, o.reason));
+  if (!found) throw new Stop(1, `no endpoint ${id} in ${o.quotas ?? process.env.RISK_READINGS_QUOTAS}; webhooks list shows them`);
   process.stderr.write(`${id}: ${enable ? 'enabled; deliveries resume from its first message not delivered' : 'disabled'}\n`);
 }
 

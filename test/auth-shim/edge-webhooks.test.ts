@@ -19,7 +19,7 @@ import type { DurableObjectNamespaceLike } from '../../auth-shim/durable-quota.j
 import { edgeSend } from '../../auth-shim/edge-send.js';
 import { retryAfterMs } from '../../auth-shim/webhooks/answer.js';
 import type { EndpointRecord, WebhookStore } from '../../auth-shim/webhooks/store.js';
-import { buildSmall, smallSite, tempDir, until } from '../helpers.js';
+import { buildSmall, cliAsync, smallSite, tempDir, until } from '../helpers.js';
 import { startEdge, WRANGLER_CONFIG, type Edge } from './edge-setup.js';
 import { KEY, KEYS_FILE, treeJson } from './tree.js';
 import { describeWebhookStore } from './webhooks/store-suite.js';
@@ -27,6 +27,7 @@ import { describeWebhookStore } from './webhooks/store-suite.js';
 /** How long a delivery may take to show: generous, for a loaded machine; the test goes on as soon as it shows. */
 const WAIT_MS = 120_000;
 const PRIVATE_NAME = 'hooks.private.test';
+const OPERATOR_TOKEN = 'operator-token-for-the-webhook-tests';
 
 const root = tempDir('rr-edge-webhooks-');
 const out = join(root, 'public');
@@ -93,7 +94,7 @@ beforeAll(async () => {
     entry: 'test/auth-shim/edge-webhooks-worker.ts',
     out,
     keys: readFileSync(KEYS_FILE, 'utf8'),
-    bindings: { WEBHOOKS_ALLOW_LOOPBACK: 'true', WEBHOOKS_DOH_URL: `${dohUrl}/dns-query` },
+    bindings: { WEBHOOKS_ALLOW_LOOPBACK: 'true', WEBHOOKS_DOH_URL: `${dohUrl}/dns-query`, OPERATOR_TOKEN },
   });
 });
 afterAll(async () => {
@@ -243,6 +244,35 @@ describe('webhooks at the edge: Durable Objects, alarms and a real receiver', ()
     expect((await api('GET', `/v1/webhooks/${made.gone!.id}`)).status).toBe(404);
     const listed = (await api('GET', '/v1/webhooks')).data.endpoints as { id: string }[];
     expect(listed.map((e) => e.id)).toEqual([made.ok!.id, made.flaky!.id, made.private!.id]);
+  });
+});
+
+describe("the operator's view at the edge: risk-readings webhooks --quotas https://WORKER/", () => {
+  const webhooks = (args: string[], token = OPERATOR_TOKEN) =>
+    cliAsync(['webhooks', ...args], { RISK_READINGS_OPERATOR_TOKEN: token, RISK_READINGS_QUOTAS: '' });
+
+  it('lists every endpoint through the operator route, never a secret, and disables and enables one', async () => {
+    const worker = (await edge.mf.ready).toString();
+    const listed = await webhooks(['list', '--quotas', worker, '--json']);
+    expect(listed.status, listed.stderr).toBe(0);
+    expect(listed.stdout).not.toMatch(/whsec_/);
+    const all = JSON.parse(listed.stdout) as { id: string; owner: string; enabled: boolean }[];
+    expect(all.map((e) => e.id)).toEqual(expect.arrayContaining([made.ok!.id, made.flaky!.id]));
+    const off = await webhooks(['disable', made.ok!.id, '--quotas', worker, '--reason', 'maintenance']);
+    expect(off.status, off.stderr).toBe(0);
+    expect((await api('GET', `/v1/webhooks/${made.ok!.id}`)).data).toMatchObject({
+      enabled: false,
+      disabled_reason: expect.stringMatching(/^disabled by the operator at .*: maintenance$/),
+    });
+    const on = await webhooks(['enable', made.ok!.id, '--quotas', worker]);
+    expect(on.status, on.stderr).toBe(0);
+    expect((await api('GET', `/v1/webhooks/${made.ok!.id}`)).data).toMatchObject({ enabled: true, disabled_reason: null });
+    // No such endpoint: exit 1 naming it; a wrong token meets the API's 404, said as what to check.
+    const none = await webhooks(['enable', 'ep_000000000000000000000000', '--quotas', worker]);
+    expect([none.status, none.stderr]).toEqual([1, `risk-readings webhooks: ${worker}: No webhook endpoint ep_000000000000000000000000\n`]);
+    const wrong = await webhooks(['list', '--quotas', worker], 'wrong-token');
+    expect(wrong.status).toBe(1);
+    expect(wrong.stderr).toMatch(/no operator route for this token \(404\): RISK_READINGS_OPERATOR_TOKEN is not its OPERATOR_TOKEN/);
   });
 });
 

@@ -150,6 +150,36 @@ describe('Deliverer', () => {
     expect((await r.store.get(r.endpoint.id))!.pending!.next_at - r.at()).toBe(WEBHOOK_RETRY_AFTER_MAX_MS);
   });
 
+  it('stops after the attempt in flight when stopped: the backlog is left for the next process', async () => {
+    const store = new MemoryWebhookStore();
+    const e = sampleEndpoint();
+    await store.add(e, 5);
+    const feed = feedOf(
+      { started_at: '2026-10-14T00:30:00Z', events: [1, 2, 3, 4].flatMap((day) => refresh(day)), basic: [] } as unknown as ChangeLedger,
+      catalog,
+    );
+    let answer!: () => void;
+    const answered = new Promise<void>((done) => (answer = done));
+    const sent: string[] = [];
+    const d = new Deliverer({
+      store,
+      feed: () => Promise.resolve(feed),
+      send: async (_url, headers) => {
+        sent.push(headers['webhook-id']!);
+        await answered;
+        return { status: 200, error: null, ms: 1, retryAfterMs: null };
+      },
+      planOf: (x) => x.plan,
+    });
+    const looked = d.tick();
+    while (!sent.length) await new Promise((t) => setTimeout(t, 1));
+    const stopped = d.stop();
+    answer();
+    await Promise.all([looked, stopped]);
+    expect(sent).toHaveLength(1);
+    expect((await store.get(e.id))!).toMatchObject({ delivered_through: 1, pending: null });
+  });
+
   it('disables an endpoint at once on 410 Gone, and enabling it resumes at the message not delivered', async () => {
     let gone = true;
     const r = rig(() => (gone ? { status: 410, error: 'HTTP 410' } : { status: 204 }));
