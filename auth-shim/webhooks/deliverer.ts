@@ -5,11 +5,11 @@
  * sent again, with the same id. Runtime-neutral: the store, the feed, the sender and the clock are given.
  */
 import type { Plan } from '../../generator/contract/plans.js';
-import { WEBHOOK_RETRY_AFTER_MAX_MS, WEBHOOK_RETRY_MS } from '../../generator/contract/webhooks.js';
+import { WEBHOOK_ATTEMPT_MS_MAX, WEBHOOK_RETRY_AFTER_MAX_MS, WEBHOOK_RETRY_MS } from '../../generator/contract/webhooks.js';
 import type { Feed } from './feed.js';
 import { nextMessage } from './messages.js';
 import { signedHeaders } from './sign.js';
-import type { EndpointRecord, Pending, WebhookStore } from './store.js';
+import type { Attempt, EndpointRecord, Pending, WebhookStore } from './store.js';
 
 /** What one attempt came to. */
 export interface SendResult {
@@ -46,6 +46,16 @@ export interface DelivererOptions {
   /** In [0, 1): the retries' spread. */
   random?: () => number;
 }
+
+/** An attempt as the deliveries log keeps it: its time in whole milliseconds, within what the document states. */
+export const attemptOf = (message_id: string, attempt: number, at: number, r: SendResult): Attempt => ({
+  message_id,
+  attempt,
+  at: new Date(at).toISOString(),
+  status: r.status,
+  error: r.error,
+  ms: Math.min(Math.max(0, Math.round(r.ms)), WEBHOOK_ATTEMPT_MS_MAX),
+});
 
 /** How long a claim holds: a process that stops is taken over within it. */
 const CLAIM_MS = 30_000;
@@ -162,7 +172,7 @@ export class Deliverer {
     const r = await this.o.send(e.url, signedHeaders(p.id, p.body, e.secrets, at), p.body);
     const attempt = p.attempt + 1;
     const ok = r.status !== null && r.status >= 200 && r.status < 300;
-    await store.logAttempt(e.id, { message_id: p.id, attempt, at: new Date(at).toISOString(), status: r.status, error: r.error, ms: r.ms });
+    await store.logAttempt(e.id, attemptOf(p.id, attempt, at, r));
     this.o.observer?.attempt(ok ? 'delivered' : 'failed', attempt === 1 ? this.lag(p.to, at) : null);
     if (ok) return store.set(e.id, { delivered_through: p.to, pending: null });
     const failed = { ...p, attempt };

@@ -16,7 +16,7 @@ import type { ShimRequest, ShimResponse } from '../exchange.js';
 import { Refusal } from '../refusal.js';
 import { JSON_TYPE } from '../representation.js';
 import { urlProblem, type AddressPolicy } from './address.js';
-import type { Send } from './deliverer.js';
+import { attemptOf, type Send } from './deliverer.js';
 import type { Feed } from './feed.js';
 import { pendingMessages, testMessage } from './messages.js';
 import { newSecret, signedHeaders } from './sign.js';
@@ -193,7 +193,7 @@ export async function webhookResponse(
       const id = `msg_${e.id}_test_${now}`;
       const body = testMessage(e.id, now);
       const res = await w.send(e.url, signedHeaders(id, body, e.secrets, now), body);
-      const attempt = { message_id: id, attempt: 1, at: new Date(now).toISOString(), status: res.status, error: res.error, ms: res.ms };
+      const attempt = attemptOf(id, 1, now, res);
       await store.logAttempt(e.id, attempt);
       return answer(200, attempt, headers);
     }

@@ -26,7 +26,9 @@ import {
   WEBHOOK_ENDPOINTS,
   WEBHOOK_FIELDS,
   WEBHOOK_ATTEMPTS_KEPT,
+  WEBHOOK_ATTEMPT_MS_MAX,
   WEBHOOK_FILTER_MAX,
+  WEBHOOK_RETRY_MS,
   WEBHOOK_MESSAGE_EVENTS,
   WEBHOOK_URL_MAX,
 } from './webhooks.js';
@@ -620,7 +622,12 @@ export const WebhookAttempt = api(
   z
     .object({
       message_id: z.string().describe("The message's webhook-id header."),
-      attempt: z.number().int().min(1).describe('1 for the first attempt at the message, 2 for its first retry, and so on.'),
+      attempt: z
+        .number()
+        .int()
+        .min(1)
+        .max(WEBHOOK_RETRY_MS.length + 1)
+        .describe('1 for the first attempt at the message, 2 for its first retry, and so on (enabling an endpoint again starts at 1).'),
       at: z.iso.datetime(),
       status: z
         .number()
@@ -630,7 +637,12 @@ export const WebhookAttempt = api(
         .nullable()
         .describe("The receiver's HTTP status; null when none came (a timeout, a refused connection, an address not allowed)."),
       error: z.string().nullable().describe('Why the attempt failed; null when it was answered 2xx.'),
-      ms: z.number().int().min(0).describe('How long the attempt took, in milliseconds.'),
+      ms: z
+        .number()
+        .int()
+        .min(0)
+        .max(WEBHOOK_ATTEMPT_MS_MAX)
+        .describe('How long the attempt took, in milliseconds (an attempt is cut after 10 s; a busy machine notes a little more).'),
     })
     .describe('One attempt to deliver a message.'),
 );
@@ -660,7 +672,7 @@ export const WebhookChangesMessage = api(
         .int()
         .min(1)
         .max(MAX_EVENTS)
-        .describe('The first change-feed position the message covers: the one after what the endpoint had received.'),
+        .describe("The first change-feed position the message covers: its refresh's first, or the one after the message before it."),
       to_position: z
         .number()
         .int()

@@ -24,6 +24,8 @@ export const WEBHOOK_ATTEMPTS_KEPT = 100;
 export const WEBHOOK_OLD_SECRET_MS = 24 * 3600_000;
 /** An attempt that has no 2xx answer within this is failed (and retried). */
 export const WEBHOOK_TIMEOUT_MS = 10_000;
+/** The longest an attempt is noted to take: it is cut at WEBHOOK_TIMEOUT_MS, and a stalled process notes more. */
+export const WEBHOOK_ATTEMPT_MS_MAX = 600_000;
 /** The most of an answer an attempt reads. */
 export const WEBHOOK_ANSWER_MAX = 64 * 1024;
 /**

@@ -84,6 +84,18 @@ const COMPUTED: Record<string, string> = {
   'Usage.minute.reset_seconds': 'within the rolling minute',
   'Usage.month.used': "the quota store's count",
   'Usage.month.remaining': "the plan's limit less the count",
+  'WebhookEndpoint.delivered_through': 'a position in the change feed',
+  'WebhookEndpoint.pending': 'messages counted from the feed',
+  'WebhookEndpointCreated.delivered_through': 'a position in the change feed',
+  'WebhookEndpointCreated.pending': 'messages counted from the feed',
+  'WebhookSecretRotated.delivered_through': 'a position in the change feed',
+  'WebhookSecretRotated.pending': 'messages counted from the feed',
+  'WebhookEndpointList.max_endpoints': "a plan's limit",
+  'WebhookAttempt.attempt': 'attempts at one message, at most the retries and one',
+  'WebhookAttempt.status': "the receiver's HTTP status",
+  'WebhookAttempt.ms': "the attempt's duration",
+  'WebhookChangesMessage.from_position': 'a position in the change feed',
+  'WebhookChangesMessage.to_position': 'a position in the change feed',
 };
 /** Prices and premiums the build derives from readings the parsers hold to the same bounds. */
 const DERIVED: Record<string, string> = {
