@@ -5,7 +5,7 @@ import type { Asset } from './catalog/catalog.js';
 import { classify } from './site/discover.js';
 import { PageError } from './site/errors.js';
 import { parseAs } from './site/parse-page.js';
-import type { PageResult } from './site/readings.js';
+import { READINGS, type PageResult, type ReadingKey } from './site/readings.js';
 import type { PageKind } from './site/registry.js';
 
 export interface Inspected {
@@ -17,17 +17,18 @@ export interface Inspected {
 
 function presentable(r: PageResult): Omit<Inspected, 'file' | 'kind' | 'symbol'> {
   const out: Record<string, unknown> = {};
-  if (r.price) out.price = { value: r.price.value, currency: r.price.currency, source_page: r.price.source_page };
-  if (r.gravity) out.gravity = r.gravity;
-  if (r.twap) out.twap = r.twap;
-  if (r.twap_risk) out.twap = { ...(out.twap as object), ...r.twap_risk };
-  for (const k of ['sma_composite', 'phase', 'dca', 'fear_greed', 'peak_valley'] as const) if (r[k]) out[k] = r[k];
-  if (r.sectors) {
-    const entries = Object.entries(r.sectors);
-    if (entries.length === 1) Object.assign(out, { universe: entries[0]![0] }, entries[0]![1]);
-    else out.sectors = r.sectors;
+  // Under the API's names, from the registry of readings: an asset's reading as its AssetRisk field (a part, such as
+  // twap_risk, joined to the field it adds to), a market-wide one under its own name.
+  for (const [key, reading] of Object.entries(READINGS) as [ReadingKey, (typeof READINGS)[ReadingKey]][]) {
+    const value = r[key];
+    if (!value) continue;
+    if (key === 'sectors') {
+      const entries = Object.entries(r.sectors!);
+      if (entries.length === 1) Object.assign(out, { universe: entries[0]![0] }, entries[0]![1]);
+      else out.sectors = r.sectors;
+    } else if (reading.scope === 'market') out[key] = value;
+    else out[reading.field] = 'part' in reading ? { ...(out[reading.field] as object), ...value } : value;
   }
-  if (r.ranking) out.ranking = r.ranking;
   return out;
 }
 

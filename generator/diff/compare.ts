@@ -30,7 +30,14 @@ export interface Loader {
 
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-const MODEL_KEYS = ['price', 'gravity', 'twap', 'sma_composite', 'phase', 'dca'] as const;
+/**
+ * The AssetRisk fields readings fill: those whose value is an object in either tree (a reading, or null without one),
+ * so a field a new reading adds is compared without a list to extend here.
+ */
+const readingFields = (x: Doc, y: Doc): string[] =>
+  [...new Set([...Object.keys(x), ...Object.keys(y)])].filter((k) =>
+    [x[k], y[k]].some((v) => v && typeof v === 'object' && !Array.isArray(v)),
+  );
 /** Where a reading came from and when: reported once as `as_of`, not as field changes. */
 const PROVENANCE = new Set(['as_of', 'as_of_basis', 'source_page', 'model', 'currency']);
 
@@ -67,7 +74,7 @@ function fields(
 function riskChanges(symbol: string, a: Doc, b: Doc): Change[] {
   const [x, y] = [a.data, b.data];
   const out: Change[] = [];
-  for (const k of MODEL_KEYS) {
+  for (const k of readingFields(x, y)) {
     if (x[k] === null && y[k] !== null)
       out.push({ group: 'readings', subject: symbol, field: k, old: null, new: 'a reading', level: 'info' });
     else if (x[k] !== null && y[k] === null)

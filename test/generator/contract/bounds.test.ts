@@ -451,7 +451,10 @@ describe('every numeric field of the served contract', () => {
   const found = numericFields();
   it('states both its bounds in the served document', () => {
     expect(found.size).toBeGreaterThan(60);
-    expect([...found].filter(([, b]) => !bounded(b)).map(([f]) => f)).toEqual([]);
+    expect(
+      [...found].filter(([, b]) => !bounded(b)).map(([f]) => f),
+      'numbers without both bounds: give each a .min() and .max() in generator/contract/shapes.ts (decision 101)',
+    ).toEqual([]);
   });
 
   it('is a scale, a price, a premium, or a number the build computes: every price and premium has a page case here', () => {
@@ -462,7 +465,11 @@ describe('every numeric field of the served contract', () => {
     );
     expect(premium).toEqual(expect.arrayContaining(['Twap.premium_pct', 'Dca.premium_pct', 'HistoryRow.dca_premium_pct']));
     const unclassified = [...found].filter(([f, b]) => !isScale(b) && !isUsd(b) && !isPremium(b) && !(f in COMPUTED)).map(([f]) => f);
-    expect(unclassified).toEqual([]);
+    expect(
+      unclassified,
+      'numbers of no class here: a count the build or the shim makes goes in COMPUTED above, saying what it counts; a ' +
+        'reading a page prints that is no scale, price or premium gets a class of its own here (an is... test beside isUsd) with a page case in CASES that breaks each bound',
+    ).toEqual([]);
     const covered = new Set([...Object.keys(CASES), ...Object.keys(DERIVED)]);
     expect([...usd, ...premium].filter((f) => !covered.has(f))).toEqual([]);
     expect([...covered].filter((f) => !usd.includes(f) && !premium.includes(f) && !(f in COMPUTED))).toEqual([]);

@@ -42,8 +42,12 @@ describe('the registry of page kinds', () => {
       expectedPages(spy).map((p) => p.kind),
       extend('SPY'),
     ).toEqual(['equity_twap', 'equity_sma_composite', 'equity_valuation', 'dca_regression']);
-    // An asset whose catalogue lists no DCA model has no regression page to find.
-    expect(expectedPages({ ...btc, models: ['gravity'] }).map((p) => p.kind)).toEqual(['crypto_gravity']);
+    // An asset whose catalogue lists no DCA model has no regression page to find; a kind whose reading has a model of
+    // its own (model null in readings.ts) is every asset's of its class, so it belongs in this list too.
+    expect(
+      expectedPages({ ...btc, models: ['gravity'] }).map((p) => p.kind),
+      'the pages of a crypto asset whose catalogue lists the gravity model alone: a new crypto kind with a model of its own is added to this list',
+    ).toEqual(['crypto_gravity']);
   });
 
   describe.each(KIND_LIST.map((k) => [k.name, k] as const))('%s', (name, kind) => {
