@@ -109,6 +109,20 @@ async function serve(o: Partial<ServeOptions> & { publicDir: string }): Promise<
   return s;
 }
 
+/**
+ * The Node server over a SQLite quota database with its webhook store beside, as `serve` opens them; `stop` drains it
+ * and closes the database (once, also when the test ends).
+ */
+async function sqliteServer(publicDir: string, file: string, o: Partial<ServeOptions> = {}) {
+  const quotas = await SqliteQuotaStore.open(file);
+  const webhooks = webhookStoreBeside(quotas, file);
+  const s = await startServer({ publicDir, keysFile: KEYS_FILE, port: 0, quotas, webhooks, webhookPolicy: { allowLoopback: true }, ...o });
+  let stopped: Promise<void> | undefined;
+  const stop = () => (stopped ??= s.drain().then(() => quotas.close()));
+  onTestFinished(stop);
+  return { s, stop, webhooks };
+}
+
 /** A call to the API with a key; the body as JSON. */
 async function api(base: string, key: string, method: string, path: string, body?: unknown) {
   const res = await fetch(base + path, {
@@ -172,24 +186,8 @@ describe('webhooks end to end on the Node server (SQLite store)', () => {
     const out = await treeAt('sqlite');
     const file = join(root, 'sqlite-quotas.sqlite');
     const log = memoryLogger();
-    const start = async () => {
-      const quotas = await SqliteQuotaStore.open(file);
-      const webhooks = webhookStoreBeside(quotas, file);
-      // Default tree polling (5 s) and delivery tick (1 s): the latency measured is the one an operator gets.
-      const s = await startServer({
-        publicDir: out,
-        keysFile: KEYS_FILE,
-        port: 0,
-        quotas,
-        webhooks,
-        webhookPolicy: { allowLoopback: true },
-        logger: log.logger,
-      });
-      let stopped: Promise<void> | undefined;
-      const stop = () => (stopped ??= s.drain().then(() => quotas.close()));
-      onTestFinished(stop);
-      return { s, stop, webhooks };
-    };
+    // Default tree polling (5 s) and delivery tick (1 s): the latency measured is the one an operator gets.
+    const start = () => sqliteServer(out, file, { logger: log.logger });
     const r = await receiver();
     let { s, stop, webhooks } = await start();
     const { id, secret } = await createEndpoint(s.url, KEY.pro, r.url);
@@ -339,20 +337,8 @@ describe('webhooks end to end: the operator’s CLI on a running server’s data
   it('lists the endpoint without its secret, disables it (no delivery at the next refresh) and enables it (resumes there)', async () => {
     const out = await treeAt('cli');
     const file = join(root, 'cli-quotas.sqlite');
-    const quotas = await SqliteQuotaStore.open(file);
-    const webhooks = webhookStoreBeside(quotas, file);
     const log = memoryLogger();
-    const s = await startServer({
-      publicDir: out,
-      keysFile: KEYS_FILE,
-      port: 0,
-      quotas,
-      webhooks,
-      webhookPolicy: { allowLoopback: true },
-      watchMs: 500,
-      logger: log.logger,
-    });
-    onTestFinished(() => s.drain().then(() => quotas.close()));
+    const { s, webhooks } = await sqliteServer(out, file, { watchMs: 500, logger: log.logger });
     const r = await receiver();
     const { id, secret } = await createEndpoint(s.url, KEY.pro, r.url);
     await publish(out, 2);
