@@ -30,11 +30,11 @@ const canonical = (v, sorted = false) =>
 const differs = (n) => JSON.stringify(canonical(now[n])) !== JSON.stringify(canonical(pinned[n]));
 const written = (named.length ? named : Object.keys(now)).filter(differs);
 const removed = Object.keys(pinned).filter((n) => !(n in now));
+const added = Object.keys(now).filter((n) => !(n in pinned) && !written.includes(n));
+const changes = written.length + added.length + removed.length;
 // The pin keeps the shapes' order, so its keys and the document's compare equal.
 const next = Object.fromEntries(Object.keys(now).map((n) => [n, written.includes(n) || !(n in pinned) ? now[n] : pinned[n]]));
-if (written.length + removed.length) writeFileSync(file, JSON.stringify(next, null, 2) + '\n');
-for (const n of written) process.stderr.write(`${n in pinned ? 'changed' : 'added'}: ${n}\n`);
+if (changes) writeFileSync(file, JSON.stringify(next, null, 2) + '\n');
+for (const n of [...written, ...added]) process.stderr.write(`${n in pinned ? 'changed' : 'added'}: ${n}\n`);
 for (const n of removed) process.stderr.write(`removed: ${n}\n`);
-process.stderr.write(
-  `${written.length + removed.length ? 'wrote' : 'nothing to write in'} fixtures/contract/schemas.json; review it with git diff\n`,
-);
+process.stderr.write(`${changes ? 'wrote' : 'nothing to write in'} fixtures/contract/schemas.json; review it with git diff\n`);

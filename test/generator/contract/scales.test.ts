@@ -200,8 +200,15 @@ describe('every scaled field of the contract', () => {
     expect(found.get('Dca.risk')).toBe('0-1');
     expect(found.get('Twap.risk_level')).toBe('1-10');
     const covered = new Set([...Object.keys(CASES), ...Object.keys(DERIVED), ...Object.keys(NOT_A_SCALE)]);
-    expect([...found.keys()].filter((f) => !covered.has(f))).toEqual([]);
-    expect([...covered].filter((f) => !found.has(f))).toEqual([]);
+    expect(
+      [...found.keys()].filter((f) => !covered.has(f)),
+      'scaled fields with no page case: add one to CASES above (a page of its kind edited to a value past each bound), ' +
+        'or to DERIVED for a field the build computes from one that has a case',
+    ).toEqual([]);
+    expect(
+      [...covered].filter((f) => !found.has(f)),
+      'cases for fields the contract no longer scales: remove them',
+    ).toEqual([]);
   });
 
   const cases = Object.entries(CASES).flatMap(([field, list]) => list.map((c) => [field, c.file ?? fileOf(c.symbol!, c.kind), c] as const));
