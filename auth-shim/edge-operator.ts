@@ -14,7 +14,7 @@ import { toWebResponse } from './exchange.js';
 import { requestId, type AccessEvent } from './handler.js';
 import { monthName, monthOf } from './quota.js';
 import { Refusal, refusalResponse } from './refusal.js';
-import { JSON_TYPE } from './representation.js';
+import { JSON_TYPE, uncachedJson } from './representation.js';
 import { sha256 } from './sha256.js';
 import { operatorView, switchEndpoint, type WebhookStore } from './webhooks/store.js';
 
@@ -50,12 +50,7 @@ interface OperatorOptions {
   access: (event: AccessEvent) => void;
 }
 
-const json = (data: unknown): Response => {
-  const body = new TextEncoder().encode(JSON.stringify(data));
-  return new Response(body, {
-    headers: { 'Content-Type': JSON_TYPE, 'Content-Length': String(body.byteLength), 'Cache-Control': 'no-store' },
-  });
-};
+const json = (data: unknown): Response => toWebResponse(uncachedJson(200, data, {}));
 const refused = (r: Refusal) => toWebResponse(refusalResponse(r));
 
 export function operatorRoute({ token, directory, webhooks, log, access }: OperatorOptions): OperatorRoute {

@@ -4,6 +4,7 @@
  * bodies (history cuts, bulk) are compressed here. Runtime-neutral.
  */
 import { COMPRESS_MIN_BYTES, negotiate, type Encoding } from '../generator/contract/encodings.js';
+import { toJson } from '../generator/contract/json.js';
 import type { ShimRequest, ShimResponse } from './exchange.js';
 import type { OriginFile, Representation } from './origin.js';
 
@@ -25,6 +26,18 @@ export const webCompressor: Compressor = {
 };
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
+
+const encoder = new TextEncoder();
+/** A body made for this caller alone (its standing, its endpoints), as JSON: never cached. */
+export function uncachedJson(status: number, doc: unknown, headers: Record<string, string>): ShimResponse {
+  const bytes = encoder.encode(toJson(doc)) as Uint8Array<ArrayBuffer>;
+  return {
+    status,
+    headers: { 'Content-Type': JSON_TYPE, 'Content-Length': String(bytes.byteLength), 'Cache-Control': 'no-store', ...headers },
+    body: bytes,
+    code: null,
+  };
+}
 
 /** If-None-Match against the tags of every representation (weak comparison, as RFC 9110 asks for this header). */
 function matches(request: ShimRequest, tags: string[]): boolean {

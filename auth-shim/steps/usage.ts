@@ -3,13 +3,11 @@
  * quota step just made (counted in the minute, not the month), so one call tells a customer where it stands.
  * `Cache-Control: no-store`: the counts change with every request.
  */
-import { toJson, usageBody } from '../../generator/contract/index.js';
+import { usageBody } from '../../generator/contract/index.js';
 import type { Caller } from '../credentials.js';
 import type { ShimResponse } from '../exchange.js';
-import { JSON_TYPE } from '../representation.js';
+import { uncachedJson } from '../representation.js';
 import type { Charged } from './quota.js';
-
-const encoder = new TextEncoder();
 
 export function usageResponse(caller: Caller, c: Charged, headers: Record<string, string>): ShimResponse {
   const body = usageBody(
@@ -28,11 +26,5 @@ export function usageResponse(caller: Caller, c: Charged, headers: Record<string
       monthEnd: c.month.end,
     },
   );
-  const bytes = encoder.encode(toJson(body)) as Uint8Array<ArrayBuffer>;
-  return {
-    status: 200,
-    headers: { 'Content-Type': JSON_TYPE, 'Content-Length': String(bytes.byteLength), 'Cache-Control': 'no-store', ...headers },
-    body: bytes,
-    code: null,
-  };
+  return uncachedJson(200, body, headers);
 }

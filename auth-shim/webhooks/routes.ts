@@ -3,7 +3,7 @@
  * endpoint belongs to the caller's owner (a key's label, so a rolled key keeps them; a marketplace caller's user),
  * and another owner's is `404`. Runtime-neutral: the store, the sender and the address rules are given.
  */
-import { DISCLAIMER, toJson, type Plan } from '../../generator/contract/index.js';
+import { DISCLAIMER, type Plan } from '../../generator/contract/index.js';
 import {
   BodyProblem,
   readEndpointBody,
@@ -14,7 +14,7 @@ import {
 import type { Caller } from '../credentials.js';
 import type { ShimRequest, ShimResponse } from '../exchange.js';
 import { Refusal } from '../refusal.js';
-import { JSON_TYPE } from '../representation.js';
+import { uncachedJson } from '../representation.js';
 import { urlProblem, type AddressPolicy } from './address.js';
 import { attemptOf, type Send } from './deliverer.js';
 import type { Feed } from './feed.js';
@@ -64,12 +64,10 @@ export function webhookMethod(r: WebhookRoute, method: string): void {
 
 const encoder = new TextEncoder();
 /** A webhook answer: the envelope every answer has, no reading in it, never cached. */
-function answer(status: number, data: unknown, headers: Record<string, string>): ShimResponse {
-  if (data === null) return { status, headers: { 'Cache-Control': 'no-store', ...headers }, body: null, code: null };
-  const bytes = encoder.encode(toJson({ as_of: null, model_version: null, disclaimer: DISCLAIMER, data })) as Uint8Array<ArrayBuffer>;
-  const h = { 'Content-Type': JSON_TYPE, 'Content-Length': String(bytes.byteLength), 'Cache-Control': 'no-store', ...headers };
-  return { status, headers: h, body: bytes, code: null };
-}
+const answer = (status: number, data: unknown, headers: Record<string, string>): ShimResponse =>
+  data === null
+    ? { status, headers: { 'Cache-Control': 'no-store', ...headers }, body: null, code: null }
+    : uncachedJson(status, { as_of: null, model_version: null, disclaimer: DISCLAIMER, data }, headers);
 
 /** An endpoint as its owner sees it: never its secrets, its owner or its message in flight. */
 function view(e: EndpointRecord, feed: Feed | null, plan: Plan) {
