@@ -394,7 +394,9 @@ const prefix = redisPrefixes(noRedis);
 /** `serve` as an operator runs it, a child process; killed when the file ends if still running. */
 const children: ChildProcess[] = [];
 afterAll(() => children.forEach((c) => c.exitCode === null && c.signalCode === null && c.kill('SIGKILL')));
-function serveChild(args: string[]) {
+/** `serve` as a child process over `out`, counting in `quotas`, loopback webhooks allowed. */
+function serveChild(out: string, quotas: string, port: number) {
+  const args = ['--public', out, '--keys', KEYS_FILE, '--quotas', quotas, '--port', String(port), '--webhooks-allow-loopback'];
   const child = spawn(process.execPath, [BIN, 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let stdout = '';
@@ -524,17 +526,7 @@ describe.skipIf(noRedis !== null)(`webhooks end to end: a fleet on one Redis (sk
 
     const out = await treeAt('killed');
     const port = await freePort();
-    const child = serveChild([
-      '--public',
-      out,
-      '--keys',
-      KEYS_FILE,
-      '--quotas',
-      fleetUrl,
-      '--port',
-      String(port),
-      '--webhooks-allow-loopback',
-    ]);
+    const child = serveChild(out, fleetUrl, port);
     await until(() => child.stderr().includes('serving '), 60_000, 50);
     expect(child.stderr()).toContain('serving ');
     const base = `http://127.0.0.1:${port}`;
@@ -577,17 +569,7 @@ describe('webhooks end to end: serve killed mid-send on its SQLite database', ()
     const file = join(root, 'killed-quotas.sqlite');
     const start = async () => {
       const port = await freePort();
-      const child = serveChild([
-        '--public',
-        out,
-        '--keys',
-        KEYS_FILE,
-        '--quotas',
-        file,
-        '--port',
-        String(port),
-        '--webhooks-allow-loopback',
-      ]);
+      const child = serveChild(out, file, port);
       await until(() => child.stderr().includes('serving ') || child.child.exitCode !== null, 60_000, 50);
       expect(child.stderr()).toContain('serving ');
       return { ...child, base: `http://127.0.0.1:${port}` };
