@@ -17,14 +17,7 @@ import {
 } from '../quota.js';
 
 /** How long a month's counter lives in Redis: until its month is more than MONTHS_KEPT months back, and a day more. */
-export const keepMs = (month: MonthWindow, now: number): number => keptUntil(month.start) - now + 86_400_000;
-
-/** The month MONTHS_KEPT + 1 after the one starting at `start`; the last one asked is kept, as every charge asks it. */
-let kept = { start: NaN, until: NaN };
-function keptUntil(start: number): number {
-  if (kept.start !== start) kept = { start, until: monthsAfter(start, MONTHS_KEPT + 1) };
-  return kept.until;
-}
+export const keepMs = (month: MonthWindow, now: number): number => monthsAfter(month.start, MONTHS_KEPT + 1) - now + 86_400_000;
 
 const USES: Record<MonthUse, number> = { request: 0, minute: 1, revalidation: 2 };
 

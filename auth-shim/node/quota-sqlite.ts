@@ -1,8 +1,11 @@
 /**
  * The Node server's own quota store (decisions 21 and 97): one SQLite database (`node:sqlite`), which an operator
  * can open with `sqlite3` (its tables are in docs/shim.md). The counts are held in memory, where the rule (`admit`)
- * reads them on the request path; what changed is written to the database once a second, in slices between requests,
- * so a crash (kill -9) loses at most the last second's counts, and `close()` (SIGTERM) writes the rest: none.
+ * reads them on the request path. Once a second what was counted since is appended to the database as rows of
+ * `charges` (each a JSON array of charges), so a crash (kill -9) loses at most the last second's counts, and `close()`
+ * (SIGTERM) writes the rest: none. Every 30 s the `months` rows of the credentials counted since are written from
+ * memory, each naming the last `charges` row it counts (`through`): a month's total is its row plus the charges
+ * after that, so every request is counted once, and a busy credential costs a row per 30 s, not one per second.
  *
  * One process counts in a database at a time (`<file>.lock`, as a build's lock): the counts in memory are that
  * process's, and a second one would overwrite them. Damage is never read as "no counts": a database that fails
@@ -21,6 +24,7 @@ import {
   monthOf,
   monthsAfter,
   MONTHS_KEPT,
+  recordCharge,
   type Admission,
   type Counts,
   type Limits,
@@ -36,12 +40,25 @@ export class QuotaStoreHeld extends Error {}
 
 const TABLES = `
 CREATE TABLE IF NOT EXISTS months (credential TEXT NOT NULL, month TEXT NOT NULL, requests INTEGER NOT NULL,
-  PRIMARY KEY (credential, month)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS minutes (credential TEXT NOT NULL, at INTEGER NOT NULL);
+  through INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (credential, month)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS charges (id INTEGER PRIMARY KEY AUTOINCREMENT, saved INTEGER NOT NULL, charges TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 `;
-/** Credentials written per transaction: a slice blocks the event loop for a few milliseconds at most. */
-const SLICE = 500;
+/**
+ * One charge as `charges` holds it: `[credential, time]` a request (its minute and the month of its time),
+ * `[credential, time, "minute"]` a request counted in the minute alone, `[credential, month start, "refund"]` a month's
+ * charge returned.
+ */
+type Logged = [string, number] | [string, number, 'minute' | 'refund'];
+const isCharge = (e: unknown): boolean =>
+  Array.isArray(e) &&
+  typeof e[0] === 'string' &&
+  Number.isFinite(e[1]) &&
+  (e.length === 2 || (e.length === 3 && (e[2] === 'minute' || e[2] === 'refund')));
+/** Charges per `charges` row (and a quarter as many months rows per transaction): a few milliseconds' write. */
+const SLICE = 2_000;
+/** How often the months rows are brought up to the charges (a busy credential's row is written once per FOLD_MS). */
+const FOLD_MS = 30_000;
 const witnessOf = (file: string) => `${file}.id`;
 const asideName = (file: string, what: string) => `${file}.${what}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
 
@@ -56,7 +73,7 @@ export interface SqliteOptions {
   legacy?: string;
 }
 
-/** Opens `file` read-only and checks it whole; throws QuotaStoreDamaged naming it and the way on. */
+/** Opens `file` and checks it whole; throws QuotaStoreDamaged naming it and the way on. */
 export function checkedDatabase(file: string, readOnly = false): DatabaseSync {
   const witness = readWitness(file);
   const way = `restore it from a copy (stop serve first), or start serve once with --discard-damaged-quotas, which keeps the rows that still read and moves the damaged file aside`;
@@ -87,9 +104,24 @@ export function checkedDatabase(file: string, readOnly = false): DatabaseSync {
 function openDatabase(file: string, readOnly: boolean): DatabaseSync {
   const db = new DatabaseSync(file, { readOnly });
   db.exec('PRAGMA busy_timeout = 5000');
-  if (!readOnly) db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; ${TABLES}`);
+  if (readOnly) return db;
+  // Pages of 64 KB: a row of charges (about 85 bytes each) takes a few pages rather than a long chain of them. The
+  // WAL folded back every 64 pages (4 MB, as SQLite's default of 1,000 4 KB pages), so no checkpoint stalls long.
+  db.exec(`PRAGMA page_size = 65536; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = 64;
+    ${TABLES}`);
+  // A database of the first release (a row per request in `minutes`, months written at every save, 4 KB pages): its
+  // minute goes into `charges` as minute-only charges, its months, complete, count nothing after.
+  if (has(db, 'minutes')) {
+    if (!db.prepare(`SELECT 1 FROM pragma_table_info('months') WHERE name = 'through'`).get())
+      db.exec('ALTER TABLE months ADD COLUMN through INTEGER NOT NULL DEFAULT 0');
+    db.exec(`BEGIN; INSERT INTO charges (saved, charges) SELECT max(at), json_group_array(json_array(credential, at, 'minute'))
+      FROM minutes HAVING count(*) > 0; DROP TABLE minutes; COMMIT`);
+    db.exec('PRAGMA journal_mode = DELETE; PRAGMA page_size = 65536; VACUUM; PRAGMA journal_mode = WAL');
+  }
   return db;
 }
+
+const has = (db: DatabaseSync, table: string) => !!db.prepare(`SELECT 1 FROM sqlite_master WHERE name = ?`).get(table);
 
 function readWitness(file: string): string | null {
   try {
@@ -99,57 +131,114 @@ function readWitness(file: string): string | null {
   }
 }
 
+interface Read {
+  counts: Map<string, Counts>;
+  /** The credentials whose months rows are behind the charges after them, with the earliest month that is. */
+  behind: Map<string, number>;
+}
+
 /**
- * Each credential's counts as the database holds them: its months, and its minute's times after `now - 60 s`. With
- * `upTo`, damage ends the reading instead of failing it: what was read before it is kept, and the error passed on.
+ * Each credential's counts as the database holds them: its months rows, then the charges after each row's `through`
+ * (and every request's time, for the minute). With `upTo`, damage ends the reading instead of failing it: what was
+ * read before it is kept, and the error passed on.
  */
-function readCounts(db: DatabaseSync, now: number, upTo?: (e: Error) => void): Map<string, Counts> {
-  const month = monthOf(now);
+export function readCounts(db: DatabaseSync, file: string, upTo?: (e: Error) => void): Read {
+  const month = monthOf(Date.now());
   const counts = new Map<string, Counts>();
-  const of = (credential: unknown) => {
-    let c = counts.get(String(credential));
-    if (!c) counts.set(String(credential), (c = { minute: [], monthStart: month.start, month: 0, past: [] }));
+  const through = new Map<string, number>();
+  const behind = new Map<string, number>();
+  const of = (credential: string) => {
+    let c = counts.get(credential);
+    if (!c) counts.set(credential, (c = { minute: [], monthStart: month.start, month: 0, past: [] }));
     return c;
   };
   try {
-    for (const r of db.prepare('SELECT credential, month, requests FROM months ORDER BY credential, month').iterate()) {
+    const v1 = has(db, 'minutes'); // read-only, before the first start of this release (usage)
+    for (const r of db
+      .prepare(`SELECT credential, month, requests, ${v1 ? 0 : 'through'} AS through FROM months ORDER BY credential, month`)
+      .iterate()) {
       const [y, m] = String(r.month).split('-').map(Number) as [number, number];
-      const [start, c] = [Date.UTC(y, m - 1, 1), of(r.credential)];
+      const [start, c] = [Date.UTC(y, m - 1, 1), of(String(r.credential))];
       if (start === month.start) c.month = Number(r.requests);
       else if (start < month.start) c.past.push([start, Number(r.requests)]);
+      through.set(`${String(r.credential)} ${start}`, Number(r.through));
     }
-    for (const r of db.prepare('SELECT credential, at FROM minutes WHERE at > ? ORDER BY at').iterate(now - MINUTE_MS))
-      of(r.credential).minute.push(Number(r.at));
+    const rows = v1
+      ? db.prepare(`SELECT 0 AS id, json_group_array(json_array(credential, at, 'minute')) AS charges FROM minutes`).iterate()
+      : db.prepare('SELECT id, charges FROM charges ORDER BY id').iterate();
+    for (const r of rows) {
+      const id = Number(r.id);
+      let logged: unknown;
+      const damaged = (why: string, cause?: unknown) => {
+        const way = 'restore it from a copy, or start serve once with --discard-damaged-quotas, which keeps what reads before it';
+        return new QuotaStoreDamaged(`${file}: charges row ${id} ${why}; ${way}`, { cause });
+      };
+      try {
+        logged = JSON.parse(String(r.charges));
+      } catch (e) {
+        throw damaged(`is not JSON (${(e as Error).message})`, e);
+      }
+      if (!Array.isArray(logged) || !logged.every(isCharge)) throw damaged('holds something that is not a charge');
+      for (const [credential, at, kind = 'request'] of logged as Logged[]) {
+        const start = kind === 'refund' ? at : monthOf(at).start;
+        const counted = id <= (through.get(`${credential} ${start}`) ?? 0);
+        if (counted && kind === 'refund') continue;
+        if (!counted && kind !== 'minute') behind.set(credential, Math.min(start, behind.get(credential) ?? start));
+        recordCharge(of(credential), { now: at, month: { start, end: start }, kind: counted ? 'minute' : kind });
+      }
+    }
   } catch (e) {
     if (!upTo) throw e;
     upTo(e as Error);
   }
-  return counts;
+  return { counts, behind };
 }
 
 /** The statements that write a credential's rows, prepared once per database. */
 const writer = (db: DatabaseSync) => ({
-  minute: db.prepare('INSERT INTO minutes VALUES (?, ?)'),
-  month: db.prepare('INSERT INTO months VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET requests = excluded.requests'),
+  charges: db.prepare('INSERT INTO charges (saved, charges) VALUES (?, ?)'),
+  month: db.prepare(
+    'INSERT INTO months VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET requests = excluded.requests, through = excluded.through',
+  ),
 });
 
-/** Writes one credential's months from `from` on (and, in a new database, its minute). */
-function writeCounts(put: ReturnType<typeof writer>, credential: string, c: Counts, from = -Infinity): void {
-  if (from === -Infinity) for (const at of c.minute) put.minute.run(credential, at);
-  for (const [start, n] of [...c.past, [c.monthStart, c.month] as const]) if (start >= from) put.month.run(credential, monthName(start), n);
+function transaction(db: DatabaseSync, write: () => void): void {
+  db.exec('BEGIN');
+  try {
+    write();
+    db.exec('COMMIT');
+  } catch (e) {
+    db.exec('ROLLBACK');
+    throw e;
+  }
+}
+
+/** A credential's months from `from` on, as `[month, requests]`. */
+const monthsFrom = (c: Counts, from: number): [string, number][] =>
+  [...c.past, [c.monthStart, c.month] as const].filter(([start]) => start >= from).map(([start, n]) => [monthName(start), n]);
+
+const writeMonths = (put: ReturnType<typeof writer>, credential: string, months: [string, number][], through: number) => {
+  for (const [name, n] of months) put.month.run(credential, name, n, through);
+};
+
+/** A credential whose months changed: the earliest month that did, and the first `charges` row that may hold it. */
+interface Changed {
+  from: number;
+  row: number;
 }
 
 export class SqliteQuotaStore extends MemoryQuotaStore {
-  /** Credentials whose months changed since the last save, with the earliest month that changed. */
-  private dirty = new Map<string, number>();
-  /** Each request counted in a minute since the last save: appended to `minutes`, in time order. */
-  private recent: [string, number][] = [];
-  /** The last row each save appended, with its time: rows a minute old are removed up to it. */
-  private marks: [number | bigint, number][] = [];
+  /** Credentials whose months rows are behind their counts, oldest change first. */
+  private changed = new Map<string, Changed>();
+  /** The charges counted since the last save. */
+  private pending: Logged[] = [];
+  /** The last `charges` row written. */
+  private lastRow = 0;
   private saving: Promise<void> | null = null;
   private readonly timer: ReturnType<typeof setInterval>;
   private readonly put;
   private lastProblem = -Infinity;
+  private lastFold = -Infinity;
 
   private constructor(
     readonly file: string,
@@ -161,6 +250,7 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
   ) {
     super();
     this.put = writer(db);
+    this.lastRow = Number(db.prepare(`SELECT coalesce(max(id), 0) AS n FROM charges`).get()!.n);
     this.timer = setInterval(() => void this.flush(), flushMs);
     this.timer.unref();
   }
@@ -185,7 +275,7 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     try {
       const db = prepare(file, o, log);
       const store = new SqliteQuotaStore(file, db, lock, log, flushMs);
-      for (const [k, c] of readCounts(db, Date.now())) store.counts.set(k, c);
+      store.counts = caughtUp(db, readCounts(db, file));
       return store;
     } catch (e) {
       await lock.release();
@@ -196,61 +286,66 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
   override take(credential: string, limits: Limits, now: number, month: MonthWindow, use: MonthUse = 'request'): Admission {
     const a = super.take(credential, limits, now, month, use);
     if (a.ok) {
-      this.recent.push([credential, now]);
-      if (a.monthCharged) this.changed(credential, month.start);
+      this.pending.push(a.monthCharged ? [credential, now] : [credential, now, 'minute']);
+      if (a.monthCharged) this.change(credential, month.start);
     }
     return a;
   }
 
   override refund(credential: string, month: MonthWindow): void {
     super.refund(credential, month);
-    this.changed(credential, month.start);
+    this.pending.push([credential, month.start, 'refund']);
+    this.change(credential, month.start);
   }
 
-  private changed(credential: string, start: number): void {
-    const from = this.dirty.get(credential);
-    if (from === undefined || start < from) this.dirty.set(credential, start);
+  private change(credential: string, from: number, row = this.lastRow + 1): void {
+    const was = this.changed.get(credential);
+    if (!was) this.changed.set(credential, { from, row });
+    else if (from < was.from || row < was.row) [was.from, was.row] = [Math.min(was.from, from), Math.min(was.row, row)];
   }
 
-  /** Writes what changed since the last save; one save at a time (a flush during one waits for it). */
-  flush(): Promise<void> {
-    this.saving ??= this.save().finally(() => (this.saving = null));
+  /** Writes what was counted since the last save; one save at a time (a flush during one waits for it). */
+  flush(all = false): Promise<void> {
+    this.saving ??= this.save(all).finally(() => (this.saving = null));
     return this.saving;
   }
 
   /**
-   * The requests counted and the months changed since the last save, SLICE of each to a transaction with the event
-   * loop free between (the months in key order, so that a transaction writes few pages); what fails is kept for the
-   * next. Then the minute's rows that are a minute old go.
+   * The charges counted before the save began, SLICE to a `charges` row, each a transaction with the event loop free
+   * between. Every FOLD_MS (and at `close`), the months of the credentials changed since the last fold too, SLICE / 4
+   * of them in key order (so that a transaction writes few pages) to a transaction that also logs every charge counted
+   * so far: a months row written then counts exactly the charges up to the `charges` row written with it (`through`).
+   * What fails is kept for the next save. Last, the charges rows no months row needs go once a minute old.
    */
-  private async save(): Promise<void> {
-    const changed = [...this.dirty].sort(([a], [b]) => (a < b ? -1 : 1));
-    const recent = this.recent;
-    [this.dirty, this.recent] = [new Map(), []];
-    let [months, rows] = [0, 0];
+  private async save(all: boolean): Promise<void> {
+    let fold: [string, Changed][] = [];
+    if (all || Date.now() - this.lastFold >= FOLD_MS) {
+      fold = [...this.changed.keys()].sort().map((credential) => [credential, this.changed.get(credential)!]);
+      [this.changed, this.lastFold] = [new Map(), Date.now()];
+    }
+    let [due, folded] = [this.pending.length, 0];
     try {
-      while (months < changed.length || rows < recent.length) {
-        this.db.exec('BEGIN');
+      while (due > 0 || folded < fold.length) {
+        const folding = due <= SLICE ? fold.slice(folded, folded + SLICE / 4) : [];
+        const logged = this.pending.splice(0, folding.length ? this.pending.length : SLICE);
         try {
-          for (const [credential, from] of changed.slice(months, months + SLICE))
-            writeCounts(this.put, credential, this.counts.get(credential)!, from);
-          let last: number | bigint = 0;
-          for (const [credential, at] of recent.slice(rows, rows + SLICE)) last = this.put.minute.run(credential, at).lastInsertRowid;
-          this.db.exec('COMMIT');
-          if (rows < recent.length) this.marks.push([last, recent[Math.min(rows + SLICE, recent.length) - 1]![1]]);
+          transaction(this.db, () => {
+            if (logged.length) this.lastRow = Number(this.put.charges.run(Date.now(), JSON.stringify(logged)).lastInsertRowid);
+            for (const [credential, { from }] of folding)
+              writeMonths(this.put, credential, monthsFrom(this.counts.get(credential)!, from), this.lastRow);
+          });
         } catch (e) {
-          this.db.exec('ROLLBACK');
+          this.pending = logged.concat(this.pending);
           throw e;
         }
-        [months, rows] = [months + SLICE, rows + SLICE];
+        [due, folded] = [due - logged.length, folded + folding.length];
         await new Promise((r) => setImmediate(r));
       }
-      let upTo: number | bigint | undefined;
-      while (this.marks.length && this.marks[0]![1] <= Date.now() - MINUTE_MS) upTo = this.marks.shift()![0];
-      if (upTo !== undefined) this.db.prepare('DELETE FROM minutes WHERE rowid <= ?').run(upTo);
+      let keep = this.lastRow + 1;
+      for (const { row } of this.changed.values()) keep = Math.min(keep, row);
+      this.db.prepare('DELETE FROM charges WHERE id < ? AND saved <= ?').run(keep, Date.now() - MINUTE_MS);
     } catch (e) {
-      for (const [credential, from] of changed.slice(months)) this.changed(credential, from);
-      this.recent = recent.slice(rows).concat(this.recent);
+      for (const [credential, { from, row }] of fold.slice(folded)) this.change(credential, from, row);
       if (Date.now() - this.lastProblem >= MINUTE_MS) {
         this.lastProblem = Date.now();
         this.log(`quotas: cannot save to ${this.file} (${(e as Error).message}); the counts are kept in memory and saved once it can`);
@@ -261,7 +356,7 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
   async close(): Promise<void> {
     clearInterval(this.timer);
     await this.saving;
-    await this.flush();
+    await this.flush(true);
     // The WAL folded into the database: a copy of the file alone is then whole.
     this.db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
     this.db.close();
@@ -282,12 +377,26 @@ function prepare(file: string, o: SqliteOptions, log: (m: string) => void): Data
     db = salvage(file, log);
   }
   let id = db.prepare(`SELECT value FROM meta WHERE key = 'id'`).get()?.value as string | undefined;
-  if (!id) db.prepare(`INSERT INTO meta VALUES ('id', ?), ('schema', '1')`).run((id = randomUUID()));
+  if (!id) db.prepare(`INSERT INTO meta VALUES ('id', ?)`).run((id = randomUUID()));
+  db.prepare(`INSERT INTO meta VALUES ('schema', '2') ON CONFLICT DO UPDATE SET value = excluded.value`).run();
   if (readWitness(file) !== id)
     writeFileSync(witnessOf(file), JSON.stringify({ database: id, file, created: new Date().toISOString() }) + '\n');
   db.prepare('DELETE FROM months WHERE month < ?').run(monthName(monthsAfter(monthOf(Date.now()).start, -MONTHS_KEPT)));
-  db.prepare('DELETE FROM minutes WHERE at <= ?').run(Date.now() - MINUTE_MS);
   return db;
+}
+
+/**
+ * The months rows brought up to every charge after them (a crash leaves them behind), in one transaction; then the
+ * charges a minute old, all counted in months rows now, go. Returns the counts.
+ */
+function caughtUp(db: DatabaseSync, { counts, behind }: Read): Map<string, Counts> {
+  const put = writer(db);
+  const last = Number(db.prepare(`SELECT coalesce(max(id), 0) AS n FROM charges`).get()!.n);
+  transaction(db, () => {
+    for (const [credential, from] of behind) writeMonths(put, credential, monthsFrom(counts.get(credential)!, from), last);
+    db.prepare('DELETE FROM charges WHERE saved <= ?').run(Date.now() - MINUTE_MS);
+  });
+  return counts;
 }
 
 /** The counts of a damaged database that still read, in a new one at `file`; the damaged files moved aside, never deleted. */
@@ -295,7 +404,7 @@ function salvage(file: string, log: (m: string) => void): DatabaseSync {
   let counts = new Map<string, Counts>();
   try {
     const old = new DatabaseSync(file, { readOnly: true });
-    counts = readCounts(old, Date.now(), (e) => log(`quotas: ${file}: reading stopped at the damage (${e.message})`));
+    ({ counts } = readCounts(old, file, (e) => log(`quotas: ${file}: reading stopped at the damage (${e.message})`)));
     old.close();
   } catch (e) {
     log(`quotas: ${file}: nothing in it reads (${(e as Error).message})`);
@@ -310,13 +419,18 @@ function salvage(file: string, log: (m: string) => void): DatabaseSync {
   return db;
 }
 
-/** A new database at `file` holding `counts`. */
+/** A new database at `file` holding `counts`: their months, and their minutes as charges of the minute alone. */
 function filled(file: string, counts: Map<string, Counts>): DatabaseSync {
   const db = openDatabase(file, false);
   const put = writer(db);
-  db.exec('BEGIN');
-  for (const [credential, c] of counts) writeCounts(put, credential, c);
-  db.exec('COMMIT');
+  const minute: Logged[] = [];
+  transaction(db, () => {
+    for (const [credential, c] of counts) {
+      writeMonths(put, credential, monthsFrom(c, -Infinity), 0);
+      for (const at of c.minute) minute.push([credential, at, 'minute']);
+    }
+    if (minute.length) put.charges.run(Date.now(), JSON.stringify(minute));
+  });
   return db;
 }
 

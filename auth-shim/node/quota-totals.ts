@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { OPERATOR_USAGE } from '../edge-operator.js';
 import { monthName, monthTotal, type MonthWindow } from '../quota.js';
 import { isLegacyQuotaFile, readLegacyQuotaFile } from './quota-import.js';
-import { checkedDatabase } from './quota-sqlite.js';
+import { checkedDatabase, readCounts } from './quota-sqlite.js';
 import { isWorkerUrl, OperatorUnreachable, operatorRequest } from './operator-client.js';
 import { DEFAULT_REDIS_PREFIX, redisKeys } from './quota-redis.js';
 
@@ -33,20 +33,20 @@ export async function monthTotals(
 }
 
 function fileTotals(file: string, month: MonthWindow): Map<string, number> {
-  const out = new Map<string, number>();
-  if (isLegacyQuotaFile(file)) {
-    for (const [credential, c] of readLegacyQuotaFile(file).counts) {
-      const n = monthTotal(c, month.start);
-      if (n > 0) out.set(credential, n);
+  let counts;
+  if (isLegacyQuotaFile(file)) counts = readLegacyQuotaFile(file).counts;
+  else {
+    const db = checkedDatabase(file, true);
+    try {
+      counts = readCounts(db, file).counts;
+    } finally {
+      db.close();
     }
-    return out;
   }
-  const db = checkedDatabase(file, true);
-  try {
-    for (const r of db.prepare('SELECT credential, requests FROM months WHERE month = ? AND requests > 0').iterate(monthName(month.start)))
-      out.set(String(r.credential), Number(r.requests));
-  } finally {
-    db.close();
+  const out = new Map<string, number>();
+  for (const [credential, c] of counts) {
+    const n = monthTotal(c, month.start);
+    if (n > 0) out.set(credential, n);
   }
   return out;
 }
