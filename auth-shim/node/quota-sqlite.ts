@@ -13,7 +13,7 @@
  * is refused (QuotaStoreDamaged, serve's exit 3) unless the operator asks to start from the rows that still read.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { LockHeld, lockFile, type Lock } from '../../generator/output/lock.js';
@@ -102,7 +102,10 @@ export function checkedDatabase(file: string, readOnly = false): DatabaseSync {
 }
 
 function openDatabase(file: string, readOnly: boolean): DatabaseSync {
+  const made = !readOnly && !existsSync(file);
   const db = new DatabaseSync(file, { readOnly });
+  // As private as the key file (webhook secrets): SQLite gives its WAL the database's mode.
+  if (made) chmodSync(file, 0o600);
   db.exec('PRAGMA busy_timeout = 5000');
   if (readOnly) return db;
   // Pages of 64 KB: a row of charges (about 85 bytes each) takes a few pages rather than a long chain of them. The
@@ -153,6 +156,7 @@ export function readCounts(db: DatabaseSync, file: string, upTo?: (e: Error) => 
     return c;
   };
   try {
+    if (!has(db, 'months')) return { counts, behind }; // an empty file, read before serve made its tables
     const v1 = has(db, 'minutes'); // read-only, before the first start of this release (usage)
     for (const r of db
       .prepare(`SELECT credential, month, requests, ${v1 ? 0 : 'through'} AS through FROM months ORDER BY credential, month`)

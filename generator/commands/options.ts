@@ -280,6 +280,8 @@ export const quotaCounts = (option: string) => (v: string) => {
       `${option} memory: a store in memory dies with its process; give the quota file or redis://HOST:PORT serve counts in, ` +
         "or an edge deployment's https:// URL",
     );
+  // A database gone while its witness stays is damage, said by the store (exit 3), not a mistyped name.
+  if (existsSync(`${v}.id`)) return v;
   return storeUrl(option, v, 'usage') ?? checkPath(option, v, 'file', `serve writes it, by default <public>/${DEFAULT_QUOTAS}`);
 };
 

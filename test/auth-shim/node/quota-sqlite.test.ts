@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { cpSync, existsSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -243,6 +243,24 @@ describe('the SQLite store: damage is named, never read as empty', () => {
     expect((error as Error).message).toMatch(said);
     expect((error as Error).message).toMatch(new RegExp(`^${file}: .*restore it from a copy.*--discard-damaged-quotas`));
     expect(existsSync(`${file}.lock`)).toBe(false);
+  });
+
+  it('usage on a database gone while its witness stays exits 3 naming the witness; on an empty file with none, bills nothing', async () => {
+    const file = await held('usage-gone');
+    rmSync(file);
+    const gone = await cliAsync(['usage', '--quotas', file, '--keys', KEYS_FILE]);
+    expect(gone.status).toBe(3);
+    expect(gone.stderr).toMatch(new RegExp(`^risk-readings usage: ${file}: the quota database is gone, but ${file}\\.id says`));
+    const empty = fresh('usage-empty');
+    writeFileSync(empty, '');
+    const none = await cliAsync(['usage', '--quotas', empty, '--keys', KEYS_FILE, '--json']);
+    expect(none.status, none.stderr).toBe(0);
+    expect((JSON.parse(none.stdout) as { requests: number }[]).every((row) => row.requests === 0)).toBe(true);
+  });
+
+  it('a database it makes is readable by its owner alone (it holds webhook secrets)', async () => {
+    const file = await held('mode');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
   });
 
   it('serve and usage exit 3 naming the damaged database; --discard-damaged-quotas starts from the rows that read', async () => {
