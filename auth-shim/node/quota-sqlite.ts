@@ -60,6 +60,8 @@ const SLICE = 2_000;
 /** How often the months rows are brought up to the charges (a busy credential's row is written once per FOLD_MS). */
 const FOLD_MS = 30_000;
 const witnessOf = (file: string) => `${file}.id`;
+/** What an operator can do about a damaged database, said with each way it is found damaged. */
+const way = `restore it from a copy (stop serve first), or start serve once with --discard-damaged-quotas, which keeps the rows that still read and moves the damaged file aside`;
 const asideName = (file: string, what: string) => `${file}.${what}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
 
 export interface SqliteOptions {
@@ -76,7 +78,6 @@ export interface SqliteOptions {
 /** Opens `file` and checks it whole; throws QuotaStoreDamaged naming it and the way on. */
 export function checkedDatabase(file: string, readOnly = false): DatabaseSync {
   const witness = readWitness(file);
-  const way = `restore it from a copy (stop serve first), or start serve once with --discard-damaged-quotas, which keeps the rows that still read and moves the damaged file aside`;
   if (!existsSync(file) || statSync(file).size === 0) {
     if (witness)
       throw new QuotaStoreDamaged(
@@ -172,18 +173,17 @@ export function readCounts(db: DatabaseSync, file: string, upTo?: (e: Error) => 
       : db.prepare('SELECT id, charges FROM charges ORDER BY id').iterate();
     for (const r of rows) {
       const id = Number(r.id);
+      const damaged = (why: string, cause?: unknown) => new QuotaStoreDamaged(`${file}: charges row ${id} ${why}; ${way}`, { cause });
       let logged: unknown;
-      const damaged = (why: string, cause?: unknown) => {
-        const way = 'restore it from a copy, or start serve once with --discard-damaged-quotas, which keeps what reads before it';
-        return new QuotaStoreDamaged(`${file}: charges row ${id} ${why}; ${way}`, { cause });
-      };
       try {
         logged = JSON.parse(String(r.charges));
       } catch (e) {
         throw damaged(`is not JSON (${(e as Error).message})`, e);
       }
-      if (!Array.isArray(logged) || !logged.every(isCharge)) throw damaged('holds something that is not a charge');
-      for (const [credential, at, kind = 'request'] of logged as Logged[]) {
+      if (!Array.isArray(logged)) throw damaged('holds something that is not a charge');
+      for (const charge of logged) {
+        if (!isCharge(charge)) throw damaged('holds something that is not a charge');
+        const [credential, at, kind = 'request'] = charge as Logged;
         const start = kind === 'refund' ? at : monthOf(at).start;
         const counted = id <= (through.get(`${credential} ${start}`) ?? 0);
         if (counted && kind === 'refund') continue;
