@@ -37,6 +37,20 @@ import { isLegacyQuotaFile, legacyFiles, readLegacyQuotaFile } from './quota-imp
 export class QuotaStoreDamaged extends Error {}
 /** Another process counts in this database (serve's exit 3): names it and what to use instead. */
 export class QuotaStoreHeld extends Error {}
+/** The database cannot be made or written where it is (serve's exit 3): names it, the system's reason, the way on. */
+export class QuotaStoreUnwritable extends Error {}
+
+/** `e` as QuotaStoreUnwritable when the file system refused it (or SQLite could not open, write or grow the file). */
+function unwritable(file: string, e: unknown): unknown {
+  const { code, errcode } = (e ?? {}) as { code?: unknown; errcode?: unknown };
+  const refused = (typeof code === 'string' && /^E[A-Z]+$/.test(code)) || [8, 10, 13, 14].includes(errcode as number); // READONLY, IOERR, FULL, CANTOPEN
+  return refused
+    ? new QuotaStoreUnwritable(
+        `${file}: serve cannot write the quota database there (${(e as Error).message}); give --quotas a file in a folder the user serve runs as can write, with room to grow`,
+        { cause: e },
+      )
+    : e;
+}
 
 const TABLES = `
 CREATE TABLE IF NOT EXISTS months (credential TEXT NOT NULL, month TEXT NOT NULL, requests INTEGER NOT NULL,
@@ -225,15 +239,12 @@ const writeMonths = (put: ReturnType<typeof writer>, credential: string, months:
   for (const [name, n] of months) put.month.run(credential, name, n, through);
 };
 
-/** A credential whose months changed: the earliest month that did, and the first `charges` row that may hold it. */
-interface Changed {
-  from: number;
-  row: number;
-}
-
 export class SqliteQuotaStore extends MemoryQuotaStore {
-  /** Credentials whose months rows are behind their counts, oldest change first. */
-  private changed = new Map<string, Changed>();
+  /**
+   * The credentials whose months rows are behind the charges logged, the earliest month changed among them, and the
+   * first `charges` row that holds a change of theirs (the rows from it on are kept).
+   */
+  private behind = { credentials: new Set<string>(), from: Infinity, row: Infinity };
   /** The charges counted since the last save. */
   private pending: Logged[] = [];
   /** The last `charges` row written. */
@@ -268,7 +279,7 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
         lock = await lockFile(`${file}.lock`, `risk-readings serve (pid ${process.pid})`, 'another process counts in this quota database');
         break;
       } catch (e) {
-        if (!(e instanceof LockHeld)) throw e;
+        if (!(e instanceof LockHeld)) throw unwritable(file, e);
         if (Date.now() >= deadline)
           throw new QuotaStoreHeld(
             `${e.message}; waited ${waitMs / 1000} s. One process counts per quota database: share counts between processes with --quotas redis://HOST:PORT, or give each its own file`,
@@ -283,29 +294,19 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
       return store;
     } catch (e) {
       await lock.release();
-      throw e;
+      throw unwritable(file, e);
     }
   }
 
   override take(credential: string, limits: Limits, now: number, month: MonthWindow, use: MonthUse = 'request'): Admission {
     const a = super.take(credential, limits, now, month, use);
-    if (a.ok) {
-      this.pending.push(a.monthCharged ? [credential, now] : [credential, now, 'minute']);
-      if (a.monthCharged) this.change(credential, month.start);
-    }
+    if (a.ok) this.pending.push(a.monthCharged ? [credential, now] : [credential, now, 'minute']);
     return a;
   }
 
   override refund(credential: string, month: MonthWindow): void {
     super.refund(credential, month);
     this.pending.push([credential, month.start, 'refund']);
-    this.change(credential, month.start);
-  }
-
-  private change(credential: string, from: number, row = this.lastRow + 1): void {
-    const was = this.changed.get(credential);
-    if (!was) this.changed.set(credential, { from, row });
-    else if (from < was.from || row < was.row) [was.from, was.row] = [Math.min(was.from, from), Math.min(was.row, row)];
   }
 
   /** Writes what was counted since the last save; one save at a time (a flush during one waits for it). */
@@ -316,45 +317,67 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
 
   /**
    * The charges counted before the save began, SLICE to a `charges` row, each a transaction with the event loop free
-   * between. Every FOLD_MS (and at `close`), the months of the credentials changed since the last fold too, SLICE / 4
+   * between. Every FOLD_MS (and at `close`), then, the months of the credentials changed since the last fold, SLICE / 4
    * of them in key order (so that a transaction writes few pages) to a transaction that also logs every charge counted
    * so far: a months row written then counts exactly the charges up to the `charges` row written with it (`through`).
    * What fails is kept for the next save. Last, the charges rows no months row needs go once a minute old.
    */
   private async save(all: boolean): Promise<void> {
-    let fold: [string, Changed][] = [];
-    if (all || Date.now() - this.lastFold >= FOLD_MS) {
-      fold = [...this.changed.keys()].sort().map((credential) => [credential, this.changed.get(credential)!]);
-      [this.changed, this.lastFold] = [new Map(), Date.now()];
-    }
-    let [due, folded] = [this.pending.length, 0];
+    const tick = () => new Promise((r) => setImmediate(r));
+    const folding = this.behind;
+    let [fold, folded] = [[] as string[], 0];
     try {
-      while (due > 0 || folded < fold.length) {
-        const folding = due <= SLICE ? fold.slice(folded, folded + SLICE / 4) : [];
-        const logged = this.pending.splice(0, folding.length ? this.pending.length : SLICE);
-        try {
-          transaction(this.db, () => {
-            if (logged.length) this.lastRow = Number(this.put.charges.run(Date.now(), JSON.stringify(logged)).lastInsertRowid);
-            for (const [credential, { from }] of folding)
-              writeMonths(this.put, credential, monthsFrom(this.counts.get(credential)!, from), this.lastRow);
-          });
-        } catch (e) {
-          this.pending = logged.concat(this.pending);
-          throw e;
-        }
-        [due, folded] = [due - logged.length, folded + folding.length];
-        await new Promise((r) => setImmediate(r));
+      for (let due = this.pending.length; due > 0; due -= SLICE) {
+        this.append(this.pending.splice(0, SLICE));
+        await tick();
       }
-      let keep = this.lastRow + 1;
-      for (const { row } of this.changed.values()) keep = Math.min(keep, row);
-      this.db.prepare('DELETE FROM charges WHERE id < ? AND saved <= ?').run(keep, Date.now() - MINUTE_MS);
+      if (all || Date.now() - this.lastFold >= FOLD_MS) {
+        fold = [...folding.credentials].sort();
+        [this.behind, this.lastFold] = [{ credentials: new Set(), from: Infinity, row: Infinity }, Date.now()];
+        for (; folded < fold.length; folded += SLICE / 4) {
+          this.append(this.pending.splice(0), () => {
+            for (const credential of fold.slice(folded, folded + SLICE / 4))
+              writeMonths(this.put, credential, monthsFrom(this.counts.get(credential)!, folding.from), this.lastRow);
+          });
+          await tick();
+        }
+      }
+      this.db
+        .prepare('DELETE FROM charges WHERE id < ? AND saved <= ?')
+        .run(Math.min(this.behind.row, this.lastRow + 1), Date.now() - MINUTE_MS);
     } catch (e) {
-      for (const [credential, { from, row }] of fold.slice(folded)) this.change(credential, from, row);
+      // The credentials of a fold cut short are behind still, from the month and row they were.
+      for (const credential of fold.slice(folded)) this.behind.credentials.add(credential);
+      if (folded < fold.length)
+        [this.behind.from, this.behind.row] = [Math.min(this.behind.from, folding.from), Math.min(this.behind.row, folding.row)];
       if (Date.now() - this.lastProblem >= MINUTE_MS) {
         this.lastProblem = Date.now();
         this.log(`quotas: cannot save to ${this.file} (${(e as Error).message}); the counts are kept in memory and saved once it can`);
       }
     }
+  }
+
+  /**
+   * Logs `charges` as a `charges` row, in one transaction with what `also` writes, and notes the months rows they put
+   * behind; what fails goes back to the front of the pending charges.
+   */
+  private append(charges: Logged[], also = () => {}): void {
+    try {
+      transaction(this.db, () => {
+        if (charges.length) this.lastRow = Number(this.put.charges.run(Date.now(), JSON.stringify(charges)).lastInsertRowid);
+        also();
+      });
+    } catch (e) {
+      this.pending = charges.concat(this.pending);
+      throw e;
+    }
+    const behind = this.behind;
+    for (const [credential, at, kind] of charges)
+      if (kind !== 'minute') {
+        behind.credentials.add(credential);
+        behind.from = Math.min(behind.from, kind === 'refund' ? at : monthOf(at).start);
+        behind.row = Math.min(behind.row, this.lastRow);
+      }
   }
 
   async close(): Promise<void> {

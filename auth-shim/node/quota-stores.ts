@@ -10,7 +10,7 @@ import { MemoryWebhookStore, type WebhookStore } from '../webhooks/store.js';
 import { RedisWebhookStore } from './webhooks-redis.js';
 import { SqliteWebhookStore } from './webhooks-sqlite.js';
 
-export { QuotaStoreDamaged, QuotaStoreHeld } from './quota-sqlite.js';
+export { QuotaStoreDamaged, QuotaStoreHeld, QuotaStoreUnwritable } from './quota-sqlite.js';
 export { LegacyQuotaDamaged } from './quota-import.js';
 
 export interface OpenOptions {

@@ -13,6 +13,7 @@ import {
   openQuotaStore,
   QuotaStoreDamaged,
   QuotaStoreHeld,
+  QuotaStoreUnwritable,
   webhookStoreBeside,
 } from '../../auth-shim/node/quota-stores.js';
 import { createLogger } from '../../auth-shim/node/observe.js';
@@ -104,9 +105,10 @@ export async function run(o: ServeFlags): Promise<void> {
   const opening = openQuotaStore(quotaSpec, (m) => logger.warn(m), o.quotasWait, { discardDamaged: o.discardDamagedQuotas, legacy });
   let opened: QuotaStore | undefined;
   opening.then((q) => (opened = q)).catch(() => {}); // a failure is handled below, once it is awaited
-  // Another process holds the file, or it is damaged: the environment, not the usage (decision 27's exit 3).
+  // Another process holds the file, it is damaged, or it cannot be written: the environment (decision 27's exit 3).
   const held = (e: unknown) => {
-    if (e instanceof QuotaStoreHeld || e instanceof QuotaStoreDamaged || e instanceof LegacyQuotaDamaged) environment(e.message);
+    if ([QuotaStoreHeld, QuotaStoreDamaged, QuotaStoreUnwritable, LegacyQuotaDamaged].some((kind) => e instanceof kind))
+      environment((e as Error).message);
     throw e;
   };
   // Without --reuse-port the port is free only once the server before has stopped: open the store (waiting for the

@@ -5,7 +5,18 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { cpSync, existsSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -166,6 +177,35 @@ describe('the SQLite store: a month is its row plus the charges after it', () =>
     expect(db.prepare('SELECT requests FROM months WHERE credential = ?').get('k')).toEqual({ requests: 6 });
     db.close();
     expect(await totalOf(file, 'k')).toBe(6);
+  });
+
+  it('a save that fails (charges or months) keeps every charge and changed row for the next, and says so once', async () => {
+    const file = fresh('refused');
+    const said: string[] = [];
+    const s = await open(file, { flushMs: 3_600_000, log: (m) => said.push(m) });
+    // Writes refused while `refuse` names a table: what a full disk or a read-only file does to a save.
+    const db = new DatabaseSync(file);
+    db.exec(`CREATE TABLE refuse (name TEXT);
+      CREATE TRIGGER refuse_charges BEFORE INSERT ON charges WHEN EXISTS (SELECT 1 FROM refuse WHERE name = 'charges')
+        BEGIN SELECT RAISE(ABORT, 'disk full'); END;
+      CREATE TRIGGER refuse_months BEFORE INSERT ON months WHEN EXISTS (SELECT 1 FROM refuse WHERE name = 'months')
+        BEGIN SELECT RAISE(ABORT, 'disk full'); END;`);
+    const limits = { perMinute: 10_000, perMonth: 100_000 };
+    db.exec(`INSERT INTO refuse VALUES ('charges')`);
+    for (let i = 0; i < 5_000; i++) s.take(`k${i % 700}`, limits, T0 + i, month);
+    await s.flush(true);
+    db.exec(`DELETE FROM refuse; INSERT INTO refuse VALUES ('months')`);
+    for (let i = 0; i < 300; i++) s.take(`k${i % 700}`, limits, T0 + 5_000 + i, month);
+    await s.flush(true); // the charges are logged; the months rows, refused, stay behind
+    db.exec('DELETE FROM refuse');
+    db.close();
+    expect(said).toEqual([expect.stringMatching(new RegExp(`^quotas: cannot save to ${file} \\(disk full\\); the counts are kept`))]);
+    expect(await totalOf(file, 'k0')).toBe(9);
+    await s.close();
+    const after = new DatabaseSync(file, { readOnly: true });
+    expect(after.prepare(`SELECT count(*) AS n, sum(requests) AS sum FROM months`).get()).toEqual({ n: 700, sum: 5_300 });
+    after.close();
+    expect(await totalOf(file, 'k0')).toBe(9);
   });
 
   it('a start brings the months rows up to the charges, and the charges a minute old go: nothing left to grow', async () => {
@@ -474,6 +514,21 @@ describe('the SQLite store under load: SIGTERM loses nothing, kill -9 at most th
 });
 
 describe('serve on the SQLite store', () => {
+  it('serve with --quotas in a folder it cannot write exits 3 naming the file, the reason and the way on', async () => {
+    // Root writes through a folder's mode; sysfs refuses it new files whatever the user.
+    const folder = process.getuid?.() === 0 ? '/sys' : join(root, 'read-only');
+    if (folder !== '/sys') {
+      mkdirSync(folder);
+      chmodSync(folder, 0o555);
+    }
+    const file = join(folder, 'quotas.sqlite');
+    const r = await cliAsync(['serve', '--public', builtTree(), '--keys', KEYS_FILE, '--port', String(await freePort()), '--quotas', file]);
+    expect(r.status).toBe(3);
+    expect(r.stderr).toMatch(
+      new RegExp(`^risk-readings serve: ${file}: serve cannot write the quota database there \\(EACCES: .*\\); give --quotas a file`),
+    );
+  });
+
   it('a second serve on a database another serve holds exits 3 naming it', async () => {
     const file = fresh('served');
     const first = await serve(['--public', builtTree(), '--keys', KEYS_FILE, '--quotas', file]);
