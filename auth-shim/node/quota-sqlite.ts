@@ -13,8 +13,19 @@
  * is refused (QuotaStoreDamaged, serve's exit 3) unless the operator asks to start from the rows that still read.
  */
 import { randomUUID } from 'node:crypto';
-import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { basename } from 'node:path';
+import {
+  chmodSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { LockHeld, lockFile, type Lock } from '../../generator/output/lock.js';
 import {
@@ -40,13 +51,13 @@ export class QuotaStoreHeld extends Error {}
 /** The database cannot be made or written where it is (serve's exit 3): names it, the system's reason, the way on. */
 export class QuotaStoreUnwritable extends Error {}
 
-/** `e` as QuotaStoreUnwritable when the file system refused it (or SQLite could not open, write or grow the file). */
+/** `e` as QuotaStoreUnwritable when the system refused it (or SQLite could not open, write or grow the file). */
 function unwritable(file: string, e: unknown): unknown {
   const { code, errcode } = (e ?? {}) as { code?: unknown; errcode?: unknown };
-  const refused = (typeof code === 'string' && /^E[A-Z]+$/.test(code)) || [8, 10, 13, 14].includes(errcode as number); // READONLY, IOERR, FULL, CANTOPEN
+  const refused = (typeof code === 'string' && /^E[A-Z]+$/.test(code)) || [8, 10, 13, 14].includes((errcode as number) & 0xff); // READONLY, IOERR, FULL, CANTOPEN (and their extended codes)
   return refused
     ? new QuotaStoreUnwritable(
-        `${file}: serve cannot write the quota database there (${(e as Error).message}); give --quotas a file in a folder the user serve runs as can write, with room to grow`,
+        `${file}: the quota database cannot be opened or written there (${(e as Error).message}); the user serve and usage run as must be able to read and write it and its folder, with room to grow`,
         { cause: e },
       )
     : e;
@@ -112,6 +123,7 @@ export function checkedDatabase(file: string, readOnly = false): DatabaseSync {
     return db;
   } catch (e) {
     db?.close();
+    if (unwritable(file, e) !== e) throw unwritable(file, e);
     throw new QuotaStoreDamaged(`${file}: the quota database fails its check (${(e as Error).message}); ${way}`, { cause: e });
   }
 }
@@ -185,6 +197,17 @@ export function readCounts(db: DatabaseSync, file: string, upTo?: (e: Error) => 
     const rows = v1
       ? db.prepare(`SELECT 0 AS id, json_group_array(json_array(credential, at, 'minute')) AS charges FROM minutes`).iterate()
       : db.prepare('SELECT id, charges FROM charges ORDER BY id').iterate();
+    const count = (charges: unknown[], id: number, damaged: (why: string) => Error) => {
+      for (const charge of charges) {
+        if (!isCharge(charge)) throw damaged('holds something that is not a charge');
+        const [credential, at, kind = 'request'] = charge as Logged;
+        const start = kind === 'refund' ? at : monthOf(at).start;
+        const counted = id <= (through.get(`${credential} ${start}`) ?? 0);
+        if (counted && kind === 'refund') continue;
+        if (!counted && kind !== 'minute') behind.set(credential, Math.min(start, behind.get(credential) ?? start));
+        recordCharge(of(credential), { now: at, month: { start, end: start }, kind: counted ? 'minute' : kind });
+      }
+    };
     for (const r of rows) {
       const id = Number(r.id);
       const damaged = (why: string, cause?: unknown) => new QuotaStoreDamaged(`${file}: charges row ${id} ${why}; ${way}`, { cause });
@@ -195,16 +218,10 @@ export function readCounts(db: DatabaseSync, file: string, upTo?: (e: Error) => 
         throw damaged(`is not JSON (${(e as Error).message})`, e);
       }
       if (!Array.isArray(logged)) throw damaged('holds something that is not a charge');
-      for (const charge of logged) {
-        if (!isCharge(charge)) throw damaged('holds something that is not a charge');
-        const [credential, at, kind = 'request'] = charge as Logged;
-        const start = kind === 'refund' ? at : monthOf(at).start;
-        const counted = id <= (through.get(`${credential} ${start}`) ?? 0);
-        if (counted && kind === 'refund') continue;
-        if (!counted && kind !== 'minute') behind.set(credential, Math.min(start, behind.get(credential) ?? start));
-        recordCharge(of(credential), { now: at, month: { start, end: start }, kind: counted ? 'minute' : kind });
-      }
+      count(logged, id, damaged);
     }
+    // Charges a stop could not save, not taken in yet (usage before the next start).
+    for (const f of unsavedFiles(file)) if (!taken(db, f)) count(readUnsaved(f), Infinity, (why) => unsavedDamaged(f, why));
   } catch (e) {
     if (!upTo) throw e;
     upTo(e as Error);
@@ -253,6 +270,7 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
   private readonly timer: ReturnType<typeof setInterval>;
   private readonly put;
   private lastProblem = -Infinity;
+  private problem = '';
   private lastFold = -Infinity;
 
   private constructor(
@@ -266,6 +284,9 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     super();
     this.put = writer(db);
     this.lastRow = Number(db.prepare(`SELECT coalesce(max(id), 0) AS n FROM charges`).get()!.n);
+    // The request path waits on every save (node:sqlite is synchronous): a write lock another process holds fails the
+    // save at once, kept for the next, rather than stalling the server for SQLite's wait (5 s at open).
+    db.exec('PRAGMA busy_timeout = 50');
     this.timer = setInterval(() => void this.flush(), flushMs);
     this.timer.unref();
   }
@@ -346,6 +367,7 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
         .prepare('DELETE FROM charges WHERE id < ? AND saved <= ?')
         .run(Math.min(this.behind.row, this.lastRow + 1), Date.now() - MINUTE_MS);
     } catch (e) {
+      this.problem = (e as Error).message;
       // The credentials of a fold cut short are behind still, from the month and row they were.
       for (const credential of fold.slice(folded)) this.behind.credentials.add(credential);
       if (folded < fold.length)
@@ -380,16 +402,55 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
       }
   }
 
+  /**
+   * Saves everything, trying for CLOSE_TRIES seconds while another process holds the write lock; what still cannot be
+   * saved goes to `<file>.unsaved-<time>.json`, which the next start (and `usage`) counts, and the error says so.
+   */
   async close(): Promise<void> {
     clearInterval(this.timer);
     await this.saving;
-    await this.flush(true);
-    // The WAL folded into the database: a copy of the file alone is then whole.
-    this.db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+    for (let tries = 1; ; tries++) {
+      await this.flush(true);
+      if (!this.pending.length || tries >= CLOSE_TRIES) break;
+      await new Promise((r) => setTimeout(r, 1_000));
+    }
+    let unsaved: string | undefined;
+    if (this.pending.length) {
+      unsaved = `${asideName(this.file, 'unsaved')}.json`;
+      writeFileSync(`${unsaved}.tmp`, JSON.stringify(this.pending));
+      renameSync(`${unsaved}.tmp`, unsaved);
+    }
+    // The WAL folded into the database (a copy of the file alone is then whole), unless another process holds it.
+    this.db.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get();
     this.db.close();
     await this.lock.release();
+    if (unsaved)
+      throw new QuotaStoreUnwritable(
+        `${this.file}: ${this.pending.length} charges could not be saved in ${CLOSE_TRIES} s (${this.problem}); they are kept in ${unsaved}, which the next start of serve takes in and usage counts meanwhile`,
+      );
   }
 }
+
+const CLOSE_TRIES = 5;
+const taken = (db: DatabaseSync, f: string) =>
+  has(db, 'meta') && !!db.prepare('SELECT 1 FROM meta WHERE key = ?').get(`taken:${basename(f)}`);
+const unsavedDamaged = (f: string, why: string) =>
+  new QuotaStoreDamaged(`${f}: ${why}, not the charges a stop left; move it aside to count without them`);
+function readUnsaved(f: string): unknown[] {
+  let charges: unknown;
+  try {
+    charges = JSON.parse(readFileSync(f, 'utf8'));
+  } catch (e) {
+    throw unsavedDamaged(f, `is not JSON (${(e as Error).message})`);
+  }
+  if (!Array.isArray(charges) || !charges.every(isCharge)) throw unsavedDamaged(f, 'holds something that is not a charge');
+  return charges;
+}
+const unsavedFiles = (file: string): string[] =>
+  readdirSync(dirname(file))
+    .filter((n) => n.startsWith(`${basename(file)}.unsaved-`) && n.endsWith('.json'))
+    .sort()
+    .map((n) => join(dirname(file), n));
 
 /** The database at `file`, checked, made if need be (importing a quota file of an earlier release), with its witness. */
 function prepare(file: string, o: SqliteOptions, log: (m: string) => void): DatabaseSync {
@@ -409,6 +470,17 @@ function prepare(file: string, o: SqliteOptions, log: (m: string) => void): Data
   if (readWitness(file) !== id)
     writeFileSync(witnessOf(file), JSON.stringify({ database: id, file, created: new Date().toISOString() }) + '\n');
   db.prepare('DELETE FROM months WHERE month < ?').run(monthName(monthsAfter(monthOf(Date.now()).start, -MONTHS_KEPT)));
+  // What a stop could not save, logged as a row of charges once (`meta` names each file taken), then removed.
+  for (const f of unsavedFiles(file)) {
+    const charges = readUnsaved(f);
+    transaction(db, () => {
+      if (taken(db, f)) return;
+      db.prepare('INSERT INTO charges (saved, charges) VALUES (?, ?)').run(Date.now(), JSON.stringify(charges));
+      db.prepare('INSERT INTO meta VALUES (?, ?)').run(`taken:${basename(f)}`, new Date().toISOString());
+    });
+    rmSync(f);
+    log(`quotas: took in ${charges.length} charges a stop could not save, from ${f}`);
+  }
   return db;
 }
 

@@ -151,7 +151,12 @@ export async function run(o: ServeFlags): Promise<void> {
   const stop = async () => {
     await started.drain();
     await (await webhooks.catch(() => undefined))?.close?.();
-    await (await opening.catch(() => undefined))?.close?.();
+    // Counts the store could not save are kept beside it, and said: exit 3, as for a store that cannot be written.
+    const unsaved = await (await opening.catch(() => undefined))?.close?.().then(
+      () => null,
+      (e: unknown) => (e instanceof QuotaStoreUnwritable ? e.message : Promise.reject(e)),
+    );
+    if (unsaved) environment(unsaved);
     logger.flush();
     process.exit(0);
   };

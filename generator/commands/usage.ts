@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { isWorkerUrl, monthTotals, shownUrl, TotalsUnreadable } from '../../auth-shim/node/quota-totals.js';
-import { LegacyQuotaDamaged, QuotaStoreDamaged } from '../../auth-shim/node/quota-stores.js';
+import { LegacyQuotaDamaged, QuotaStoreDamaged, QuotaStoreUnwritable } from '../../auth-shim/node/quota-stores.js';
 import { monthName, monthOf, monthsAfter, MONTHS_KEPT, type MonthWindow } from '../../auth-shim/quota.js';
 import { keyFileFromJson, keyLimits, type KeyFile, type KeyRecord } from '../contract/keys.js';
 import type { Plan } from '../contract/plans.js';
@@ -175,7 +175,7 @@ export async function run(o: UsageFlags): Promise<void> {
   try {
     rows = usageRows(readKeys(keysFile), await monthTotals(quotas, month, undefined, token), name);
   } catch (e) {
-    const damaged = e instanceof QuotaStoreDamaged || e instanceof LegacyQuotaDamaged;
+    const damaged = e instanceof QuotaStoreDamaged || e instanceof QuotaStoreUnwritable || e instanceof LegacyQuotaDamaged;
     if (!(damaged || e instanceof TotalsUnreadable || e instanceof KeysUnreadable)) throw e;
     process.stderr.write(`risk-readings usage: ${(e as Error).message}\n`);
     // A damaged store is the environment's (decision 97): exit 3, as serve's; a store that cannot be reached is 1.

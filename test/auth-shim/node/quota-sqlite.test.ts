@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readLegacyQuotaFile } from '../../../auth-shim/node/quota-import.js';
-import { QuotaStoreDamaged, QuotaStoreHeld, SqliteQuotaStore } from '../../../auth-shim/node/quota-sqlite.js';
+import { QuotaStoreDamaged, QuotaStoreHeld, QuotaStoreUnwritable, SqliteQuotaStore } from '../../../auth-shim/node/quota-sqlite.js';
 import { monthTotals } from '../../../auth-shim/node/quota-totals.js';
 import { monthName, monthOf, monthsAfter, MONTHS_KEPT, monthTotal } from '../../../auth-shim/quota.js';
 import { PLAN_LIMITS } from '../../../generator/contract/plans.js';
@@ -206,6 +206,45 @@ describe('the SQLite store: a month is its row plus the charges after it', () =>
     expect(after.prepare(`SELECT count(*) AS n, sum(requests) AS sum FROM months`).get()).toEqual({ n: 700, sum: 5_300 });
     after.close();
     expect(await totalOf(file, 'k0')).toBe(9);
+  });
+
+  it("another process's write lock fails a save at once (no 5 s stall); a stop it outlasts keeps the charges beside", async () => {
+    const file = fresh('locked');
+    const said: string[] = [];
+    const s = await SqliteQuotaStore.open(file, { flushMs: 3_600_000, log: (m) => said.push(m) });
+    for (let i = 0; i < 30; i++) s.take(`k${i % 3}`, { perMinute: 100, perMonth: 100 }, T0 + i, month);
+    const holder = new DatabaseSync(file);
+    holder.exec('BEGIN IMMEDIATE');
+    const began = performance.now();
+    await s.flush();
+    // SQLite's own wait (5 s at open) would hold every request of the server; the save fails and is kept instead.
+    expect(performance.now() - began).toBeLessThan(2_000);
+    expect(said[0]).toMatch(/cannot save to .* \(database is locked\); the counts are kept in memory/);
+    const closing = await s.close().catch((e: unknown) => e);
+    holder.exec('ROLLBACK');
+    holder.close();
+    expect(closing).toBeInstanceOf(QuotaStoreUnwritable);
+    const unsaved = (closing as Error).message.match(/they are kept in (\S+\.unsaved-\S+\.json), which the next start/)?.[1];
+    expect(existsSync(unsaved!)).toBe(true);
+    expect(await totalOf(file, 'k0')).toBe(10); // usage counts the file meanwhile
+    // The next start takes them in once: the file goes, and a start after that counts them once.
+    const logged: string[] = [];
+    await (await SqliteQuotaStore.open(file, { log: (m) => logged.push(m) })).close();
+    expect(logged).toEqual([`quotas: took in 30 charges a stop could not save, from ${unsaved}`]);
+    expect(existsSync(unsaved!)).toBe(false);
+    await (await SqliteQuotaStore.open(file)).close();
+    expect(await totalOf(file, 'k0')).toBe(10);
+  });
+
+  it('a database that cannot be opened is named as such, not as damage that --discard-damaged-quotas would set aside', async () => {
+    const file = fresh('directory');
+    mkdirSync(file);
+    for (const attempt of [() => SqliteQuotaStore.open(file, { discardDamaged: true }), () => monthTotals(file, month)]) {
+      const error = await attempt().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(QuotaStoreUnwritable);
+      expect((error as Error).message).toMatch(new RegExp(`^${file}: the quota database cannot be opened or written there`));
+    }
+    expect(statSync(file).isDirectory()).toBe(true);
   });
 
   it('a start brings the months rows up to the charges, and the charges a minute old go: nothing left to grow', async () => {
@@ -525,7 +564,7 @@ describe('serve on the SQLite store', () => {
     const r = await cliAsync(['serve', '--public', builtTree(), '--keys', KEYS_FILE, '--port', String(await freePort()), '--quotas', file]);
     expect(r.status).toBe(3);
     expect(r.stderr).toMatch(
-      new RegExp(`^risk-readings serve: ${file}: serve cannot write the quota database there \\(EACCES: .*\\); give --quotas a file`),
+      new RegExp(`^risk-readings serve: ${file}: the quota database cannot be opened or written there \\(EACCES: .*\\); the user serve`),
     );
   });
 
