@@ -172,7 +172,7 @@ interface Read {
  * (and every request's time, for the minute). With `upTo`, damage ends the reading instead of failing it: what was
  * read before it is kept, and the error passed on.
  */
-export function readCounts(db: DatabaseSync, file: string, upTo?: (e: Error) => void): Read {
+export function readCounts(db: DatabaseSync, file: string, upTo?: (e: Error) => void, unsaved = false): Read {
   const month = monthOf(Date.now());
   const counts = new Map<string, Counts>();
   const through = new Map<string, number>();
@@ -220,8 +220,9 @@ export function readCounts(db: DatabaseSync, file: string, upTo?: (e: Error) => 
       if (!Array.isArray(logged)) throw damaged('holds something that is not a charge');
       count(logged, id, damaged);
     }
-    // Charges a stop could not save, not taken in yet (usage before the next start).
-    for (const f of unsavedFiles(file)) if (!taken(db, f)) count(readUnsaved(f), Infinity, (why) => unsavedDamaged(f, why));
+    // With `unsaved` (usage), the charges a stop could not save that no start has taken in yet (a start takes them in
+    // after it reads: a salvage that read them would count them twice).
+    if (unsaved) for (const f of unsavedFiles(file)) if (!taken(db, f)) count(readUnsaved(f), Infinity, (why) => unsavedDamaged(f, why));
   } catch (e) {
     if (!upTo) throw e;
     upTo(e as Error);
