@@ -123,7 +123,8 @@ export function checkedDatabase(file: string, readOnly = false): DatabaseSync {
     return db;
   } catch (e) {
     db?.close();
-    if (unwritable(file, e) !== e) throw unwritable(file, e);
+    const refused = unwritable(file, e);
+    if (refused !== e) throw refused;
     throw new QuotaStoreDamaged(`${file}: the quota database fails its check (${(e as Error).message}); ${way}`, { cause: e });
   }
 }
@@ -170,9 +171,15 @@ interface Read {
 /**
  * Each credential's counts as the database holds them: its months rows, then the charges after each row's `through`
  * (and every request's time, for the minute). With `upTo`, damage ends the reading instead of failing it: what was
- * read before it is kept, and the error passed on.
+ * read before it is kept, and the error passed on. With `unsaved` (usage), the charges of the files a stop could not
+ * save that no start has taken in yet too (a start takes them in after it reads: a salvage that read them would count
+ * them twice).
  */
-export function readCounts(db: DatabaseSync, file: string, upTo?: (e: Error) => void, unsaved = false): Read {
+export function readCounts(
+  db: DatabaseSync,
+  file: string,
+  { upTo, unsaved = false }: { upTo?: (e: Error) => void; unsaved?: boolean } = {},
+): Read {
   const month = monthOf(Date.now());
   const counts = new Map<string, Counts>();
   const through = new Map<string, number>();
@@ -220,8 +227,6 @@ export function readCounts(db: DatabaseSync, file: string, upTo?: (e: Error) => 
       if (!Array.isArray(logged)) throw damaged('holds something that is not a charge');
       count(logged, id, damaged);
     }
-    // With `unsaved` (usage), the charges a stop could not save that no start has taken in yet (a start takes them in
-    // after it reads: a salvage that read them would count them twice).
     if (unsaved) for (const f of unsavedFiles(file)) if (!taken(db, f)) count(readUnsaved(f), Infinity, (why) => unsavedDamaged(f, why));
   } catch (e) {
     if (!upTo) throw e;
@@ -504,7 +509,7 @@ function salvage(file: string, log: (m: string) => void): DatabaseSync {
   let counts = new Map<string, Counts>();
   try {
     const old = new DatabaseSync(file, { readOnly: true });
-    ({ counts } = readCounts(old, file, (e) => log(`quotas: ${file}: reading stopped at the damage (${e.message})`)));
+    ({ counts } = readCounts(old, file, { upTo: (e) => log(`quotas: ${file}: reading stopped at the damage (${e.message})`) }));
     old.close();
   } catch (e) {
     log(`quotas: ${file}: nothing in it reads (${(e as Error).message})`);

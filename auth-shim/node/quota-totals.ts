@@ -38,7 +38,7 @@ function fileTotals(file: string, month: MonthWindow): Map<string, number> {
   else {
     const db = checkedDatabase(file, true);
     try {
-      counts = readCounts(db, file, undefined, true).counts;
+      counts = readCounts(db, file, { unsaved: true }).counts;
     } finally {
       db.close();
     }
