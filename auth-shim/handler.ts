@@ -73,6 +73,14 @@ export interface AccessEvent {
 }
 
 // Health and the document are public simple GETs any page may read (decision 24).
+const ORIGIN_FAILED = new Refusal('upstream_error', 'The data origin could not be read');
+/**
+ * A webhook store that cannot be read or written just now (a SQLite database another process holds past the 50 ms
+ * the server waits, a Redis that does not answer): retry, as from a server whose quota store is not open yet.
+ */
+const STORE_FAILED = new Refusal('gateway_not_configured', 'The webhook store could not be read or written just now; retry', {
+  'Retry-After': '1',
+});
 const PUBLIC_CACHE = { 'Cache-Control': 'public, max-age=60', 'Access-Control-Allow-Origin': '*' };
 
 /** The pipeline as a fetch handler: web Request in, web Response out. */
@@ -180,17 +188,21 @@ export function createShim(options: ShimOptions): (request: ShimRequest) => Answ
         const headers = charge ? { ...charge.headers, ...seen.id } : seen.id;
         return recovering(
           () => feed().then((f) => webhookResponse(w, r, request, caller, owner, f, at, headers)),
-          (e) => failed(e, headers),
+          (e) => failed(e, headers, STORE_FAILED),
         );
       });
     });
   }
 
-  /** What went wrong, answered: a refusal as itself; anything else logged and answered 502. */
-  function failed(e: unknown, headers: Record<string, string>): ShimResponse {
+  /**
+   * What went wrong, answered: a refusal as itself; the origin's failure 502; anything else logged and answered
+   * `otherwise` (on a webhook route, its store's failure), 502 by default.
+   */
+  function failed(e: unknown, headers: Record<string, string>, otherwise = ORIGIN_FAILED): ShimResponse {
     if (e instanceof Refusal) return refusalResponse(e, headers);
-    log(e instanceof OriginError ? `shim: upstream: ${e.message}` : `shim: unexpected ${(e as Error)?.stack ?? e}`);
-    return refusalResponse(new Refusal('upstream_error', 'The data origin could not be read'), headers);
+    const origin = e instanceof OriginError;
+    log(origin ? `shim: upstream: ${e.message}` : `shim: unexpected ${(e as Error)?.stack ?? e}`);
+    return refusalResponse(origin ? ORIGIN_FAILED : otherwise, headers);
   }
 
   function answer(request: ShimRequest, url: Target, seen: Seen): Answer {

@@ -3,6 +3,8 @@
  * by its key's label or its marketplace user, held to its plan's number, counted toward the minute only; bodies and
  * methods refused naming what is wrong; a secret shown only where it is made.
  */
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { keyStoreFromJson } from '../../generator/contract/keys.js';
 import { createHandler, type ShimOptions } from '../../auth-shim/handler.js';
@@ -11,6 +13,8 @@ import { loadKeys } from '../../auth-shim/node/server.js';
 import { sha256Hex } from '../../auth-shim/sha256.js';
 import type { Send } from '../../auth-shim/webhooks/deliverer.js';
 import { MemoryWebhookStore } from '../../auth-shim/webhooks/store.js';
+import { openQuotaStore, webhookStoreBeside } from '../../auth-shim/node/quota-stores.js';
+import { tempDir } from '../helpers.js';
 import { KEY, KEYS_FILE, builtTree, treeJson } from './tree.js';
 
 const marketplace = { host: 'risk-readings.marketplace.example', secret: 'proxy-secret-for-tests' };
@@ -203,6 +207,26 @@ describe('webhook routes', () => {
     expect(changed.json.data.disabled_reason).toMatch(/^disabled by its owner at /);
     const again = await call('PATCH', `/v1/webhooks/${made.id}`, key(KEY.pro), { enabled: true });
     expect(again.json.data).toMatchObject({ enabled: true, disabled_reason: null });
+  });
+
+  it('answers 503 with Retry-After at once while another process holds the database, and takes the request after', async () => {
+    const file = join(tempDir('rr-webhook-routes-'), 'quotas.sqlite');
+    const quotas = await openQuotaStore(file, () => {});
+    const store = webhookStoreBeside(quotas, file);
+    const { call } = rig({ webhooks: { store, policy: { allowLoopback: false }, send: () => Promise.reject(new Error('not sent')) } });
+    const shell = new DatabaseSync(file);
+    shell.exec('BEGIN IMMEDIATE'); // a sqlite3 shell in a transaction
+    const started = performance.now();
+    const busy = await call('POST', '/v1/webhooks', key(KEY.pro), { url: 'https://hooks.example.com/held' });
+    // The server's connection waits 50 ms for the lock, not SQLite's 5 s: the generous bound fails only a stall.
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect([busy.status, busy.json.error.code, busy.headers.get('retry-after')]).toEqual([503, 'gateway_not_configured', '1']);
+    expect(busy.json.error.message).toBe('The webhook store could not be read or written just now; retry');
+    shell.exec('COMMIT');
+    shell.close();
+    expect((await call('POST', '/v1/webhooks', key(KEY.pro), { url: 'https://hooks.example.com/held' })).status).toBe(201);
+    expect((await call('GET', '/v1/webhooks', key(KEY.pro))).json.data.endpoints).toHaveLength(1);
+    await quotas.close?.();
   });
 
   it('answers 404 where the gateway has no webhook store', async () => {
