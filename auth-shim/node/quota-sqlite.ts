@@ -271,7 +271,7 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
   /** The charges counted since the last save. */
   private pending: Logged[] = [];
   /** The last `charges` row written. */
-  private lastRow = 0;
+  private lastRow: number;
   private saving: Promise<void> | null = null;
   private readonly timer: ReturnType<typeof setInterval>;
   private readonly put;
@@ -286,10 +286,11 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     private readonly lock: Lock,
     private readonly log: (m: string) => void,
     flushMs: number,
+    { counts, last }: { counts: Map<string, Counts>; last: number },
   ) {
     super();
     this.put = writer(db);
-    this.lastRow = Number(db.prepare(`SELECT coalesce(max(id), 0) AS n FROM charges`).get()!.n);
+    [this.counts, this.lastRow] = [counts, last];
     // The request path waits on every save (node:sqlite is synchronous): a write lock another process holds fails the
     // save at once, kept for the next, rather than stalling the server for SQLite's wait (5 s at open).
     db.exec('PRAGMA busy_timeout = 50');
@@ -316,9 +317,7 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     }
     try {
       const db = prepare(file, o, log);
-      const store = new SqliteQuotaStore(file, db, lock, log, flushMs);
-      store.counts = caughtUp(db, readCounts(db, file));
-      return store;
+      return new SqliteQuotaStore(file, db, lock, log, flushMs, caughtUp(db, readCounts(db, file)));
     } catch (e) {
       await lock.release();
       throw unwritable(file, e);
@@ -492,16 +491,16 @@ function prepare(file: string, o: SqliteOptions, log: (m: string) => void): Data
 
 /**
  * The months rows brought up to every charge after them (a crash leaves them behind), in one transaction; then the
- * charges a minute old, all counted in months rows now, go. Returns the counts.
+ * charges a minute old, all counted in months rows now, go. Returns the counts and the last `charges` row.
  */
-function caughtUp(db: DatabaseSync, { counts, behind }: Read): Map<string, Counts> {
+function caughtUp(db: DatabaseSync, { counts, behind }: Read): { counts: Map<string, Counts>; last: number } {
   const put = writer(db);
   const last = Number(db.prepare(`SELECT coalesce(max(id), 0) AS n FROM charges`).get()!.n);
   transaction(db, () => {
     for (const [credential, from] of behind) writeMonths(put, credential, monthsFrom(counts.get(credential)!, from), last);
     db.prepare('DELETE FROM charges WHERE saved <= ?').run(Date.now() - MINUTE_MS);
   });
-  return counts;
+  return { counts, last };
 }
 
 /** The counts of a damaged database that still read, in a new one at `file`; the damaged files moved aside, never deleted. */

@@ -342,6 +342,23 @@ describe('the SQLite store: damage is named, never read as empty', () => {
     expect(statSync(file).mode & 0o777).toBe(0o600);
   });
 
+  it("--discard-damaged-quotas with a stop's unsaved charges beside counts each of them once", async () => {
+    const file = await held('salvage-unsaved');
+    writeFileSync(
+      `${file}.unsaved-2026-12-02T00-00-00-000Z.json`,
+      JSON.stringify([
+        ['key:g', T0 + 5],
+        ['key:g', T0 + 6],
+      ]),
+    );
+    // Every row still reads, but the witness names another database: damage, which the salvage reads past.
+    writeFileSync(`${file}.id`, JSON.stringify({ database: '00000000-0000-0000-0000-000000000000' }));
+    const said: string[] = [];
+    await (await SqliteQuotaStore.open(file, { discardDamaged: true, log: (m) => said.push(m) })).close();
+    expect(said.join('\n')).toMatch(/counting on from the 1 credentials that still read.*\n.*took in 2 charges a stop could not save/);
+    expect(await totalOf(file, 'key:g')).toBe(3);
+  });
+
   it('serve and usage exit 3 naming the damaged database; --discard-damaged-quotas starts from the rows that read', async () => {
     const file = await held('served-damaged');
     const db = new DatabaseSync(file);
