@@ -74,14 +74,10 @@ export interface MonthWindow {
   end: number;
 }
 
-let monthCache: MonthWindow = { start: 0, end: -1 };
-/** The calendar month (UTC) holding `now`; computed once per month. */
+/** The calendar month (UTC) holding `now`. */
 export function monthOf(now: number): MonthWindow {
-  if (now < monthCache.start || now >= monthCache.end) {
-    const d = new Date(now);
-    monthCache = { start: Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1), end: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) };
-  }
-  return monthCache;
+  const d = new Date(now);
+  return { start: Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1), end: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) };
 }
 
 /** The first instant of the month `n` months after the month starting at `start` (UTC; `n` may be negative). */
@@ -152,8 +148,7 @@ function dropOld(minute: number[], now: number): void {
 function insertTime(minute: number[], now: number): void {
   let at = minute.length;
   while (at > 0 && minute[at - 1]! > now) at--;
-  if (at === minute.length) minute.push(now);
-  else minute.splice(at, 0, now);
+  minute.splice(at, 0, now);
 }
 
 /** The rule, applied to one credential's counts in place (the in-process stores and the Durable Object share it). */
@@ -161,7 +156,7 @@ export function admit(c: Counts, limits: Limits, now: number, month: MonthWindow
   const recent = c.minute;
   dropOld(recent, now);
   turn(c, month.start);
-  const used = month.start === c.monthStart ? c.month : monthTotal(c, month.start);
+  const used = monthTotal(c, month.start);
   if (recent.length >= limits.perMinute) {
     const wait = recent[0]! + MINUTE_MS - now;
     return {
@@ -192,10 +187,7 @@ export function admit(c: Counts, limits: Limits, now: number, month: MonthWindow
   }
   insertTime(recent, now);
   const charged = use === 'request' || (use === 'revalidation' && !spent);
-  if (charged) {
-    if (month.start === c.monthStart) c.month++;
-    else addToMonth(c, month.start, 1);
-  }
+  if (charged) addToMonth(c, month.start, 1);
   const monthUsed = charged ? used + 1 : used;
   return {
     ok: true,
@@ -276,10 +268,6 @@ const RETRY_MS = 1_000;
 /** Charges sent to the shared store in one call. */
 const BATCH = 500;
 
-interface Owed extends Charge {
-  /** May have reached the shared store (sent as a take, a refund or a record): it is never changed after. */
-  sent?: boolean;
-}
 const seqOf = (e: unknown): number | undefined => (e as { seq?: number } | null)?.seq;
 
 /**
@@ -295,10 +283,8 @@ export class FallbackQuotaStore implements QuotaStore {
   private lastLog = -Infinity;
   private lastTry = -Infinity;
   private readonly local = new MemoryQuotaStore();
-  private owed: Owed[] = [];
+  private owed: Charge[] = [];
   private dropped = 0;
-  /** The charge each admission made here is owed as, so a 304's refund can change it before it is sent. */
-  private readonly madeHere = new WeakMap<Admission, Owed>();
   private settling: Promise<void> | null = null;
   private readonly retryMs: number;
 
@@ -339,37 +325,25 @@ export class FallbackQuotaStore implements QuotaStore {
 
   private takeHere(credential: string, limits: Limits, now: number, month: MonthWindow, use: MonthUse, seq?: number): Admission {
     const a = this.local.take(credential, limits, now, month, use);
-    if (a.ok && this.shared.record) {
-      const charge: Owed = { credential, now, month, kind: a.monthCharged ? 'request' : 'minute', seq };
-      if (this.owe(charge)) this.madeHere.set(a, charge);
-    }
+    if (a.ok && this.shared.record) this.owe({ credential, now, month, kind: a.monthCharged ? 'request' : 'minute', seq });
     return a;
   }
 
+  /** While charges are owed a refund is owed after them, in order; a charge made here is returned by it too. */
   refund(credential: string, month: MonthWindow, admission: Admission): void | Promise<void> {
     this.local.refund(credential, month);
-    const here = this.madeHere.get(admission);
-    if (here && !here.sent) {
-      here.kind = 'minute';
-      return;
-    }
-    if (here || this.owed.length) return void this.owe({ credential, now: 0, month, kind: 'refund' });
+    if (this.owed.length) return void this.owe({ credential, now: 0, month, kind: 'refund' });
     return Promise.resolve(this.shared.refund(credential, month, admission)).catch((e: unknown) => {
       this.unreachable(e);
       this.owe({ credential, now: 0, month, kind: 'refund', seq: seqOf(e) });
     });
   }
 
-  private owe(charge: Owed): boolean {
-    if (this.owed.length >= MAX_OWED) {
-      // Dropping the newest keeps the order of what is sent; the shared store then misses these, so say how many.
-      if (this.dropped++ === 0)
-        this.log(`quotas: more than ${MAX_OWED} charges owed to the shared store; dropping new ones until it is back`);
-      return false;
-    }
-    charge.sent = charge.seq !== undefined;
-    this.owed.push(charge);
-    return true;
+  private owe(charge: Charge): void {
+    if (this.owed.length < MAX_OWED) return void this.owed.push(charge);
+    // Dropping the newest keeps the order of what is sent; the shared store then misses these, so say how many.
+    if (this.dropped++ === 0)
+      this.log(`quotas: more than ${MAX_OWED} charges owed to the shared store; dropping new ones until it is back`);
   }
 
   private unreachable(e: unknown): void {
@@ -394,7 +368,6 @@ export class FallbackQuotaStore implements QuotaStore {
     try {
       while (this.owed.length) {
         const batch = this.owed.slice(0, BATCH);
-        for (const c of batch) c.sent = true;
         await this.shared.record!(batch);
         this.owed.splice(0, batch.length);
         sent += batch.length;
@@ -417,61 +390,4 @@ export class FallbackQuotaStore implements QuotaStore {
     await this.settling;
     await this.shared.close?.();
   }
-}
-
-export type QuotaOutcome =
-  | { ok: true; headers: Record<string, string>; admission: Admission; month: MonthWindow }
-  | {
-      ok: false;
-      code: 'rate_limited' | 'quota_exceeded';
-      retryAfter: number;
-      headers: Record<string, string>;
-      admission: Admission;
-      month: MonthWindow;
-    };
-
-const seconds = (ms: number) => String(Math.max(0, Math.ceil(ms / 1000)));
-
-/**
- * Where a caller stands, in every form a client reads: the minute's headers (decision 6), the month's as RapidAPI
- * shows its own quotas (decision 32), and both windows in the IETF fields of the rate-limit draft 11, as RFC 8941
- * lists (decision 40). `monthRemaining` is the month as it stands once the answer is known (a refund raises it).
- */
-export function quotaHeaders(limits: Limits, a: Admission, month: MonthWindow, now: number, monthRemaining = a.monthRemaining) {
-  const { perMinute, perMonth } = limits;
-  const minuteReset = seconds(a.resetMs);
-  const monthReset = seconds(month.end - now);
-  return {
-    'RateLimit-Limit': String(perMinute),
-    'RateLimit-Remaining': String(a.remaining),
-    'RateLimit-Reset': minuteReset,
-    'X-RateLimit-Requests-Limit': String(perMonth),
-    'X-RateLimit-Requests-Remaining': String(monthRemaining),
-    'X-RateLimit-Requests-Reset': monthReset,
-    'RateLimit-Policy': `"minute";q=${perMinute};w=60, "month";q=${perMonth};w=${Math.round((month.end - month.start) / 1000)}`,
-    RateLimit: `"minute";r=${a.remaining};t=${minuteReset}, "month";r=${monthRemaining};t=${monthReset}`,
-  };
-}
-
-function outcome(limits: Limits, a: Admission, month: MonthWindow, now: number): QuotaOutcome {
-  const headers = quotaHeaders(limits, a, month, now);
-  return a.ok
-    ? { ok: true, headers, admission: a, month }
-    : { ok: false, code: a.code!, retryAfter: Math.max(1, Math.ceil(a.retryMs / 1000)), headers, admission: a, month };
-}
-
-/**
- * Charges one request against the caller's limits in effect (its plan's, or its key's own: decision 106);
- * synchronous when the store is (the in-memory ones), so the hot path does not wait.
- */
-export function charge(
-  store: QuotaStore,
-  key: string,
-  limits: Limits,
-  now: number,
-  use: MonthUse = 'request',
-): QuotaOutcome | Promise<QuotaOutcome> {
-  const month = monthOf(now);
-  const a = store.take(key, limits, now, month, use);
-  return a instanceof Promise ? a.then((x) => outcome(limits, x, month, now)) : outcome(limits, a, month, now);
 }

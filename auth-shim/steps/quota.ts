@@ -10,11 +10,34 @@
 import { PLAN_LIMITS } from '../../generator/contract/index.js';
 import type { Caller } from '../credentials.js';
 import type { ShimRequest, ShimResponse } from '../exchange.js';
-import { charge, quotaHeaders, type MonthUse, type QuotaOutcome, type QuotaStore } from '../quota.js';
+import { monthOf, type Admission, type Limits, type MonthUse, type MonthWindow, type QuotaStore } from '../quota.js';
 import { Refusal } from '../refusal.js';
 
 /** A request admitted and counted, with the headers that say where its caller stands; null when the marketplace counts. */
-export type Charged = Extract<QuotaOutcome, { ok: true }> | null;
+export type Charged = { headers: Record<string, string>; admission: Admission; month: MonthWindow } | null;
+
+const seconds = (ms: number) => String(Math.max(0, Math.ceil(ms / 1000)));
+
+/**
+ * Where a caller stands, in every form a client reads: the minute's headers (decision 6), the month's as RapidAPI
+ * shows its own quotas (decision 32), and both windows in the IETF fields of the rate-limit draft 11, as RFC 8941
+ * lists (decision 40). `monthRemaining` is the month as it stands once the answer is known (a refund raises it).
+ */
+function quotaHeaders(limits: Limits, a: Admission, month: MonthWindow, now: number, monthRemaining = a.monthRemaining) {
+  const { perMinute, perMonth } = limits;
+  const minuteReset = seconds(a.resetMs);
+  const monthReset = seconds(month.end - now);
+  return {
+    'RateLimit-Limit': String(perMinute),
+    'RateLimit-Remaining': String(a.remaining),
+    'RateLimit-Reset': minuteReset,
+    'X-RateLimit-Requests-Limit': String(perMonth),
+    'X-RateLimit-Requests-Remaining': String(monthRemaining),
+    'X-RateLimit-Requests-Reset': monthReset,
+    'RateLimit-Policy': `"minute";q=${perMinute};w=60, "month";q=${perMonth};w=${Math.round((month.end - month.start) / 1000)}`,
+    RateLimit: `"minute";r=${a.remaining};t=${minuteReset}, "month";r=${monthRemaining};t=${monthReset}`,
+  };
+}
 
 /**
  * How a request to a data route uses the month: a HEAD carries no data and counts toward the minute alone, as a
@@ -23,16 +46,21 @@ export type Charged = Extract<QuotaOutcome, { ok: true }> | null;
 export const monthUse = (request: ShimRequest): MonthUse =>
   request.method === 'HEAD' ? 'minute' : request.headers.has('if-none-match') ? 'revalidation' : 'request';
 
-/** Synchronous when the store is (the in-memory ones), so the hot path does not wait. */
+/**
+ * Charges one request against the caller's limits in effect (its plan's, or its key's own: decision 106);
+ * synchronous when the store is (the in-memory ones), so the hot path does not wait.
+ */
 export function charged(quotas: QuotaStore, caller: Caller, now: number, use: MonthUse = 'request'): Charged | Promise<Charged> {
   if (!caller.quotaKey) return null;
-  const pending = charge(quotas, caller.quotaKey, caller.limits, now, use);
-  return pending instanceof Promise ? pending.then((q) => admitted(caller, q)) : admitted(caller, pending);
+  const month = monthOf(now);
+  const a = quotas.take(caller.quotaKey, caller.limits, now, month, use);
+  return a instanceof Promise ? a.then((x) => admitted(caller, x, month, now)) : admitted(caller, a, month, now);
 }
 
-function admitted(caller: Caller, q: QuotaOutcome): Charged {
-  if (q.ok) return q;
-  throw refusal(caller, q.code, q.retryAfter, q.headers);
+function admitted(caller: Caller, a: Admission, month: MonthWindow, now: number): Charged {
+  const headers = quotaHeaders(caller.limits, a, month, now);
+  if (a.ok) return { headers, admission: a, month };
+  throw refusal(caller, a.code!, Math.max(1, Math.ceil(a.retryMs / 1000)), headers);
 }
 
 function refusal(caller: Caller, code: 'rate_limited' | 'quota_exceeded', retryAfter: number, headers: Record<string, string>): Refusal {
