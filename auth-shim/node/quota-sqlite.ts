@@ -84,6 +84,12 @@ const isCharge = (e: unknown): boolean =>
 const SLICE = 2_000;
 /** How often the months rows are brought up to the charges (a busy credential's row is written once per FOLD_MS). */
 const FOLD_MS = 30_000;
+/**
+ * How long a running store waits for another process's write lock (a `webhooks disable` takes far less): node:sqlite
+ * waits on the event loop, so a longer wait would hold every request. A stop waits CLOSE_WAIT_S.
+ */
+const BUSY_MS = 50;
+const CLOSE_WAIT_S = 5;
 const witnessOf = (file: string) => `${file}.id`;
 /** What an operator can do about a damaged database, said with each way it is found damaged. */
 const way = `restore it from a copy (stop serve first), or start serve once with --discard-damaged-quotas, which keeps the rows that still read and moves the damaged file aside`;
@@ -291,9 +297,8 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     super();
     this.put = writer(db);
     [this.counts, this.lastRow] = [counts, last];
-    // The request path waits on every save (node:sqlite is synchronous): a write lock another process holds fails the
-    // save at once, kept for the next, rather than stalling the server for SQLite's wait (5 s at open).
-    db.exec('PRAGMA busy_timeout = 50');
+    // A write lock another process holds fails a save at once, kept for the next (SQLite's wait is 5 s at open).
+    db.exec(`PRAGMA busy_timeout = ${BUSY_MS}`);
     this.timer = setInterval(() => void this.flush(), flushMs);
     this.timer.unref();
   }
@@ -408,17 +413,16 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
   }
 
   /**
-   * Saves everything, trying for CLOSE_TRIES seconds while another process holds the write lock; what still cannot be
-   * saved goes to `<file>.unsaved-<time>.json`, which the next start (and `usage`) counts, and the error says so.
+   * Saves everything, waiting up to CLOSE_WAIT_S for another process's write lock (nothing else waits on the event
+   * loop now); what still cannot be saved goes to `<file>.unsaved-<time>.json`, which the next start (and `usage`)
+   * counts, and the error says so.
    */
   async close(): Promise<void> {
     clearInterval(this.timer);
     await this.saving;
-    for (let tries = 1; ; tries++) {
-      await this.flush(true);
-      if (!this.pending.length || tries >= CLOSE_TRIES) break;
-      await new Promise((r) => setTimeout(r, 1_000));
-    }
+    this.db.exec(`PRAGMA busy_timeout = ${CLOSE_WAIT_S * 1_000}`);
+    await this.flush(true);
+    this.db.exec(`PRAGMA busy_timeout = ${BUSY_MS}`);
     let unsaved: string | undefined;
     if (this.pending.length) {
       unsaved = `${asideName(this.file, 'unsaved')}.json`;
@@ -431,12 +435,11 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     await this.lock.release();
     if (unsaved)
       throw new QuotaStoreUnwritable(
-        `${this.file}: ${this.pending.length} charges could not be saved in ${CLOSE_TRIES} s (${this.problem}); they are kept in ${unsaved}, which the next start of serve takes in and usage counts meanwhile`,
+        `${this.file}: ${this.pending.length} charges could not be saved in ${CLOSE_WAIT_S} s (${this.problem}); they are kept in ${unsaved}, which the next start of serve takes in and usage counts meanwhile`,
       );
   }
 }
 
-const CLOSE_TRIES = 5;
 const taken = (db: DatabaseSync, f: string) =>
   has(db, 'meta') && !!db.prepare('SELECT 1 FROM meta WHERE key = ?').get(`taken:${basename(f)}`);
 const unsavedDamaged = (f: string, why: string) =>
