@@ -147,7 +147,7 @@ export default tseslint.config(
         'error',
         {
           selector:
-            'ImportDeclaration[source.value=/auth-shim/]:not([source.value=/auth-shim\\/(webhooks\\/store|edge-operator|node\\/(quota-sqlite|operator-client|webhooks-[a-z]+))\\.js$/])',
+            'ImportDeclaration[source.value=/auth-shim/]:not([source.value=/auth-shim\\/(webhooks\\/store|edge-operator|node\\/(quota-database|operator-client|webhooks-[a-z]+))\\.js$/])',
           message: 'generator/commands/webhooks.ts reads the webhook stores only',
         },
       ],

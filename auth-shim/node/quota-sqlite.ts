@@ -1,85 +1,46 @@
 /**
- * The Node server's own quota store (decisions 21 and 97): one SQLite database (`node:sqlite`), which an operator
- * can open with `sqlite3` (its tables are in docs/shim.md). The counts are held in memory, where the rule (`admit`)
- * reads them on the request path. Once a second what was counted since is appended to the database as rows of
- * `charges` (each a JSON array of charges), so a crash (kill -9) loses at most the last second's counts, and `close()`
- * (SIGTERM) writes the rest: none. Every 30 s the `months` rows of the credentials counted since are written from
- * memory, each naming the last `charges` row it counts (`through`): a month's total is its row plus the charges
- * after that, so every request is counted once, and a busy credential costs a row per 30 s, not one per second.
+ * The Node server's own quota store (decisions 21 and 97), counting in the quota database (quota-database.ts). The
+ * counts are held in memory, where the rule (`admit`) reads them on the request path. Once a second what was counted
+ * since is appended to the database as rows of `charges` (each a JSON array of charges), so a crash (kill -9) loses
+ * at most the last second's counts, and `close()` (SIGTERM) writes the rest: none. Every 30 s the `months` rows of
+ * the credentials counted since are written from memory, each naming the last `charges` row it counts (`through`): a
+ * month's total is its row plus the charges after that, so every request is counted once, and a busy credential
+ * costs a row per 30 s, not one per second.
  *
  * One process counts in a database at a time (`<file>.lock`, as a build's lock): the counts in memory are that
- * process's, and a second one would overwrite them. Damage is never read as "no counts": a database that fails
- * SQLite's integrity check, or is gone or empty while its witness (`<file>.id`, written with it) says it held counts,
- * is refused (QuotaStoreDamaged, serve's exit 3) unless the operator asks to start from the rows that still read.
+ * process's, and a second one would overwrite them.
  */
-import { randomUUID } from 'node:crypto';
-import {
-  chmodSync,
-  existsSync,
-  linkSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
-import { basename, dirname, join } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
+import type { DatabaseSync } from 'node:sqlite';
 import { LockHeld, lockFile, type Lock } from '../../generator/output/lock.js';
 import {
   MemoryQuotaStore,
   MINUTE_MS,
-  monthName,
   monthOf,
-  monthsAfter,
-  MONTHS_KEPT,
-  recordCharge,
   type Admission,
   type Counts,
   type Limits,
   type MonthUse,
   type MonthWindow,
 } from '../quota.js';
-import { isLegacyQuotaFile, legacyFiles, readLegacyQuotaFile } from './quota-import.js';
+import {
+  caughtUp,
+  monthsFrom,
+  prepare,
+  QuotaStoreUnwritable,
+  readCounts,
+  transaction,
+  unwritable,
+  writeMonths,
+  writer,
+  writeUnsaved,
+  type Logged,
+  type RecoveryOptions,
+} from './quota-database.js';
 
-/** A database that cannot be trusted to hold every count: named, with the way on (serve and usage exit 3). */
-export class QuotaStoreDamaged extends Error {}
+export { QuotaStoreDamaged, QuotaStoreUnwritable } from './quota-database.js';
 /** Another process counts in this database (serve's exit 3): names it and what to use instead. */
 export class QuotaStoreHeld extends Error {}
-/** The database cannot be made or written where it is (serve's exit 3): names it, the system's reason, the way on. */
-export class QuotaStoreUnwritable extends Error {}
 
-/** `e` as QuotaStoreUnwritable when the system refused it (or SQLite could not open, write or grow the file). */
-function unwritable(file: string, e: unknown): unknown {
-  const { code, errcode } = (e ?? {}) as { code?: unknown; errcode?: unknown };
-  const refused = (typeof code === 'string' && /^E[A-Z]+$/.test(code)) || [8, 10, 13, 14].includes((errcode as number) & 0xff); // READONLY, IOERR, FULL, CANTOPEN (and their extended codes)
-  return refused
-    ? new QuotaStoreUnwritable(
-        `${file}: the quota database cannot be opened or written there (${(e as Error).message}); the user serve and usage run as must be able to read and write it and its folder, with room to grow`,
-        { cause: e },
-      )
-    : e;
-}
-
-const TABLES = `
-CREATE TABLE IF NOT EXISTS months (credential TEXT NOT NULL, month TEXT NOT NULL, requests INTEGER NOT NULL,
-  through INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (credential, month)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS charges (id INTEGER PRIMARY KEY AUTOINCREMENT, saved INTEGER NOT NULL, charges TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-`;
-/**
- * One charge as `charges` holds it: `[credential, time]` a request (its minute and the month of its time),
- * `[credential, time, "minute"]` a request counted in the minute alone, `[credential, month start, "refund"]` a month's
- * charge returned.
- */
-type Logged = [string, number] | [string, number, 'minute' | 'refund'];
-const isCharge = (e: unknown): boolean =>
-  Array.isArray(e) &&
-  typeof e[0] === 'string' &&
-  Number.isFinite(e[1]) &&
-  (e.length === 2 || (e.length === 3 && (e[2] === 'minute' || e[2] === 'refund')));
 /** Charges per `charges` row (and a quarter as many months rows per transaction): a few milliseconds' write. */
 const SLICE = 2_000;
 /** How often the months rows are brought up to the charges (a busy credential's row is written once per FOLD_MS). */
@@ -90,183 +51,13 @@ const FOLD_MS = 30_000;
  */
 const BUSY_MS = 50;
 const CLOSE_WAIT_S = 5;
-const witnessOf = (file: string) => `${file}.id`;
-/** What an operator can do about a damaged database, said with each way it is found damaged. */
-const way = `restore it from a copy (stop serve first), or start serve once with --discard-damaged-quotas, which keeps the rows that still read and moves the damaged file aside`;
-const asideName = (file: string, what: string) => `${file}.${what}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
 
-export interface SqliteOptions {
+export interface SqliteOptions extends RecoveryOptions {
   flushMs?: number;
   log?: (m: string) => void;
   /** How long to wait for another process to let go of the database (a rolling restart). */
   waitMs?: number;
-  /** `serve --discard-damaged-quotas`: start from the rows still readable, moving the damaged files aside. */
-  discardDamaged?: boolean;
-  /** A quota file of an earlier release to import on the first start (default: `file` itself, when it is one). */
-  legacy?: string;
 }
-
-/** Opens `file` and checks it whole; throws QuotaStoreDamaged naming it and the way on. */
-export function checkedDatabase(file: string, readOnly = false): DatabaseSync {
-  const witness = readWitness(file);
-  if (!existsSync(file) || statSync(file).size === 0) {
-    if (witness)
-      throw new QuotaStoreDamaged(
-        `${file}: the quota database is ${existsSync(file) ? 'empty' : 'gone'}, but ${witnessOf(file)} says it held the counts of database ${witness} since it was made; ${way}`,
-      );
-    return openDatabase(file, readOnly);
-  }
-  let db: DatabaseSync | undefined;
-  try {
-    db = openDatabase(file, readOnly);
-    const check = db
-      .prepare('PRAGMA integrity_check')
-      .all()
-      .map((r) => String(Object.values(r)[0]));
-    if (check.join() !== 'ok') throw new Error(check.slice(0, 3).join('; '));
-    const id = (db.prepare(`SELECT value FROM meta WHERE key = 'id'`).get()?.value as string | undefined) ?? null;
-    if (witness && id !== witness) throw new Error(`it is database ${id}, where ${witnessOf(file)} names ${witness}`);
-    return db;
-  } catch (e) {
-    db?.close();
-    const refused = unwritable(file, e);
-    if (refused !== e) throw refused;
-    throw new QuotaStoreDamaged(`${file}: the quota database fails its check (${(e as Error).message}); ${way}`, { cause: e });
-  }
-}
-
-function openDatabase(file: string, readOnly: boolean): DatabaseSync {
-  const made = !readOnly && !existsSync(file);
-  const db = new DatabaseSync(file, { readOnly });
-  // As private as the key file (webhook secrets): SQLite gives its WAL the database's mode.
-  if (made) chmodSync(file, 0o600);
-  db.exec('PRAGMA busy_timeout = 5000');
-  if (readOnly) return db;
-  // Pages of 64 KB: a row of charges (about 85 bytes each) takes a few pages rather than a long chain of them. The
-  // WAL folded back every 64 pages (4 MB, as SQLite's default of 1,000 4 KB pages), so no checkpoint stalls long.
-  db.exec(`PRAGMA page_size = 65536; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = 64;
-    ${TABLES}`);
-  // A database of the first release (a row per request in `minutes`, months written at every save, 4 KB pages): its
-  // minute goes into `charges` as minute-only charges, its months, complete, count nothing after.
-  if (has(db, 'minutes')) {
-    if (!db.prepare(`SELECT 1 FROM pragma_table_info('months') WHERE name = 'through'`).get())
-      db.exec('ALTER TABLE months ADD COLUMN through INTEGER NOT NULL DEFAULT 0');
-    db.exec(`BEGIN; INSERT INTO charges (saved, charges) SELECT max(at), json_group_array(json_array(credential, at, 'minute'))
-      FROM minutes HAVING count(*) > 0; DROP TABLE minutes; COMMIT`);
-    db.exec('PRAGMA journal_mode = DELETE; PRAGMA page_size = 65536; VACUUM; PRAGMA journal_mode = WAL');
-  }
-  return db;
-}
-
-const has = (db: DatabaseSync, table: string) => !!db.prepare(`SELECT 1 FROM sqlite_master WHERE name = ?`).get(table);
-
-function readWitness(file: string): string | null {
-  try {
-    return (JSON.parse(readFileSync(witnessOf(file), 'utf8')) as { database?: string }).database ?? null;
-  } catch {
-    return null;
-  }
-}
-
-interface Read {
-  counts: Map<string, Counts>;
-  /** The credentials whose months rows are behind the charges after them, with the earliest month that is. */
-  behind: Map<string, number>;
-}
-
-/**
- * Each credential's counts as the database holds them: its months rows, then the charges after each row's `through`
- * (and every request's time, for the minute). With `upTo`, damage ends the reading instead of failing it: what was
- * read before it is kept, and the error passed on. With `unsaved` (usage), the charges of the files a stop could not
- * save that no start has taken in yet too (a start takes them in after it reads: a salvage that read them would count
- * them twice).
- */
-export function readCounts(
-  db: DatabaseSync,
-  file: string,
-  { upTo, unsaved = false }: { upTo?: (e: Error) => void; unsaved?: boolean } = {},
-): Read {
-  const month = monthOf(Date.now());
-  const counts = new Map<string, Counts>();
-  const through = new Map<string, number>();
-  const behind = new Map<string, number>();
-  const of = (credential: string) => {
-    let c = counts.get(credential);
-    if (!c) counts.set(credential, (c = { minute: [], monthStart: month.start, month: 0, past: [] }));
-    return c;
-  };
-  try {
-    if (!has(db, 'months')) return { counts, behind }; // an empty file, read before serve made its tables
-    const v1 = has(db, 'minutes'); // read-only, before the first start of this release (usage)
-    for (const r of db
-      .prepare(`SELECT credential, month, requests, ${v1 ? 0 : 'through'} AS through FROM months ORDER BY credential, month`)
-      .iterate()) {
-      const [y, m] = String(r.month).split('-').map(Number) as [number, number];
-      const [start, c] = [Date.UTC(y, m - 1, 1), of(String(r.credential))];
-      if (start === month.start) c.month = Number(r.requests);
-      else if (start < month.start) c.past.push([start, Number(r.requests)]);
-      through.set(`${String(r.credential)} ${start}`, Number(r.through));
-    }
-    const rows = v1
-      ? db.prepare(`SELECT 0 AS id, json_group_array(json_array(credential, at, 'minute')) AS charges FROM minutes`).iterate()
-      : db.prepare('SELECT id, charges FROM charges ORDER BY id').iterate();
-    const count = (charges: unknown[], id: number, damaged: (why: string) => Error) => {
-      for (const charge of charges) {
-        if (!isCharge(charge)) throw damaged('holds something that is not a charge');
-        const [credential, at, kind = 'request'] = charge as Logged;
-        const start = kind === 'refund' ? at : monthOf(at).start;
-        const counted = id <= (through.get(`${credential} ${start}`) ?? 0);
-        if (counted && kind === 'refund') continue;
-        if (!counted && kind !== 'minute') behind.set(credential, Math.min(start, behind.get(credential) ?? start));
-        recordCharge(of(credential), { now: at, month: { start, end: start }, kind: counted ? 'minute' : kind });
-      }
-    };
-    for (const r of rows) {
-      const id = Number(r.id);
-      const damaged = (why: string, cause?: unknown) => new QuotaStoreDamaged(`${file}: charges row ${id} ${why}; ${way}`, { cause });
-      let logged: unknown;
-      try {
-        logged = JSON.parse(String(r.charges));
-      } catch (e) {
-        throw damaged(`is not JSON (${(e as Error).message})`, e);
-      }
-      if (!Array.isArray(logged)) throw damaged('holds something that is not a charge');
-      count(logged, id, damaged);
-    }
-    if (unsaved) for (const f of unsavedFiles(file)) if (!taken(db, f)) count(readUnsaved(f), Infinity, (why) => unsavedDamaged(f, why));
-  } catch (e) {
-    if (!upTo) throw e;
-    upTo(e as Error);
-  }
-  return { counts, behind };
-}
-
-/** The statements that write a credential's rows, prepared once per database. */
-const writer = (db: DatabaseSync) => ({
-  charges: db.prepare('INSERT INTO charges (saved, charges) VALUES (?, ?)'),
-  month: db.prepare(
-    'INSERT INTO months VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET requests = excluded.requests, through = excluded.through',
-  ),
-});
-
-function transaction(db: DatabaseSync, write: () => void): void {
-  db.exec('BEGIN');
-  try {
-    write();
-    db.exec('COMMIT');
-  } catch (e) {
-    db.exec('ROLLBACK');
-    throw e;
-  }
-}
-
-/** A credential's months from `from` on, as `[month, requests]`. */
-const monthsFrom = (c: Counts, from: number): [string, number][] =>
-  [...c.past, [c.monthStart, c.month] as const].filter(([start]) => start >= from).map(([start, n]) => [monthName(start), n]);
-
-const writeMonths = (put: ReturnType<typeof writer>, credential: string, months: [string, number][], through: number) => {
-  for (const [name, n] of months) put.month.run(credential, name, n, through);
-};
 
 export class SqliteQuotaStore extends MemoryQuotaStore {
   /**
@@ -423,12 +214,7 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     this.db.exec(`PRAGMA busy_timeout = ${CLOSE_WAIT_S * 1_000}`);
     await this.flush(true);
     this.db.exec(`PRAGMA busy_timeout = ${BUSY_MS}`);
-    let unsaved: string | undefined;
-    if (this.pending.length) {
-      unsaved = `${asideName(this.file, 'unsaved')}.json`;
-      writeFileSync(`${unsaved}.tmp`, JSON.stringify(this.pending));
-      renameSync(`${unsaved}.tmp`, unsaved);
-    }
+    const unsaved = this.pending.length ? writeUnsaved(this.file, this.pending) : undefined;
     // The WAL folded into the database (a copy of the file alone is then whole), unless another process holds it.
     this.db.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get();
     this.db.close();
@@ -438,129 +224,4 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
         `${this.file}: ${this.pending.length} charges could not be saved in ${CLOSE_WAIT_S} s (${this.problem}); they are kept in ${unsaved}, which the next start of serve takes in and usage counts meanwhile`,
       );
   }
-}
-
-const taken = (db: DatabaseSync, f: string) =>
-  has(db, 'meta') && !!db.prepare('SELECT 1 FROM meta WHERE key = ?').get(`taken:${basename(f)}`);
-const unsavedDamaged = (f: string, why: string) =>
-  new QuotaStoreDamaged(`${f}: ${why}, not the charges a stop left; move it aside to count without them`);
-function readUnsaved(f: string): unknown[] {
-  let charges: unknown;
-  try {
-    charges = JSON.parse(readFileSync(f, 'utf8'));
-  } catch (e) {
-    throw unsavedDamaged(f, `is not JSON (${(e as Error).message})`);
-  }
-  if (!Array.isArray(charges) || !charges.every(isCharge)) throw unsavedDamaged(f, 'holds something that is not a charge');
-  return charges;
-}
-const unsavedFiles = (file: string): string[] =>
-  readdirSync(dirname(file))
-    .filter((n) => n.startsWith(`${basename(file)}.unsaved-`) && n.endsWith('.json'))
-    .sort()
-    .map((n) => join(dirname(file), n));
-
-/** The database at `file`, checked, made if need be (importing a quota file of an earlier release), with its witness. */
-function prepare(file: string, o: SqliteOptions, log: (m: string) => void): DatabaseSync {
-  const legacy = o.legacy ?? file;
-  // A database already at `file` is the counts: a quota file left beside it by an import cut short is not read again.
-  const importing = isLegacyQuotaFile(legacy) && (legacy === file || !existsSync(file));
-  let db: DatabaseSync;
-  try {
-    db = importing ? importLegacy(legacy, file, o, log) : checkedDatabase(file);
-  } catch (e) {
-    if (!(e instanceof QuotaStoreDamaged) || !o.discardDamaged) throw e;
-    db = salvage(file, log);
-  }
-  let id = db.prepare(`SELECT value FROM meta WHERE key = 'id'`).get()?.value as string | undefined;
-  if (!id) db.prepare(`INSERT INTO meta VALUES ('id', ?)`).run((id = randomUUID()));
-  db.prepare(`INSERT INTO meta VALUES ('schema', '2') ON CONFLICT DO UPDATE SET value = excluded.value`).run();
-  if (readWitness(file) !== id)
-    writeFileSync(witnessOf(file), JSON.stringify({ database: id, file, created: new Date().toISOString() }) + '\n');
-  db.prepare('DELETE FROM months WHERE month < ?').run(monthName(monthsAfter(monthOf(Date.now()).start, -MONTHS_KEPT)));
-  // What a stop could not save, logged as a row of charges once (`meta` names each file taken), then removed.
-  for (const f of unsavedFiles(file)) {
-    const charges = readUnsaved(f);
-    transaction(db, () => {
-      if (taken(db, f)) return;
-      db.prepare('INSERT INTO charges (saved, charges) VALUES (?, ?)').run(Date.now(), JSON.stringify(charges));
-      db.prepare('INSERT INTO meta VALUES (?, ?)').run(`taken:${basename(f)}`, new Date().toISOString());
-    });
-    rmSync(f);
-    log(`quotas: took in ${charges.length} charges a stop could not save, from ${f}`);
-  }
-  return db;
-}
-
-/**
- * The months rows brought up to every charge after them (a crash leaves them behind), in one transaction; then the
- * charges a minute old, all counted in months rows now, go. Returns the counts and the last `charges` row.
- */
-function caughtUp(db: DatabaseSync, { counts, behind }: Read): { counts: Map<string, Counts>; last: number } {
-  const put = writer(db);
-  const last = Number(db.prepare(`SELECT coalesce(max(id), 0) AS n FROM charges`).get()!.n);
-  transaction(db, () => {
-    for (const [credential, from] of behind) writeMonths(put, credential, monthsFrom(counts.get(credential)!, from), last);
-    db.prepare('DELETE FROM charges WHERE saved <= ?').run(Date.now() - MINUTE_MS);
-  });
-  return { counts, last };
-}
-
-/** The counts of a damaged database that still read, in a new one at `file`; the damaged files moved aside, never deleted. */
-function salvage(file: string, log: (m: string) => void): DatabaseSync {
-  let counts = new Map<string, Counts>();
-  try {
-    const old = new DatabaseSync(file, { readOnly: true });
-    ({ counts } = readCounts(old, file, { upTo: (e) => log(`quotas: ${file}: reading stopped at the damage (${e.message})`) }));
-    old.close();
-  } catch (e) {
-    log(`quotas: ${file}: nothing in it reads (${(e as Error).message})`);
-  }
-  const aside = asideName(file, 'damaged');
-  mkdirSync(aside);
-  for (const f of [file, `${file}-wal`, `${file}-shm`, witnessOf(file)]) if (existsSync(f)) renameSync(f, `${aside}/${basename(f)}`);
-  const db = filled(file, counts);
-  log(
-    `quotas: --discard-damaged-quotas: counting on from the ${counts.size} credentials that still read; the damaged files are in ${aside}`,
-  );
-  return db;
-}
-
-/** A new database at `file` holding `counts`: their months, and their minutes as charges of the minute alone. */
-function filled(file: string, counts: Map<string, Counts>): DatabaseSync {
-  const db = openDatabase(file, false);
-  const put = writer(db);
-  const minute: Logged[] = [];
-  transaction(db, () => {
-    for (const [credential, c] of counts) {
-      writeMonths(put, credential, monthsFrom(c, -Infinity), 0);
-      for (const at of c.minute) minute.push([credential, at, 'minute']);
-    }
-    if (minute.length) put.charges.run(Date.now(), JSON.stringify(minute));
-  });
-  return db;
-}
-
-/**
- * A quota file of an earlier release, imported exactly into a new database at `file`: written whole under another
- * name first, then the old files linked into a folder beside (kept, never deleted) and the database renamed into place.
- */
-function importLegacy(legacy: string, file: string, o: SqliteOptions, log: (m: string) => void): DatabaseSync {
-  const { counts, notes } = readLegacyQuotaFile(legacy, { salvage: o.discardDamaged });
-  const next = `${file}.importing`;
-  for (const f of [next, `${next}-wal`, `${next}-shm`]) rmSync(f, { force: true });
-  const db = filled(next, counts);
-  db.prepare(`INSERT INTO meta VALUES ('imported_from', ?)`).run(legacy);
-  db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
-  db.close();
-  // Linked aside first, so that a crash at any point leaves either the old files in place or the database whole.
-  const aside = asideName(legacy, 'before-sqlite');
-  mkdirSync(aside);
-  const files = legacyFiles(legacy);
-  for (const f of files) linkSync(f, `${aside}/${basename(f)}`);
-  renameSync(next, file);
-  for (const f of files) if (f !== file) rmSync(f, { force: true });
-  for (const note of notes) log(`quotas: ${note}`);
-  log(`quotas: imported the counts of ${counts.size} credentials from ${legacy} into ${file}; the old files are kept in ${aside}`);
-  return checkedDatabase(file);
 }

@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { OPERATOR_USAGE } from '../edge-operator.js';
 import { monthName, monthTotal, type MonthWindow } from '../quota.js';
 import { isLegacyQuotaFile, readLegacyQuotaFile } from './quota-import.js';
-import { checkedDatabase, readCounts } from './quota-sqlite.js';
+import { checkedDatabase, readCounts } from './quota-database.js';
 import { isWorkerUrl, OperatorUnreachable, operatorRequest } from './operator-client.js';
 import { DEFAULT_REDIS_PREFIX, redisKeys } from './quota-redis.js';
 

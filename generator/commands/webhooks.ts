@@ -6,7 +6,7 @@
  * delivered. Secrets are never printed. A running `serve` sees a change at its next look.
  */
 import { resolve } from 'node:path';
-import { checkedDatabase, QuotaStoreDamaged } from '../../auth-shim/node/quota-sqlite.js';
+import { checkedDatabase, QuotaStoreDamaged } from '../../auth-shim/node/quota-database.js';
 import { RedisWebhookStore } from '../../auth-shim/node/webhooks-redis.js';
 import { SqliteWebhookStore } from '../../auth-shim/node/webhooks-sqlite.js';
 import { OPERATOR_WEBHOOKS } from '../../auth-shim/edge-operator.js';
