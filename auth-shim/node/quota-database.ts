@@ -29,6 +29,9 @@ export class QuotaStoreDamaged extends Error {}
 /** The database cannot be made or written where it is (serve's exit 3): names it, the system's reason, the way on. */
 export class QuotaStoreUnwritable extends Error {}
 
+/** Whether SQLite refused for a lock another connection holds (SQLITE_BUSY, SQLITE_LOCKED): no damage, wait. */
+export const isBusy = (e: unknown): boolean => [5, 6].includes(((e as { errcode?: number } | null)?.errcode ?? 0) & 0xff);
+
 /** `e` as QuotaStoreUnwritable when the system refused it (or SQLite could not open, write or grow the file). */
 export function unwritable(file: string, e: unknown): unknown {
   const { code, errcode } = (e ?? {}) as { code?: unknown; errcode?: unknown };
@@ -94,7 +97,7 @@ export function checkedDatabase(file: string, readOnly = false): DatabaseSync {
   } catch (e) {
     db?.close();
     const refused = unwritable(file, e);
-    if (refused !== e) throw refused;
+    if (refused !== e || isBusy(e)) throw refused;
     throw new QuotaStoreDamaged(`${file}: the quota database fails its check (${(e as Error).message}); ${way}`, { cause: e });
   }
 }
@@ -249,7 +252,7 @@ function readUnsaved(f: string): unknown[] {
 /** Writes the charges a stop could not save beside the database, whole (then renamed); returns the file. */
 export function writeUnsaved(file: string, charges: Logged[]): string {
   const unsaved = `${asideName(file, 'unsaved')}.json`;
-  writeFileSync(`${unsaved}.tmp`, JSON.stringify(charges));
+  writeFileSync(`${unsaved}.tmp`, JSON.stringify(charges), { mode: 0o600 }); // credentials, as private as the database
   renameSync(`${unsaved}.tmp`, unsaved);
   return unsaved;
 }
@@ -271,22 +274,27 @@ export function prepare(file: string, o: RecoveryOptions, log: (m: string) => vo
     if (!(e instanceof QuotaStoreDamaged) || !o.discardDamaged) throw e;
     db = salvage(file, log);
   }
-  let id = db.prepare(`SELECT value FROM meta WHERE key = 'id'`).get()?.value as string | undefined;
-  if (!id) db.prepare(`INSERT INTO meta VALUES ('id', ?)`).run((id = randomUUID()));
-  db.prepare(`INSERT INTO meta VALUES ('schema', '2') ON CONFLICT DO UPDATE SET value = excluded.value`).run();
-  if (readWitness(file) !== id)
-    writeFileSync(witnessOf(file), JSON.stringify({ database: id, file, created: new Date().toISOString() }) + '\n');
-  db.prepare('DELETE FROM months WHERE month < ?').run(monthName(monthsAfter(monthOf(Date.now()).start, -MONTHS_KEPT)));
-  // What a stop could not save, logged as a row of charges once (`meta` names each file taken), then removed.
-  for (const f of unsavedFiles(file)) {
-    const charges = readUnsaved(f);
-    transaction(db, () => {
-      if (taken(db, f)) return;
-      db.prepare('INSERT INTO charges (saved, charges) VALUES (?, ?)').run(Date.now(), JSON.stringify(charges));
-      db.prepare('INSERT INTO meta VALUES (?, ?)').run(`taken:${basename(f)}`, new Date().toISOString());
-    });
-    rmSync(f);
-    log(`quotas: took in ${charges.length} charges a stop could not save, from ${f}`);
+  try {
+    let id = db.prepare(`SELECT value FROM meta WHERE key = 'id'`).get()?.value as string | undefined;
+    if (!id) db.prepare(`INSERT INTO meta VALUES ('id', ?)`).run((id = randomUUID()));
+    db.prepare(`INSERT INTO meta VALUES ('schema', '2') ON CONFLICT DO UPDATE SET value = excluded.value`).run();
+    if (readWitness(file) !== id)
+      writeFileSync(witnessOf(file), JSON.stringify({ database: id, file, created: new Date().toISOString() }) + '\n');
+    db.prepare('DELETE FROM months WHERE month < ?').run(monthName(monthsAfter(monthOf(Date.now()).start, -MONTHS_KEPT)));
+    // What a stop could not save, logged as a row of charges once (`meta` names each file taken), then removed.
+    for (const f of unsavedFiles(file)) {
+      const charges = readUnsaved(f);
+      transaction(db, () => {
+        if (taken(db, f)) return;
+        db.prepare('INSERT INTO charges (saved, charges) VALUES (?, ?)').run(Date.now(), JSON.stringify(charges));
+        db.prepare('INSERT INTO meta VALUES (?, ?)').run(`taken:${basename(f)}`, new Date().toISOString());
+      });
+      rmSync(f);
+      log(`quotas: took in ${charges.length} charges a stop could not save, from ${f}`);
+    }
+  } catch (e) {
+    db.close();
+    throw e;
   }
   return db;
 }

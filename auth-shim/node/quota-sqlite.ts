@@ -10,6 +10,8 @@
  * One process counts in a database at a time (`<file>.lock`, as a build's lock): the counts in memory are that
  * process's, and a second one would overwrite them.
  */
+import { existsSync, realpathSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
 import { LockHeld, lockFile, type Lock } from '../../generator/output/lock.js';
 import {
@@ -24,6 +26,7 @@ import {
 } from '../quota.js';
 import {
   caughtUp,
+  isBusy,
   monthsFrom,
   prepare,
   QuotaStoreUnwritable,
@@ -57,6 +60,15 @@ export interface SqliteOptions extends RecoveryOptions {
   log?: (m: string) => void;
   /** How long to wait for another process to let go of the database (a rolling restart). */
   waitMs?: number;
+}
+
+/** `file` through any symlink to it or to its folder, so that every name of one database takes one lock. */
+function realFile(file: string): string {
+  try {
+    return existsSync(file) ? realpathSync(file) : join(realpathSync(dirname(file)), basename(file));
+  } catch (e) {
+    throw unwritable(file, e);
+  }
 }
 
 export class SqliteQuotaStore extends MemoryQuotaStore {
@@ -94,29 +106,33 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     this.timer.unref();
   }
 
-  static async open(file: string, o: SqliteOptions = {}): Promise<SqliteQuotaStore> {
+  /**
+   * Opens the database at `given` (through any symlink: the lock is the real file's), waiting up to `waitMs` for
+   * another process to let go of it: a serve's lock (a rolling restart), or SQLite's write lock (a `sqlite3` shell).
+   */
+  static async open(given: string, o: SqliteOptions = {}): Promise<SqliteQuotaStore> {
     const { waitMs = 30_000, flushMs = 1_000, log = () => {} } = o;
+    const file = realFile(given);
     const deadline = Date.now() + waitMs;
-    let lock: Lock;
     for (;;) {
+      let [lock, db]: [Lock?, DatabaseSync?] = [];
       try {
         lock = await lockFile(`${file}.lock`, `risk-readings serve (pid ${process.pid})`, 'another process counts in this quota database');
-        break;
+        db = prepare(file, o, log);
+        return new SqliteQuotaStore(file, db, lock, log, flushMs, caughtUp(db, readCounts(db, file)));
       } catch (e) {
-        if (!(e instanceof LockHeld)) throw unwritable(file, e);
-        if (Date.now() >= deadline)
-          throw new QuotaStoreHeld(
-            `${e.message}; waited ${waitMs / 1000} s. One process counts per quota database: share counts between processes with --quotas redis://HOST:PORT, or give each its own file`,
-          );
+        db?.close();
+        await lock?.release();
+        const held =
+          e instanceof LockHeld
+            ? `${e.message}; waited ${waitMs / 1000} s. One process counts per quota database: share counts between processes with --quotas redis://HOST:PORT, or give each its own file`
+            : isBusy(e)
+              ? `${file}: another process holds the quota database's write lock (a sqlite3 shell in a transaction, say); waited ${waitMs / 1000} s. End its transaction, then start serve again`
+              : null;
+        if (held === null) throw unwritable(file, e);
+        if (Date.now() >= deadline) throw new QuotaStoreHeld(held);
         await new Promise((r) => setTimeout(r, 100));
       }
-    }
-    try {
-      const db = prepare(file, o, log);
-      return new SqliteQuotaStore(file, db, lock, log, flushMs, caughtUp(db, readCounts(db, file)));
-    } catch (e) {
-      await lock.release();
-      throw unwritable(file, e);
     }
   }
 

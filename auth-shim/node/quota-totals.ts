@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { OPERATOR_USAGE } from '../edge-operator.js';
 import { monthName, monthTotal, type MonthWindow } from '../quota.js';
 import { isLegacyQuotaFile, readLegacyQuotaFile } from './quota-import.js';
-import { checkedDatabase, readCounts } from './quota-database.js';
+import { checkedDatabase, isBusy, readCounts } from './quota-database.js';
 import { isWorkerUrl, OperatorUnreachable, operatorRequest } from './operator-client.js';
 import { DEFAULT_REDIS_PREFIX, redisKeys } from './quota-redis.js';
 
@@ -36,11 +36,18 @@ function fileTotals(file: string, month: MonthWindow): Map<string, number> {
   let counts;
   if (isLegacyQuotaFile(file)) counts = readLegacyQuotaFile(file).counts;
   else {
-    const db = checkedDatabase(file, true);
     try {
-      counts = readCounts(db, file, { unsaved: true }).counts;
-    } finally {
-      db.close();
+      const db = checkedDatabase(file, true);
+      try {
+        counts = readCounts(db, file, { unsaved: true }).counts;
+      } finally {
+        db.close();
+      }
+    } catch (e) {
+      if (!isBusy(e)) throw e;
+      throw new TotalsUnreadable(`${file}: another process holds the quota database's lock (${(e as Error).message}); try again`, {
+        cause: e,
+      });
     }
   }
   const out = new Map<string, number>();

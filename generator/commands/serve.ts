@@ -147,8 +147,13 @@ export async function run(o: ServeFlags): Promise<void> {
       environment(`--reuse-port: this platform cannot share a port between processes (Linux 3.9+, FreeBSD 12+ can)`);
     throw e;
   });
-  // Counts reach their store before the process goes: a deploy or restart loses none of them, nor a request.
+  // Counts reach their store before the process goes: a deploy or restart loses none of them, nor a request. A
+  // second signal (a double Ctrl-C, an impatient supervisor) does not cut that short: the stop is bounded (the drain,
+  // then at most 5 s of saving), and SIGKILL is there for a stop that must not wait.
+  let stopping = false;
   const stop = async () => {
+    if (stopping) return void logger.warn('serve: stopping already (draining, then saving the counts); this signal is not needed');
+    stopping = true;
     await started.drain();
     await (await webhooks.catch(() => undefined))?.close?.();
     // Counts the store could not save are kept beside it, and said: exit 3, as for a store that cannot be written.
@@ -160,8 +165,8 @@ export async function run(o: ServeFlags): Promise<void> {
     logger.flush();
     process.exit(0);
   };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
   const { url, metricsUrl } = started;
   if (o.reusePort) {
     process.stderr.write(`listening at ${url} (--reuse-port); requests wait until the quotas in ${where} are open\n`);

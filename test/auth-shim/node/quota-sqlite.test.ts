@@ -14,6 +14,7 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  symlinkSync,
   truncateSync,
   writeFileSync,
 } from 'node:fs';
@@ -123,6 +124,41 @@ describe('the SQLite store: counts that survive', () => {
     await a.close();
     opened.push(await waiting);
     expect(b!.take('k', basic, T0 + 10, month)).toMatchObject({ ok: true, remaining: 1 });
+  });
+
+  it('a symlink to a database another process counts in is the same database: refused, never counted twice', async () => {
+    const file = fresh('linked');
+    const link = join(root, `link-${randomBytes(3).toString('hex')}.sqlite`);
+    symlinkSync(file, link);
+    const first = await open(file);
+    const second = await SqliteQuotaStore.open(link, { waitMs: 300 }).catch((e: unknown) => e);
+    expect(second).toBeInstanceOf(QuotaStoreHeld);
+    expect((second as Error).message).toMatch(/another process counts in this quota database/);
+    await first.close();
+    expect(existsSync(`${link}.id`)).toBe(false); // the files beside are the real file's
+  });
+
+  it("SQLite's write lock held at the start (a sqlite3 shell) is waited for, then named; the database is never taken for damage", async () => {
+    const file = fresh('start-locked');
+    await (await SqliteQuotaStore.open(file)).close();
+    const holder = new DatabaseSync(file);
+    holder.exec('BEGIN IMMEDIATE');
+    const refused = await SqliteQuotaStore.open(file, { waitMs: 500, discardDamaged: true }).catch((e: unknown) => e);
+    holder.exec('ROLLBACK');
+    expect(refused).toBeInstanceOf(QuotaStoreHeld);
+    expect((refused as Error).message).toMatch(
+      new RegExp(`^${file}: another process holds the quota database's write lock .*waited 0.5 s`),
+    );
+    expect(readdirSync(root).filter((n) => n.startsWith(`${file.split('/').pop()}.damaged-`))).toEqual([]);
+    expect(existsSync(`${file}.lock`)).toBe(false);
+    // A reader shut out too (an exclusive lock) gets usage's "try again", not damage.
+    holder.exec('PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE');
+    const unread = await cliAsync(['usage', '--quotas', file, '--keys', KEYS_FILE]);
+    holder.exec('ROLLBACK');
+    holder.close();
+    expect(unread.status).toBe(1);
+    expect(unread.stderr).toMatch(/another process holds the quota database's lock .*try again/);
+    await (await SqliteQuotaStore.open(file)).close();
   });
 
   it('a second process the first never lets go of is refused, naming the file, the holder and what to use instead', async () => {
@@ -611,6 +647,27 @@ describe('serve on the SQLite store', () => {
       await stopped(first.child, 'SIGTERM');
     }
     expect(existsSync(`${file}.lock`)).toBe(false);
+  });
+
+  it('a second signal during the stop does not cut the save short: the charges a held lock keeps out are kept beside', async () => {
+    const file = fresh('signals');
+    const served = await serve(['--public', builtTree(), '--keys', KEYS_FILE, '--quotas', file]);
+    for (let i = 0; i < 4; i++)
+      expect((await fetch(`${served.url}/v1/assets/BTC/risk`, { headers: { 'X-API-Key': KEY.pro } })).status).toBe(200);
+    const holder = new DatabaseSync(file);
+    holder.exec('BEGIN IMMEDIATE');
+    const exited = new Promise<number | null>((resolve) => served.child.once('exit', (code) => resolve(code)));
+    served.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    served.child.kill('SIGTERM');
+    served.child.kill('SIGINT');
+    expect(await exited).toBe(3);
+    holder.exec('ROLLBACK');
+    holder.close();
+    expect(served.output()).toMatch(/stopping already/);
+    const unsaved = served.output().match(/they are kept in (\S+\.unsaved-\S+\.json)/)?.[1];
+    expect(statSync(unsaved!).mode & 0o777).toBe(0o600); // credentials, as private as the database
+    expect(await totalOf(file, `key:${createHash('sha256').update(KEY.pro).digest('hex')}`)).toBe(4);
   });
 
   it('SIGTERM saves: a basic key keeps its count across a restart of the real server, and billing reads it meanwhile', async () => {
