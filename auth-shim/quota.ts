@@ -67,7 +67,12 @@ export interface Charge {
   kind: 'request' | 'minute' | 'refund';
   /** The number a store that numbers its commands (Redis) sent it under: the `seq` of a failed take or refund's error. */
   seq?: number;
+  /** The client that numbered it, where that was another process (one whose stop could not record it). */
+  client?: string;
 }
+
+/** A stop that could not record every charge it owed: they are kept where the message says (serve's exit 3). */
+export class UnrecordedCharges extends Error {}
 
 export interface MonthWindow {
   start: number;
@@ -267,6 +272,18 @@ const MAX_OWED = 200_000;
 const RETRY_MS = 1_000;
 /** Charges sent to the shared store in one call. */
 const BATCH = 500;
+/** How long a stop tries to record what it owes before it hands the rest to `keep`. */
+const CLOSE_MS = 5_000;
+
+export interface FallbackOptions {
+  retryMs?: number;
+  /** Charges a stop before could not record (they keep their numbers): owed from the start. */
+  owed?: Charge[];
+  /** Keeps what a stop still owes where the next start takes it in; returns where (the message names it). */
+  keep?: (charges: Charge[]) => string;
+  /** Everything owed is recorded: what `keep` kept before may go. */
+  recorded?: () => void;
+}
 
 const seqOf = (e: unknown): number | undefined => (e as { seq?: number } | null)?.seq;
 
@@ -291,9 +308,10 @@ export class FallbackQuotaStore implements QuotaStore {
   constructor(
     private shared: QuotaStore,
     private log: (m: string) => void,
-    options: { retryMs?: number } = {},
+    private readonly options: FallbackOptions = {},
   ) {
     this.retryMs = options.retryMs ?? RETRY_MS;
+    this.owed = [...(options.owed ?? [])];
   }
 
   take(credential: string, limits: Limits, now: number, month: MonthWindow, use: MonthUse = 'request'): Admission | Promise<Admission> {
@@ -378,6 +396,7 @@ export class FallbackQuotaStore implements QuotaStore {
     }
     const dropped = this.dropped ? `; ${this.dropped} more could not be kept` : '';
     this.dropped = 0;
+    this.options.recorded?.();
     this.log(`quotas: the shared store is back; ${sent} charge(s) counted in this process meanwhile are recorded in it${dropped}`);
   }
 
@@ -386,8 +405,23 @@ export class FallbackQuotaStore implements QuotaStore {
     await this.settling;
   }
 
+  /**
+   * Records what is owed, trying for CLOSE_MS; what still cannot be recorded goes to `keep` and the stop says where
+   * (UnrecordedCharges), so a stop during an outage loses no charge.
+   */
   async close(): Promise<void> {
-    await this.settling;
+    for (const until = Date.now() + CLOSE_MS; ; await new Promise((r) => setTimeout(r, 250))) {
+      await this.settling;
+      if (!this.owed.length || Date.now() >= until) break;
+      this.lastTry = -Infinity;
+      this.trySettling();
+      await this.settling;
+    }
+    const kept = this.owed.length && this.options.keep ? this.options.keep(this.owed) : null;
     await this.shared.close?.();
+    if (kept)
+      throw new UnrecordedCharges(
+        `${this.owed.length} charges counted while the shared store could not be reached could not be recorded in ${CLOSE_MS / 1000} s; they are kept in ${kept}, which the next start of serve records`,
+      );
   }
 }

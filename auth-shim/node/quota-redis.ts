@@ -3,8 +3,12 @@
  * counted while Redis could not be reached is recorded when it answers again.
  */
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Redis, ReplyError } from 'ioredis';
+import { z } from 'zod';
 import {
+  FallbackQuotaStore,
   MINUTE_MS,
   MONTHS_KEPT,
   monthsAfter,
@@ -15,6 +19,7 @@ import {
   type MonthWindow,
   type QuotaStore,
 } from '../quota.js';
+import { QuotaStoreDamaged } from './quota-database.js';
 
 /** How long a month's counter lives in Redis: until its month is more than MONTHS_KEPT months back, and a day more. */
 export const keepMs = (month: MonthWindow, now: number): number => monthsAfter(month.start, MONTHS_KEPT + 1) - now + 86_400_000;
@@ -167,8 +172,13 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   /** A request's member in the minute's sorted set: its time, then its client and number (no other request's). */
-  private member(now: number, seq: number): string {
-    return `${now}:${this.id}${seq.toString(36)}`;
+  private member(now: number, seq: number, client = this.id): string {
+    return `${now}:${client}${seq.toString(36)}`;
+  }
+
+  /** Charges numbered as this client's where not sent yet, so that whichever process records them does so once. */
+  own(charges: Charge[]): Charge[] {
+    return charges.map((c) => ({ ...c, seq: c.seq ?? this.seq++, client: c.client ?? this.id }));
   }
 
   take(credential: string, limits: Limits, now: number, month: MonthWindow, use: MonthUse = 'request'): Promise<Admission> {
@@ -206,11 +216,11 @@ export class RedisQuotaStore implements QuotaStore {
         c.seq ??= this.seq++;
         pipeline.rrRecord(
           ...redisKeys(this.prefix, c.credential, c.month),
-          this.applied,
+          c.client ? `${this.prefix}applied:${c.client}` : this.applied,
           c.seq,
           c.now,
           keepMs(c.month, c.now || Date.now()),
-          this.member(c.now, c.seq),
+          this.member(c.now, c.seq, c.client),
           c.kind,
         );
       }
@@ -223,4 +233,53 @@ export class RedisQuotaStore implements QuotaStore {
   async close(): Promise<void> {
     this.redis.disconnect();
   }
+}
+
+/** Where a stop keeps the charges it could not record in Redis, beside the tree: `<dir>/<OWED><time>.json`. */
+const OWED = '.risk-readings-quotas.owed-';
+const Owed = z.array(
+  z.object({
+    credential: z.string(),
+    now: z.number(),
+    month: z.object({ start: z.number(), end: z.number() }),
+    kind: z.enum(['request', 'minute', 'refund']),
+    seq: z.number().int(),
+    client: z.string(),
+  }),
+);
+
+/**
+ * The Redis store behind the in-process fallback (decision 21), with the charges a stop before could not record
+ * (kept in `dir`) owed from the start, and what this one's stop cannot record kept there in turn. Each keeps the
+ * number its client gave it, so a file recorded twice (a crash before its removal) counts once.
+ */
+export function redisWithFallback(url: string, log: (m: string) => void, dir?: string): FallbackQuotaStore {
+  const redis = new RedisQuotaStore(url);
+  if (!dir) return new FallbackQuotaStore(redis, log);
+  const files = readdirSync(dir)
+    .filter((n) => n.startsWith(OWED) && n.endsWith('.json'))
+    .sort()
+    .map((n) => join(dir, n));
+  const owed = files.flatMap((f) => {
+    try {
+      return Owed.parse(JSON.parse(readFileSync(f, 'utf8')));
+    } catch (e) {
+      throw new QuotaStoreDamaged(
+        `${f}: not the charges a stop kept (${(e as Error).message.split('\n')[0]}); move it aside to start without them`,
+      );
+    }
+  });
+  if (owed.length) log(`quotas: ${owed.length} charges a stop could not record in Redis are owed to it, from ${files.join(', ')}`);
+  const taken = () => files.forEach((f) => rmSync(f, { force: true }));
+  return new FallbackQuotaStore(redis, log, {
+    owed,
+    recorded: taken,
+    keep: (charges) => {
+      const f = join(dir, `${OWED}${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+      writeFileSync(`${f}.tmp`, JSON.stringify(redis.own(charges)), { mode: 0o600 }); // credentials: private
+      renameSync(`${f}.tmp`, f);
+      taken(); // what they held is in this one now
+      return f;
+    },
+  });
 }

@@ -3,14 +3,15 @@
  * beside the tree), Redis shared by a fleet behind the in-process fallback, or memory for this process alone.
  */
 import { resolve } from 'node:path';
-import { FallbackQuotaStore, MemoryQuotaStore, type QuotaStore } from '../quota.js';
-import { RedisQuotaStore } from './quota-redis.js';
+import { MemoryQuotaStore, type QuotaStore } from '../quota.js';
+import { redisWithFallback } from './quota-redis.js';
 import { SqliteQuotaStore } from './quota-sqlite.js';
 import { MemoryWebhookStore, type WebhookStore } from '../webhooks/store.js';
 import { RedisWebhookStore } from './webhooks-redis.js';
 import { SqliteWebhookStore } from './webhooks-sqlite.js';
 
 export { QuotaStoreDamaged, QuotaStoreHeld, QuotaStoreUnwritable } from './quota-sqlite.js';
+export { UnrecordedCharges } from '../quota.js';
 export { LegacyQuotaDamaged } from './quota-import.js';
 
 export interface OpenOptions {
@@ -18,10 +19,12 @@ export interface OpenOptions {
   discardDamaged?: boolean;
   /** A quota file of an earlier release to import when the database is not there yet (the default's old name). */
   legacy?: string;
+  /** Where a stop keeps the charges it could not record in Redis, and the next start takes them in (the tree's folder). */
+  owedDir?: string;
 }
 
 export async function openQuotaStore(spec: string, log: (m: string) => void, waitMs?: number, o: OpenOptions = {}): Promise<QuotaStore> {
-  if (/^rediss?:\/\//.test(spec)) return new FallbackQuotaStore(new RedisQuotaStore(spec), log);
+  if (/^rediss?:\/\//.test(spec)) return redisWithFallback(spec, log, o.owedDir);
   if (spec === 'memory') return new MemoryQuotaStore();
   return SqliteQuotaStore.open(resolve(spec), { log, waitMs, discardDamaged: o.discardDamaged, legacy: o.legacy && resolve(o.legacy) });
 }

@@ -14,6 +14,7 @@ import {
   QuotaStoreDamaged,
   QuotaStoreHeld,
   QuotaStoreUnwritable,
+  UnrecordedCharges,
   webhookStoreBeside,
 } from '../../auth-shim/node/quota-stores.js';
 import { createLogger } from '../../auth-shim/node/observe.js';
@@ -102,7 +103,11 @@ export async function run(o: ServeFlags): Promise<void> {
       }
   // The default's name before the SQLite store: a quota file there is imported on the first start (decision 97).
   const legacy = givenQuotas ? undefined : join(publicDir, '.risk-readings-quotas.json');
-  const opening = openQuotaStore(quotaSpec, (m) => logger.warn(m), o.quotasWait, { discardDamaged: o.discardDamagedQuotas, legacy });
+  const opening = openQuotaStore(quotaSpec, (m) => logger.warn(m), o.quotasWait, {
+    discardDamaged: o.discardDamagedQuotas,
+    legacy,
+    owedDir: publicDir,
+  });
   let opened: QuotaStore | undefined;
   opening.then((q) => (opened = q)).catch(() => {}); // a failure is handled below, once it is awaited
   // Another process holds the file, it is damaged, or it cannot be written: the environment (decision 27's exit 3).
@@ -159,7 +164,7 @@ export async function run(o: ServeFlags): Promise<void> {
     // Counts the store could not save are kept beside it, and said: exit 3, as for a store that cannot be written.
     const unsaved = await (await opening.catch(() => undefined))?.close?.().then(
       () => null,
-      (e: unknown) => (e instanceof QuotaStoreUnwritable ? e.message : Promise.reject(e)),
+      (e: unknown) => (e instanceof QuotaStoreUnwritable || e instanceof UnrecordedCharges ? e.message : Promise.reject(e)),
     );
     if (unsaved) environment(unsaved);
     logger.flush();

@@ -4,16 +4,24 @@
  * private redis-server processes; where none answers they are skipped with the reason, except under CI=true.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createHandler } from '../../../auth-shim/handler.js';
 import { FileOrigin } from '../../../auth-shim/node/file-origin.js';
-import { keepMs, RedisQuotaStore } from '../../../auth-shim/node/quota-redis.js';
+import { DEFAULT_REDIS_PREFIX, keepMs, redisKeys, RedisQuotaStore, redisWithFallback } from '../../../auth-shim/node/quota-redis.js';
 import { loadKeys, startServer } from '../../../auth-shim/node/server.js';
-import { FallbackQuotaStore, monthOf, type Admission, type MonthUse, type QuotaStore } from '../../../auth-shim/quota.js';
+import {
+  FallbackQuotaStore,
+  monthOf,
+  UnrecordedCharges,
+  type Admission,
+  type MonthUse,
+  type QuotaStore,
+} from '../../../auth-shim/quota.js';
 import { PLAN_LIMITS } from '../../../generator/contract/plans.js';
-import { until } from '../../helpers.js';
+import { tempDir, until } from '../../helpers.js';
 import { freePort, redisAnswers, redisAway, redisPrefixes, closedAtEnd, REDIS_URL } from '../../services.js';
 import { minuteClock, type Call } from '../suite.js';
 import { KEY, KEYS_FILE, builtTree } from '../tree.js';
@@ -104,6 +112,52 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
       expect(keepMs(monthOf(t), t)).toBeGreaterThan(13 * 30 * 86_400_000);
     } finally {
       client.disconnect();
+      redis.kill('SIGKILL');
+    }
+  });
+
+  it('a stop during an outage keeps what it owes beside the tree; the next start records each charge once', async () => {
+    const { url, redis } = await privateRedis();
+    const dir = tempDir('rr-owed-');
+    const logs: string[] = [];
+    const limits = { perMinute: 1_000, perMonth: 100_000 };
+    const t = Date.now();
+    const m = monthOf(t);
+    const counted = async () => {
+      const client = new Redis(url);
+      const n = Number(await client.get(redisKeys(DEFAULT_REDIS_PREFIX, 'k', m)[1]));
+      client.disconnect();
+      return n;
+    };
+    try {
+      const first = redisWithFallback(url, (l) => logs.push(l), dir);
+      expect((await first.take('k', limits, t, m)).ok).toBe(true);
+      redis.kill('SIGSTOP');
+      // The first waits out its deadline (Redis may run it when it wakes), the rest are counted here at once.
+      for (let i = 1; i <= 5; i++) expect((await first.take('k', limits, t + i, m)).ok).toBe(true);
+      // A 304 meanwhile: charged, and its charge returned.
+      const revalidated = await first.take('k', limits, t + 10, m, 'revalidation');
+      await first.refund('k', m, revalidated);
+      const stopped = await first.close().catch((e: unknown) => e);
+      expect(stopped).toBeInstanceOf(UnrecordedCharges);
+      const kept = (stopped as Error).message.match(
+        /could not be recorded in 5 s; they are kept in (\S+\.json), which the next start/,
+      )?.[1];
+      expect(statSync(kept!).mode & 0o777).toBe(0o600); // credentials: as private as the quota database
+      const copy = readFileSync(kept!);
+      redis.kill('SIGCONT');
+      // The next start owes them from the start and records them; the file goes once they are in.
+      await redisWithFallback(url, (l) => logs.push(l), dir).close();
+      expect(logs.join('\n')).toMatch(/7 charges a stop could not record in Redis are owed to it/);
+      expect(existsSync(kept!)).toBe(false);
+      expect(await counted()).toBe(6);
+      // A crash before the file went: the same charges again change nothing.
+      writeFileSync(kept!, copy);
+      await redisWithFallback(url, () => {}, dir).close();
+      expect(existsSync(kept!)).toBe(false);
+      expect(await counted()).toBe(6);
+    } finally {
+      redis.kill('SIGCONT');
       redis.kill('SIGKILL');
     }
   });
