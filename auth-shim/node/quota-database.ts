@@ -313,6 +313,32 @@ export function caughtUp(db: DatabaseSync, { counts, behind }: Read): { counts: 
   return { counts, last };
 }
 
+/**
+ * The database `db` has open, written again at `file`, which was removed or replaced while it was open (by hand: a
+ * stop would have lost every count in it): a copy of all it holds, webhook tables included, made by SQLite itself
+ * (`VACUUM INTO`). What is at `file` now is moved aside, never deleted. Closes `db`; returns the new connection.
+ */
+export function restored(db: DatabaseSync, file: string, log: (m: string) => void): DatabaseSync {
+  const copy = `${file}.restoring`;
+  rmSync(copy, { force: true });
+  db.exec(`VACUUM INTO '${copy.replaceAll("'", "''")}'`);
+  chmodSync(copy, 0o600);
+  const there = [file, `${file}-wal`, `${file}-shm`].filter((f) => existsSync(f));
+  const aside = there.length ? asideName(file, 'replaced') : null;
+  if (aside) mkdirSync(aside);
+  for (const f of there) renameSync(f, `${aside}/${basename(f)}`);
+  db.close();
+  renameSync(copy, file);
+  const again = openDatabase(file, false);
+  const id = again.prepare(`SELECT value FROM meta WHERE key = 'id'`).get()?.value as string;
+  if (readWitness(file) !== id)
+    writeFileSync(witnessOf(file), JSON.stringify({ database: id, file, created: new Date().toISOString() }) + '\n');
+  log(
+    `quotas: ${file} was ${aside ? `replaced (what was there is in ${aside})` : 'removed'} while serve ran; written again from the database serve had open, nothing lost`,
+  );
+  return again;
+}
+
 /** The counts of a damaged database that still read, in a new one at `file`; the damaged files moved aside, never deleted. */
 function salvage(file: string, log: (m: string) => void): DatabaseSync {
   let counts = new Map<string, Counts>();

@@ -10,7 +10,7 @@
  * One process counts in a database at a time (`<file>.lock`, as a build's lock): the counts in memory are that
  * process's, and a second one would overwrite them.
  */
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
 import { LockHeld, lockFile, type Lock } from '../../generator/output/lock.js';
@@ -31,6 +31,7 @@ import {
   prepare,
   QuotaStoreUnwritable,
   readCounts,
+  restored,
   transaction,
   unwritable,
   writeMonths,
@@ -71,6 +72,14 @@ function realFile(file: string): string {
   }
 }
 
+const inodeOf = (file: string): number | null => {
+  try {
+    return statSync(file).ino;
+  } catch {
+    return null;
+  }
+};
+
 export class SqliteQuotaStore extends MemoryQuotaStore {
   /**
    * The credentials whose months rows are behind the charges logged, the earliest month changed among them, and the
@@ -83,25 +92,27 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
   private lastRow: number;
   private saving: Promise<void> | null = null;
   private readonly timer: ReturnType<typeof setInterval>;
-  private readonly put;
+  private put;
+  /** The database file's inode: another one at its path means it was removed or replaced under this store. */
+  private inode: number;
   private lastProblem = -Infinity;
   private problem = '';
   private lastFold = -Infinity;
 
   private constructor(
     readonly file: string,
-    /** The database, which the webhook store shares (decision 108). */
-    readonly db: DatabaseSync,
+    private database: DatabaseSync,
     private readonly lock: Lock,
     private readonly log: (m: string) => void,
     flushMs: number,
     { counts, last }: { counts: Map<string, Counts>; last: number },
   ) {
     super();
-    this.put = writer(db);
+    this.put = writer(database);
+    this.inode = statSync(file).ino;
     [this.counts, this.lastRow] = [counts, last];
     // A write lock another process holds fails a save at once, kept for the next (SQLite's wait is 5 s at open).
-    db.exec(`PRAGMA busy_timeout = ${BUSY_MS}`);
+    database.exec(`PRAGMA busy_timeout = ${BUSY_MS}`);
     this.timer = setInterval(() => void this.flush(), flushMs);
     this.timer.unref();
   }
@@ -136,6 +147,11 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     }
   }
 
+  /** The database, which the webhook store shares (decision 108). */
+  get db(): DatabaseSync {
+    return this.database;
+  }
+
   override take(credential: string, limits: Limits, now: number, month: MonthWindow, use: MonthUse = 'request'): Admission {
     const a = super.take(credential, limits, now, month, use);
     if (a.ok) this.pending.push(a.monthCharged ? [credential, now] : [credential, now, 'minute']);
@@ -165,6 +181,7 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     const folding = this.behind;
     let [fold, folded] = [[] as string[], 0];
     try {
+      if (inodeOf(this.file) !== this.inode) this.reopen();
       for (let due = this.pending.length; due > 0; due -= SLICE) {
         this.append(this.pending.splice(0, SLICE));
         await tick();
@@ -194,6 +211,13 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
         this.log(`quotas: cannot save to ${this.file} (${(e as Error).message}); the counts are kept in memory and saved once it can`);
       }
     }
+  }
+
+  /** The database written again at its path from the one open here, and opened there (`restored`). */
+  private reopen(): void {
+    this.database = restored(this.database, this.file, this.log);
+    this.database.exec(`PRAGMA busy_timeout = ${BUSY_MS}`);
+    [this.put, this.inode] = [writer(this.database), statSync(this.file).ino];
   }
 
   /**
@@ -232,7 +256,11 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     this.db.exec(`PRAGMA busy_timeout = ${BUSY_MS}`);
     const unsaved = this.pending.length ? writeUnsaved(this.file, this.pending) : undefined;
     // The WAL folded into the database (a copy of the file alone is then whole), unless another process holds it.
-    this.db.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get();
+    try {
+      this.db.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get();
+    } catch {
+      // A file overwritten in place under serve: the save failed and said why; the next start names the damage.
+    }
     this.db.close();
     await this.lock.release();
     if (unsaved)

@@ -34,7 +34,7 @@ export async function openQuotaStore(spec: string, log: (m: string) => void, wai
  * `close` lets go of what the quota store's does not (a Redis connection of its own).
  */
 export function webhookStoreBeside(quotas: QuotaStore, spec: string): WebhookStore & { close?(): Promise<void> } {
-  if (quotas instanceof SqliteQuotaStore) return new SqliteWebhookStore(quotas.db);
+  if (quotas instanceof SqliteQuotaStore) return new SqliteWebhookStore(quotas);
   if (/^rediss?:\/\//.test(spec)) return new RedisWebhookStore(spec);
   return new MemoryWebhookStore();
 }

@@ -62,8 +62,13 @@ export class SqliteWebhookStore implements WebhookStore {
   /** One process delivers from a database (it holds the quota lock): its claims need not outlive it. */
   private readonly claims = new LocalClaims();
 
-  constructor(private readonly db: DatabaseSync) {
-    db.exec(WEBHOOK_TABLES);
+  /** `source`: the database, or what holds it (the quota store, which opens it again if it is removed under it). */
+  constructor(private readonly source: DatabaseSync | { readonly db: DatabaseSync }) {
+    this.db.exec(WEBHOOK_TABLES);
+  }
+
+  private get db(): DatabaseSync {
+    return 'db' in this.source ? this.source.db : this.source;
   }
 
   list(owner?: string): Promise<EndpointRecord[]> {

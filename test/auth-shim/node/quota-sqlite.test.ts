@@ -12,6 +12,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -23,6 +24,8 @@ import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readLegacyQuotaFile } from '../../../auth-shim/node/quota-import.js';
 import { QuotaStoreDamaged, QuotaStoreHeld, QuotaStoreUnwritable, SqliteQuotaStore } from '../../../auth-shim/node/quota-sqlite.js';
+import { SqliteWebhookStore } from '../../../auth-shim/node/webhooks-sqlite.js';
+import { sampleEndpoint } from '../webhooks/endpoint.js';
 import { monthTotals } from '../../../auth-shim/node/quota-totals.js';
 import { monthName, monthOf, monthsAfter, MONTHS_KEPT, monthTotal } from '../../../auth-shim/quota.js';
 import { PLAN_LIMITS } from '../../../generator/contract/plans.js';
@@ -281,6 +284,32 @@ describe('the SQLite store: a month is its row plus the charges after it', () =>
       expect((error as Error).message).toMatch(new RegExp(`^${file}: the quota database cannot be opened or written there`));
     }
     expect(statSync(file).isDirectory()).toBe(true);
+  });
+
+  it('a database removed or replaced under a running store is written again from the one it has open, nothing lost', async () => {
+    const file = fresh('removed');
+    const said: string[] = [];
+    const s = await SqliteQuotaStore.open(file, { flushMs: 3_600_000, log: (m) => said.push(m) });
+    const endpoints = new SqliteWebhookStore(s);
+    const limits = { perMinute: 100, perMonth: 100 };
+    for (let i = 0; i < 5; i++) s.take('k', limits, T0 + i, month);
+    await endpoints.add(sampleEndpoint({ id: 'ep_kept' }), 5);
+    await s.flush(true);
+    for (const f of [file, `${file}-wal`, `${file}-shm`, `${file}.id`]) rmSync(f, { force: true });
+    for (let i = 5; i < 8; i++) s.take('k', limits, T0 + i, month);
+    await s.flush();
+    expect(said.join('\n')).toMatch(/was removed while serve ran; written again from the database serve had open, nothing lost/);
+    expect(await totalOf(file, 'k')).toBe(8); // usage reads it again, witness and all
+    // Replaced by another file (a copy moved into place while serving): that one is moved aside, the live counts kept.
+    writeFileSync(`${file}.other`, 'not ours');
+    renameSync(`${file}.other`, file);
+    s.take('k', limits, T0 + 8, month);
+    await s.close();
+    expect(said.join('\n')).toMatch(/was replaced \(what was there is in \S+\.replaced-[^)]+\) while serve ran/);
+    expect(await totalOf(file, 'k')).toBe(9);
+    const reopened = await SqliteQuotaStore.open(file);
+    expect((await new SqliteWebhookStore(reopened).get('ep_kept'))?.id).toBe('ep_kept');
+    await reopened.close();
   });
 
   it('a start brings the months rows up to the charges, and the charges a minute old go: nothing left to grow', async () => {
