@@ -1,16 +1,17 @@
 /**
  * One writer per output folder: `<out>/.lock` (and one process per quota file, `<file>.lock`), created with O_EXCL and holding its holder (pid, host, process
- * start time, command). A lock whose holder is a process of this host that no longer runs is stale and taken
- * over at once, so a pipeline that retries a killed build does not wait for a timeout.
+ * start time, command, its own path). A lock whose holder is a process of this host that no longer runs is stale and
+ * taken over at once, so a pipeline that retries a killed build does not wait for a timeout; so is one copied from
+ * another place (a tree or a quota database copied whole while a process held it), which no process holds here.
  *
  * Written here rather than taken from proper-lockfile: that library records no holder (the second build must
  * name it) and tells staleness only by an mtime its holder keeps touching, so a build killed with SIGKILL would
  * block its retry for the stale period.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { open, readFile, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 
 const LOCK_FILE = '.lock';
 
@@ -20,6 +21,8 @@ export interface LockHolder {
   started: string;
   proc_start: string | null;
   command: string;
+  /** The lock's own path (its folder's real path): a lock copied to another place (a tree copied whole) is not held. */
+  path?: string;
 }
 
 export class LockHeld extends Error {
@@ -95,7 +98,17 @@ async function createExclusive(path: string, text: string): Promise<boolean> {
 /** A holder that wrote nothing is given this long to finish writing before its lock counts as stale. */
 const UNNAMED_GRACE_MS = 5_000;
 
+/** `path` with its folder's symlinks resolved, so every name of one lock compares equal. */
+function realLockPath(path: string): string {
+  try {
+    return join(realpathSync(dirname(path)), basename(path));
+  } catch {
+    return resolve(path);
+  }
+}
+
 async function isStale(path: string, holder: LockHolder | null): Promise<boolean> {
+  if (holder?.path !== undefined && holder.path !== realLockPath(path)) return true;
   if (holder) return holder.host === hostname() && !alive(holder);
   const st = await stat(path).catch(() => null);
   return st !== null && Date.now() - st.mtimeMs > UNNAMED_GRACE_MS;
@@ -112,6 +125,7 @@ export async function lockFile(path: string, command: string, held?: string): Pr
     started: new Date().toISOString(),
     proc_start: procStart(process.pid),
     command,
+    path: realLockPath(path),
   };
   const text = JSON.stringify(me) + '\n';
   const release = async () => {

@@ -285,6 +285,21 @@ describe('one writer', () => {
     expect(existsSync(join(out, '.lock'))).toBe(false);
   });
 
+  it('a lock copied with a tree from where a live process holds it is not held here', async () => {
+    const held = copyOfDay1('held-elsewhere');
+    const out = copyOfDay1('copied-lock');
+    const lock = await acquireLock(held, 'a build of the other tree');
+    try {
+      cpSync(join(held, '.lock'), join(out, '.lock'));
+      const r = cli(args(day(2), out, 2));
+      expect(r.status, r.stderr).toBe(0);
+      expect(existsSync(join(out, '.lock'))).toBe(false);
+      expect(existsSync(join(held, '.lock'))).toBe(true);
+    } finally {
+      await lock.release();
+    }
+  });
+
   it('the lock is held by a live process: exit 3, and the tree is untouched', async () => {
     const out = copyOfDay1('held');
     const lock = await acquireLock(out, 'a test holding the lock');
