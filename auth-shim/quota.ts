@@ -312,6 +312,13 @@ export class FallbackQuotaStore implements QuotaStore {
   ) {
     this.retryMs = options.retryMs ?? RETRY_MS;
     this.owed = [...(options.owed ?? [])];
+    // Owed from the start (a stop's): recorded as soon as the shared store answers, not at the first request.
+    if (this.owed.length) this.retrying = setInterval(() => (this.owed.length ? this.trySettling() : this.stopRetrying()), this.retryMs);
+  }
+
+  private retrying: ReturnType<typeof setInterval> | undefined;
+  private stopRetrying(): void {
+    clearInterval(this.retrying);
   }
 
   take(credential: string, limits: Limits, now: number, month: MonthWindow, use: MonthUse = 'request'): Admission | Promise<Admission> {
@@ -410,6 +417,7 @@ export class FallbackQuotaStore implements QuotaStore {
    * (UnrecordedCharges), so a stop during an outage loses no charge.
    */
   async close(): Promise<void> {
+    this.stopRetrying();
     for (const until = Date.now() + CLOSE_MS; ; await new Promise((r) => setTimeout(r, 250))) {
       await this.settling;
       if (!this.owed.length || Date.now() >= until) break;

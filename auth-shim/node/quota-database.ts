@@ -339,6 +339,19 @@ export function restored(db: DatabaseSync, file: string, log: (m: string) => voi
   return again;
 }
 
+/**
+ * The database `db` has open, opened again after its `-wal` file was removed while it was open: the pages in it (which
+ * only `db` still reaches) folded into the database file first, or, where a reader keeps them from folding, the whole
+ * database written again (`restored`). Closes `db`; returns the new connection.
+ */
+export function walRestored(db: DatabaseSync, file: string, log: (m: string) => void): DatabaseSync {
+  const folded = db.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get()?.busy === 0;
+  if (!folded) return restored(db, file, log);
+  db.close();
+  log(`quotas: ${file}-wal was removed while serve ran; its pages were folded into the database first, nothing lost`);
+  return openDatabase(file, false);
+}
+
 /** The counts of a damaged database that still read, in a new one at `file`; the damaged files moved aside, never deleted. */
 function salvage(file: string, log: (m: string) => void): DatabaseSync {
   let counts = new Map<string, Counts>();

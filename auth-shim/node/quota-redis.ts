@@ -261,13 +261,17 @@ export function redisWithFallback(url: string, log: (m: string) => void, dir?: s
     .sort()
     .map((n) => join(dir, n));
   const owed = files.flatMap((f) => {
+    const refused = (why: string) =>
+      new QuotaStoreDamaged(`${f}: not the charges a stop kept (${why}); move it aside to start without them`);
+    let read: unknown;
     try {
-      return Owed.parse(JSON.parse(readFileSync(f, 'utf8')));
+      read = JSON.parse(readFileSync(f, 'utf8'));
     } catch (e) {
-      throw new QuotaStoreDamaged(
-        `${f}: not the charges a stop kept (${(e as Error).message.split('\n')[0]}); move it aside to start without them`,
-      );
+      throw refused((e as Error).message);
     }
+    const owed = Owed.safeParse(read);
+    if (!owed.success) throw refused(`${owed.error.issues[0]!.path.join('.') || 'the file'}: ${owed.error.issues[0]!.message}`);
+    return owed.data;
   });
   if (owed.length) log(`quotas: ${owed.length} charges a stop could not record in Redis are owed to it, from ${files.join(', ')}`);
   const taken = () => files.forEach((f) => rmSync(f, { force: true }));

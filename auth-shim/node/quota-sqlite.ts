@@ -33,6 +33,7 @@ import {
   readCounts,
   restored,
   transaction,
+  walRestored,
   unwritable,
   writeMonths,
   writer,
@@ -79,6 +80,8 @@ const inodeOf = (file: string): number | null => {
     return null;
   }
 };
+/** Which files the database and its `-wal` are, as their inodes. */
+const filesOf = (file: string): string => `${inodeOf(file)}:${inodeOf(`${file}-wal`)}`;
 
 export class SqliteQuotaStore extends MemoryQuotaStore {
   /**
@@ -93,8 +96,9 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
   private saving: Promise<void> | null = null;
   private readonly timer: ReturnType<typeof setInterval>;
   private put;
-  /** The database file's inode: another one at its path means it was removed or replaced under this store. */
-  private inode: number;
+  /** The inodes of the database file and its `-wal`: others at their paths mean they were removed under this store. */
+  private files: string;
+  private folderGone = false;
   private lastProblem = -Infinity;
   private problem = '';
   private lastFold = -Infinity;
@@ -109,7 +113,7 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
   ) {
     super();
     this.put = writer(database);
-    this.inode = statSync(file).ino;
+    this.files = filesOf(file);
     [this.counts, this.lastRow] = [counts, last];
     // A write lock another process holds fails a save at once, kept for the next (SQLite's wait is 5 s at open).
     database.exec(`PRAGMA busy_timeout = ${BUSY_MS}`);
@@ -181,7 +185,7 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     const folding = this.behind;
     let [fold, folded] = [[] as string[], 0];
     try {
-      if (inodeOf(this.file) !== this.inode) this.reopen();
+      if (filesOf(this.file) !== this.files) this.reopen();
       for (let due = this.pending.length; due > 0; due -= SLICE) {
         this.append(this.pending.splice(0, SLICE));
         await tick();
@@ -213,11 +217,19 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     }
   }
 
-  /** The database written again at its path from the one open here, and opened there (`restored`). */
+  /**
+   * The database (or its `-wal`) written again at its path from the one open here, and opened there. A folder gone
+   * (a tree moved while served) leaves the counts going on in the file open here, wherever it went.
+   */
   private reopen(): void {
-    this.database = restored(this.database, this.file, this.log);
+    if (!existsSync(dirname(this.file))) {
+      if (!this.folderGone) this.log(`quotas: the folder of ${this.file} is gone; counting on in the database serve has open`);
+      return void (this.folderGone = true);
+    }
+    const walOnly = filesOf(this.file).split(':')[0] === this.files.split(':')[0];
+    this.database = (walOnly ? walRestored : restored)(this.database, this.file, this.log);
     this.database.exec(`PRAGMA busy_timeout = ${BUSY_MS}`);
-    [this.put, this.inode] = [writer(this.database), statSync(this.file).ino];
+    [this.put, this.files] = [writer(this.database), filesOf(this.file)];
   }
 
   /**
@@ -254,7 +266,14 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     this.db.exec(`PRAGMA busy_timeout = ${CLOSE_WAIT_S * 1_000}`);
     await this.flush(true);
     this.db.exec(`PRAGMA busy_timeout = ${BUSY_MS}`);
-    const unsaved = this.pending.length ? writeUnsaved(this.file, this.pending) : undefined;
+    // What could not be saved is kept beside the database, or, where its folder is gone too, said to be lost.
+    let kept: string | undefined;
+    try {
+      if (this.pending.length)
+        kept = `they are kept in ${writeUnsaved(this.file, this.pending)}, which the next start of serve takes in and usage counts meanwhile`;
+    } catch (e) {
+      kept = `nor could they be kept beside it (${(e as Error).message}): they are lost`;
+    }
     // The WAL folded into the database (a copy of the file alone is then whole), unless another process holds it.
     try {
       this.db.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get();
@@ -263,9 +282,9 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     }
     this.db.close();
     await this.lock.release();
-    if (unsaved)
+    if (kept)
       throw new QuotaStoreUnwritable(
-        `${this.file}: ${this.pending.length} charges could not be saved in ${CLOSE_WAIT_S} s (${this.problem}); they are kept in ${unsaved}, which the next start of serve takes in and usage counts meanwhile`,
+        `${this.file}: ${this.pending.length} charges could not be saved in ${CLOSE_WAIT_S} s (${this.problem}); ${kept}`,
       );
   }
 }

@@ -108,7 +108,12 @@ function realLockPath(path: string): string {
 }
 
 async function isStale(path: string, holder: LockHolder | null): Promise<boolean> {
-  if (holder?.path !== undefined && holder.path !== realLockPath(path)) return true;
+  // Made for another path: a copy when its holder still holds that one (a tree copied whole); else it moved here
+  // with its folder (a tree renamed while served), and its holder's counts with it.
+  if (holder?.path !== undefined && holder.path !== realLockPath(path)) {
+    const there = await readHolder(holder.path);
+    if (there?.pid === holder.pid && there.host === holder.host && there.started === holder.started) return true;
+  }
   if (holder) return holder.host === hostname() && !alive(holder);
   const st = await stat(path).catch(() => null);
   return st !== null && Date.now() - st.mtimeMs > UNNAMED_GRACE_MS;

@@ -3,7 +3,7 @@
  * real files: exit statuses, the ledger never started by accident, continued from a folder or a URL, pages that
  * vanish, one writer at a time, the environment's failures named, and the report as data.
  */
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -285,7 +285,7 @@ describe('one writer', () => {
     expect(existsSync(join(out, '.lock'))).toBe(false);
   });
 
-  it('a lock copied with a tree from where a live process holds it is not held here', async () => {
+  it('a lock copied with a tree from where a live process holds it is not held here; one moved with it is', async () => {
     const held = copyOfDay1('held-elsewhere');
     const out = copyOfDay1('copied-lock');
     const lock = await acquireLock(held, 'a build of the other tree');
@@ -295,6 +295,12 @@ describe('one writer', () => {
       expect(r.status, r.stderr).toBe(0);
       expect(existsSync(join(out, '.lock'))).toBe(false);
       expect(existsSync(join(held, '.lock'))).toBe(true);
+      // The held tree renamed while its holder runs: the lock moved with it, and still holds.
+      renameSync(held, `${held}-moved`);
+      const moved = cli(args(day(2), `${held}-moved`, 2));
+      expect(moved.status).toBe(3);
+      expect(moved.stderr).toContain('a build of the other tree');
+      renameSync(`${held}-moved`, held);
     } finally {
       await lock.release();
     }

@@ -312,6 +312,32 @@ describe('the SQLite store: a month is its row plus the charges after it', () =>
     await reopened.close();
   });
 
+  it('a -wal removed under a running store is folded in first; a folder moved away takes the counts with it', async () => {
+    const file = fresh('wal-removed');
+    const said: string[] = [];
+    const s = await SqliteQuotaStore.open(file, { flushMs: 3_600_000, log: (m) => said.push(m) });
+    const limits = { perMinute: 100, perMonth: 100 };
+    for (let i = 0; i < 4; i++) s.take('k', limits, T0 + i, month);
+    await s.flush(true);
+    rmSync(`${file}-wal`);
+    s.take('k', limits, T0 + 4, month);
+    await s.flush(true);
+    expect(said.join('\n')).toMatch(/-wal was removed while serve ran; its pages were folded into the database first, nothing lost/);
+    expect(await totalOf(file, 'k')).toBe(5); // read beside the running store, before any stop
+    await s.close();
+    // A tree renamed while served: the folder is gone, and the counts go on in the file, where it went.
+    const folder = join(root, `moving-${randomBytes(3).toString('hex')}`);
+    mkdirSync(folder);
+    const inFolder = join(folder, 'quotas.sqlite');
+    const t = await SqliteQuotaStore.open(inFolder, { flushMs: 3_600_000, log: (m) => said.push(m) });
+    t.take('k', limits, T0, month);
+    renameSync(folder, `${folder}-moved`);
+    t.take('k', limits, T0 + 1, month);
+    await t.close();
+    expect(said.at(-1)).toBe(`quotas: the folder of ${inFolder} is gone; counting on in the database serve has open`);
+    expect(await totalOf(join(`${folder}-moved`, 'quotas.sqlite'), 'k')).toBe(2);
+  });
+
   it('a start brings the months rows up to the charges, and the charges a minute old go: nothing left to grow', async () => {
     const file = crashed('caught-up', 0, [[['k', month.start]], [['k', month.start + 1]]], T0 - 90_000);
     await (await SqliteQuotaStore.open(file)).close();
