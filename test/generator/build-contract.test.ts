@@ -3,7 +3,18 @@
  * real files: exit statuses, the ledger never started by accident, continued from a folder or a URL, pages that
  * vanish, one writer at a time, the environment's failures named, and the report as data.
  */
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statfsSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
