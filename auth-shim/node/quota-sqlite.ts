@@ -10,10 +10,11 @@
  * One process counts in a database at a time (`<file>.lock`, as a build's lock): the counts in memory are that
  * process's, and a second one would overwrite them.
  */
+import { randomUUID } from 'node:crypto';
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
-import { LockHeld, lockFile, type Lock } from '../../generator/output/lock.js';
+import { holderAlive, holderOf, LockHeld, lockFile, type Lock } from '../../generator/output/lock.js';
 import {
   MemoryQuotaStore,
   MINUTE_MS,
@@ -73,6 +74,31 @@ function realFile(file: string): string {
   }
 }
 
+const COMMAND = `risk-readings serve (pid ${process.pid})`;
+/** The claims of this process's stores that have closed (one whose row a held lock kept it from removing holds nothing). */
+const closed = new Set<string>();
+
+/**
+ * This process as the one counting in the database, in its `meta` (`counting`), which every name of the file shares:
+ * `<file>.lock` is beside one name, and a hard link is another. A live process counting in this very file (its inode;
+ * a copy is another file) holds it: LockHeld, which `open` waits on as on the lock.
+ */
+function claim(db: DatabaseSync, file: string, token: string): void {
+  const me = { ...holderOf(`${file}.lock`, COMMAND), inode: statSync(file).ino, token };
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const row = db.prepare(`SELECT value FROM meta WHERE key = 'counting'`).get()?.value;
+    const holder = row ? (JSON.parse(String(row)) as typeof me) : null;
+    if (holder && holder.inode === me.inode && holder.token !== token && !closed.has(holder.token) && holderAlive(holder))
+      throw new LockHeld(file, holder, 'another process counts in this quota database, through another name of it (a hard link)');
+    db.prepare(`INSERT INTO meta VALUES ('counting', ?) ON CONFLICT DO UPDATE SET value = excluded.value`).run(JSON.stringify(me));
+    db.exec('COMMIT');
+  } catch (e) {
+    db.exec('ROLLBACK');
+    throw e;
+  }
+}
+
 const inodeOf = (file: string): number | null => {
   try {
     return statSync(file).ino;
@@ -109,6 +135,8 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     private readonly lock: Lock,
     private readonly log: (m: string) => void,
     flushMs: number,
+    /** This store's claim on the database (`claim`). */
+    private readonly token: string,
     { counts, last }: { counts: Map<string, Counts>; last: number },
   ) {
     super();
@@ -132,9 +160,11 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     for (;;) {
       let [lock, db]: [Lock?, DatabaseSync?] = [];
       try {
-        lock = await lockFile(`${file}.lock`, `risk-readings serve (pid ${process.pid})`, 'another process counts in this quota database');
+        lock = await lockFile(`${file}.lock`, COMMAND, 'another process counts in this quota database');
         db = prepare(file, o, log);
-        return new SqliteQuotaStore(file, db, lock, log, flushMs, caughtUp(db, readCounts(db, file)));
+        const token = randomUUID();
+        claim(db, file, token);
+        return new SqliteQuotaStore(file, db, lock, log, flushMs, token, caughtUp(db, readCounts(db, file)));
       } catch (e) {
         db?.close();
         await lock?.release();
@@ -228,6 +258,7 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     }
     const walOnly = filesOf(this.file).split(':')[0] === this.files.split(':')[0];
     this.database = (walOnly ? walRestored : restored)(this.database, this.file, this.log);
+    claim(this.database, this.file, this.token); // the file written again is another inode
     this.database.exec(`PRAGMA busy_timeout = ${BUSY_MS}`);
     [this.put, this.files] = [writer(this.database), filesOf(this.file)];
   }
@@ -279,6 +310,12 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
       this.db.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get();
     } catch {
       // A file overwritten in place under serve: the save failed and said why; the next start names the damage.
+    }
+    closed.add(this.token);
+    try {
+      this.db.exec(`DELETE FROM meta WHERE key = 'counting'`);
+    } catch {
+      // Held by another process still: the next start finds this one gone.
     }
     this.db.close();
     await this.lock.release();

@@ -55,6 +55,11 @@ function procStart(pid: number): string | null {
   }
 }
 
+/** Whether the process a holder names still runs (on this host; one on another cannot be asked, so it does). */
+export function holderAlive(h: LockHolder): boolean {
+  return h.host !== hostname() || alive(h);
+}
+
 function alive(h: LockHolder): boolean {
   try {
     process.kill(h.pid, 0);
@@ -123,15 +128,18 @@ async function isStale(path: string, holder: LockHolder | null): Promise<boolean
 export const acquireLock = (dir: string, command: string): Promise<Lock> => lockFile(join(dir, LOCK_FILE), command);
 
 /** The lock `path`, for `command`; LockHeld (saying `held`) when a live process holds it. */
+/** This process as the holder of a lock at `path`, for `command`. */
+export const holderOf = (path: string, command: string): LockHolder => ({
+  pid: process.pid,
+  host: hostname(),
+  started: new Date().toISOString(),
+  proc_start: procStart(process.pid),
+  command,
+  path: realLockPath(path),
+});
+
 export async function lockFile(path: string, command: string, held?: string): Promise<Lock> {
-  const me: LockHolder = {
-    pid: process.pid,
-    host: hostname(),
-    started: new Date().toISOString(),
-    proc_start: procStart(process.pid),
-    command,
-    path: realLockPath(path),
-  };
+  const me = holderOf(path, command);
   const text = JSON.stringify(me) + '\n';
   const release = async () => {
     const h = await readHolder(path);

@@ -7,8 +7,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import {
   chmodSync,
+  copyFileSync,
   cpSync,
   existsSync,
+  linkSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -139,6 +141,28 @@ describe('the SQLite store: counts that survive', () => {
     expect((second as Error).message).toMatch(/another process counts in this quota database/);
     await first.close();
     expect(existsSync(`${link}.id`)).toBe(false); // the files beside are the real file's
+  });
+
+  it('a hard link to a database another process counts in is refused too; a copy of it is another database', async () => {
+    const file = fresh('hard');
+    const hard = join(root, `hard-${randomBytes(3).toString('hex')}.sqlite`);
+    const first = await open(file);
+    // SQLite itself refuses a second name while the first's WAL holds pages (a short read); with it folded, it lets in.
+    first.db.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get();
+    linkSync(file, hard);
+    const second = await SqliteQuotaStore.open(hard, { waitMs: 300 }).catch((e: unknown) => e);
+    expect(second).toBeInstanceOf(QuotaStoreHeld);
+    expect((second as Error).message).toMatch(
+      new RegExp(
+        `^${hard}: another process counts in this quota database, through another name of it \\(a hard link\\) \\(pid ${process.pid} `,
+      ),
+    );
+    // A copy (another file) taken while it counts opens, though it carries the same row.
+    copyFileSync(file, `${file}.copy`);
+    await (await SqliteQuotaStore.open(`${file}.copy`)).close();
+    await first.close();
+    // Let go: the second name opens now.
+    await (await SqliteQuotaStore.open(hard)).close();
   });
 
   it("SQLite's write lock held at the start (a sqlite3 shell) is waited for, then named; the database is never taken for damage", async () => {
