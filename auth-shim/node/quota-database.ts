@@ -64,7 +64,29 @@ const isCharge = (e: unknown): boolean =>
 const witnessOf = (file: string) => `${file}.id`;
 /** What an operator can do about a damaged database, said with each way it is found damaged. */
 const way = `restore it from a copy (stop serve first), or start serve once with --discard-damaged-quotas, which keeps the rows that still read and moves the damaged file aside`;
-const asideName = (file: string, what: string) => `${file}.${what}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+export const asideName = (file: string, what: string) => `${file}.${what}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+
+/** The `names` that are there moved into a new folder `asideName(file, what)`, never deleted; the folder, or null. */
+function setAside(file: string, what: string, names: string[]): string | null {
+  const there = names.filter((f) => existsSync(f));
+  if (!there.length) return null;
+  const aside = asideName(file, what);
+  mkdirSync(aside);
+  for (const f of there) renameSync(f, `${aside}/${basename(f)}`);
+  return aside;
+}
+
+/** The witness beside `file` naming database `id`, written when it names another (or none). */
+function witnessed(file: string, id: string): void {
+  if (readWitness(file) !== id)
+    writeFileSync(witnessOf(file), JSON.stringify({ database: id, file, created: new Date().toISOString() }) + '\n');
+}
+
+/** `text` written whole to `file` (then renamed into place), readable by its owner alone: it names credentials. */
+export function writePrivately(file: string, text: string): void {
+  writeFileSync(`${file}.tmp`, text, { mode: 0o600 });
+  renameSync(`${file}.tmp`, file);
+}
 
 export interface RecoveryOptions {
   /** `serve --discard-damaged-quotas`: start from the rows still readable, moving the damaged files aside. */
@@ -216,8 +238,8 @@ export const writer = (db: DatabaseSync) => ({
   ),
 });
 
-export function transaction(db: DatabaseSync, write: () => void): void {
-  db.exec('BEGIN');
+export function transaction(db: DatabaseSync, write: () => void, begin: 'BEGIN' | 'BEGIN IMMEDIATE' = 'BEGIN'): void {
+  db.exec(begin);
   try {
     write();
     db.exec('COMMIT');
@@ -252,8 +274,7 @@ function readUnsaved(f: string): unknown[] {
 /** Writes the charges a stop could not save beside the database, whole (then renamed); returns the file. */
 export function writeUnsaved(file: string, charges: Logged[]): string {
   const unsaved = `${asideName(file, 'unsaved')}.json`;
-  writeFileSync(`${unsaved}.tmp`, JSON.stringify(charges), { mode: 0o600 }); // credentials, as private as the database
-  renameSync(`${unsaved}.tmp`, unsaved);
+  writePrivately(unsaved, JSON.stringify(charges));
   return unsaved;
 }
 const unsavedFiles = (file: string): string[] =>
@@ -278,8 +299,7 @@ export function prepare(file: string, o: RecoveryOptions, log: (m: string) => vo
     let id = db.prepare(`SELECT value FROM meta WHERE key = 'id'`).get()?.value as string | undefined;
     if (!id) db.prepare(`INSERT INTO meta VALUES ('id', ?)`).run((id = randomUUID()));
     db.prepare(`INSERT INTO meta VALUES ('schema', '2') ON CONFLICT DO UPDATE SET value = excluded.value`).run();
-    if (readWitness(file) !== id)
-      writeFileSync(witnessOf(file), JSON.stringify({ database: id, file, created: new Date().toISOString() }) + '\n');
+    witnessed(file, id);
     db.prepare('DELETE FROM months WHERE month < ?').run(monthName(monthsAfter(monthOf(Date.now()).start, -MONTHS_KEPT)));
     // What a stop could not save, logged as a row of charges once (`meta` names each file taken), then removed.
     for (const f of unsavedFiles(file)) {
@@ -323,16 +343,11 @@ export function restored(db: DatabaseSync, file: string, log: (m: string) => voi
   rmSync(copy, { force: true });
   db.exec(`VACUUM INTO '${copy.replaceAll("'", "''")}'`);
   chmodSync(copy, 0o600);
-  const there = [file, `${file}-wal`, `${file}-shm`].filter((f) => existsSync(f));
-  const aside = there.length ? asideName(file, 'replaced') : null;
-  if (aside) mkdirSync(aside);
-  for (const f of there) renameSync(f, `${aside}/${basename(f)}`);
+  const aside = setAside(file, 'replaced', [file, `${file}-wal`, `${file}-shm`]);
   db.close();
   renameSync(copy, file);
   const again = openDatabase(file, false);
-  const id = again.prepare(`SELECT value FROM meta WHERE key = 'id'`).get()?.value as string;
-  if (readWitness(file) !== id)
-    writeFileSync(witnessOf(file), JSON.stringify({ database: id, file, created: new Date().toISOString() }) + '\n');
+  witnessed(file, again.prepare(`SELECT value FROM meta WHERE key = 'id'`).get()?.value as string);
   log(
     `quotas: ${file} was ${aside ? `replaced (what was there is in ${aside})` : 'removed'} while serve ran; written again from the database serve had open, nothing lost`,
   );
@@ -362,9 +377,7 @@ function salvage(file: string, log: (m: string) => void): DatabaseSync {
   } catch (e) {
     log(`quotas: ${file}: nothing in it reads (${(e as Error).message})`);
   }
-  const aside = asideName(file, 'damaged');
-  mkdirSync(aside);
-  for (const f of [file, `${file}-wal`, `${file}-shm`, witnessOf(file)]) if (existsSync(f)) renameSync(f, `${aside}/${basename(f)}`);
+  const aside = setAside(file, 'damaged', [file, `${file}-wal`, `${file}-shm`, witnessOf(file)]);
   const db = filled(file, counts);
   log(
     `quotas: --discard-damaged-quotas: counting on from the ${counts.size} credentials that still read; the damaged files are in ${aside}`,

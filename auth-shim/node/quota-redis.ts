@@ -3,7 +3,7 @@
  * counted while Redis could not be reached is recorded when it answers again.
  */
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis, ReplyError } from 'ioredis';
 import { z } from 'zod';
@@ -19,7 +19,7 @@ import {
   type MonthWindow,
   type QuotaStore,
 } from '../quota.js';
-import { QuotaStoreDamaged } from './quota-database.js';
+import { asideName, QuotaStoreDamaged, writePrivately } from './quota-database.js';
 
 /** How long a month's counter lives in Redis: until its month is more than MONTHS_KEPT months back, and a day more. */
 export const keepMs = (month: MonthWindow, now: number): number => monthsAfter(month.start, MONTHS_KEPT + 1) - now + 86_400_000;
@@ -236,7 +236,8 @@ export class RedisQuotaStore implements QuotaStore {
 }
 
 /** Where a stop keeps the charges it could not record in Redis, beside the tree: `<dir>/<OWED><time>.json`. */
-const OWED = '.risk-readings-quotas.owed-';
+const OWED_BASE = '.risk-readings-quotas';
+const OWED = `${OWED_BASE}.owed-`;
 const Owed = z.array(
   z.object({
     credential: z.string(),
@@ -279,9 +280,8 @@ export function redisWithFallback(url: string, log: (m: string) => void, dir?: s
     owed,
     recorded: taken,
     keep: (charges) => {
-      const f = join(dir, `${OWED}${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-      writeFileSync(`${f}.tmp`, JSON.stringify(redis.own(charges)), { mode: 0o600 }); // credentials: private
-      renameSync(`${f}.tmp`, f);
+      const f = `${asideName(join(dir, OWED_BASE), 'owed')}.json`;
+      writePrivately(f, JSON.stringify(redis.own(charges)));
       taken(); // what they held is in this one now
       return f;
     },

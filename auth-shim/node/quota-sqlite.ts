@@ -85,18 +85,17 @@ const closed = new Set<string>();
  */
 function claim(db: DatabaseSync, file: string, token: string): void {
   const me = { ...holderOf(`${file}.lock`, COMMAND), inode: statSync(file).ino, token };
-  db.exec('BEGIN IMMEDIATE');
-  try {
-    const row = db.prepare(`SELECT value FROM meta WHERE key = 'counting'`).get()?.value;
-    const holder = row ? (JSON.parse(String(row)) as typeof me) : null;
-    if (holder && holder.inode === me.inode && holder.token !== token && !closed.has(holder.token) && holderAlive(holder))
-      throw new LockHeld(file, holder, 'another process counts in this quota database, through another name of it (a hard link)');
-    db.prepare(`INSERT INTO meta VALUES ('counting', ?) ON CONFLICT DO UPDATE SET value = excluded.value`).run(JSON.stringify(me));
-    db.exec('COMMIT');
-  } catch (e) {
-    db.exec('ROLLBACK');
-    throw e;
-  }
+  transaction(
+    db,
+    () => {
+      const row = db.prepare(`SELECT value FROM meta WHERE key = 'counting'`).get()?.value;
+      const holder = row ? (JSON.parse(String(row)) as typeof me) : null;
+      if (holder && holder.inode === me.inode && holder.token !== token && !closed.has(holder.token) && holderAlive(holder))
+        throw new LockHeld(file, holder, 'another process counts in this quota database, through another name of it (a hard link)');
+      db.prepare(`INSERT INTO meta VALUES ('counting', ?) ON CONFLICT DO UPDATE SET value = excluded.value`).run(JSON.stringify(me));
+    },
+    'BEGIN IMMEDIATE',
+  );
 }
 
 const inodeOf = (file: string): number | null => {
@@ -107,7 +106,7 @@ const inodeOf = (file: string): number | null => {
   }
 };
 /** Which files the database and its `-wal` are, as their inodes. */
-const filesOf = (file: string): string => `${inodeOf(file)}:${inodeOf(`${file}-wal`)}`;
+const filesOf = (file: string): [number | null, number | null] => [inodeOf(file), inodeOf(`${file}-wal`)];
 
 export class SqliteQuotaStore extends MemoryQuotaStore {
   /**
@@ -123,7 +122,7 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
   private readonly timer: ReturnType<typeof setInterval>;
   private put;
   /** The inodes of the database file and its `-wal`: others at their paths mean they were removed under this store. */
-  private files: string;
+  private files: [number | null, number | null];
   private folderGone = false;
   private lastProblem = -Infinity;
   private problem = '';
@@ -215,7 +214,8 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     const folding = this.behind;
     let [fold, folded] = [[] as string[], 0];
     try {
-      if (filesOf(this.file) !== this.files) this.reopen();
+      const [db, wal] = filesOf(this.file);
+      if (db !== this.files[0] || wal !== this.files[1]) this.reopen(db === this.files[0]);
       for (let due = this.pending.length; due > 0; due -= SLICE) {
         this.append(this.pending.splice(0, SLICE));
         await tick();
@@ -251,12 +251,11 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
    * The database (or its `-wal`) written again at its path from the one open here, and opened there. A folder gone
    * (a tree moved while served) leaves the counts going on in the file open here, wherever it went.
    */
-  private reopen(): void {
+  private reopen(walOnly: boolean): void {
     if (!existsSync(dirname(this.file))) {
       if (!this.folderGone) this.log(`quotas: the folder of ${this.file} is gone; counting on in the database serve has open`);
       return void (this.folderGone = true);
     }
-    const walOnly = filesOf(this.file).split(':')[0] === this.files.split(':')[0];
     this.database = (walOnly ? walRestored : restored)(this.database, this.file, this.log);
     claim(this.database, this.file, this.token); // the file written again is another inode
     this.database.exec(`PRAGMA busy_timeout = ${BUSY_MS}`);
