@@ -277,12 +277,15 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
       throw e;
     }
     const behind = this.behind;
+    // The earliest month changed, from the earliest time: one monthOf per row, not per charge.
+    let [earliest, changed] = [Infinity, false];
     for (const [credential, at, kind] of charges)
       if (kind !== 'minute') {
         behind.credentials.add(credential);
-        behind.from = Math.min(behind.from, kind === 'refund' ? at : monthOf(at).start);
-        behind.row = Math.min(behind.row, this.lastRow);
+        earliest = Math.min(earliest, at); // a refund's `at` is its month's start
+        changed = true;
       }
+    if (changed) [behind.from, behind.row] = [Math.min(behind.from, monthOf(earliest).start), Math.min(behind.row, this.lastRow)];
   }
 
   /**
