@@ -268,23 +268,22 @@ export class QuotaDirectory {
 export class DurableQuotaStore implements QuotaStore {
   constructor(private ns: DurableObjectNamespaceLike) {}
 
-  async take(credential: string, limits: Limits, now: number, month: MonthWindow, use: MonthUse = 'request'): Promise<Admission> {
-    const stub = this.ns.get(this.ns.idFromName(credential));
-    const res = await stub.fetch('https://quota.internal/take', {
+  /** One request to the credential's object; anything but a 2xx fails (the fallback counts meanwhile). */
+  private async send(credential: string, path: string, body: TakeRequest | RefundRequest | RecordRequest): Promise<Response> {
+    const res = await this.ns.get(this.ns.idFromName(credential)).fetch(`https://quota.internal/${path}`, {
       method: 'POST',
-      body: JSON.stringify({ limits, now, month, use, credential } satisfies TakeRequest),
+      body: JSON.stringify(body),
     });
     if (!res.ok) throw new Error(`quota object answered ${res.status}`);
-    return (await res.json()) as Admission;
+    return res;
+  }
+
+  async take(credential: string, limits: Limits, now: number, month: MonthWindow, use: MonthUse = 'request'): Promise<Admission> {
+    return (await (await this.send(credential, 'take', { limits, now, month, use, credential })).json()) as Admission;
   }
 
   async refund(credential: string, month: MonthWindow): Promise<void> {
-    const stub = this.ns.get(this.ns.idFromName(credential));
-    const res = await stub.fetch('https://quota.internal/refund', {
-      method: 'POST',
-      body: JSON.stringify({ month, credential } satisfies RefundRequest),
-    });
-    if (!res.ok) throw new Error(`quota object answered ${res.status}`);
+    await this.send(credential, 'refund', { month, credential });
   }
 
   /** Records what was counted elsewhere in each credential's object (FallbackQuotaStore, once the objects answer). */
@@ -294,13 +293,6 @@ export class DurableQuotaStore implements QuotaStore {
       if (!byCredential.has(credential)) byCredential.set(credential, []);
       byCredential.get(credential)!.push({ now, month, kind });
     }
-    for (const [credential, list] of byCredential) {
-      const stub = this.ns.get(this.ns.idFromName(credential));
-      const res = await stub.fetch('https://quota.internal/record', {
-        method: 'POST',
-        body: JSON.stringify({ charges: list, credential } satisfies RecordRequest),
-      });
-      if (!res.ok) throw new Error(`quota object answered ${res.status}`);
-    }
+    for (const [credential, list] of byCredential) await this.send(credential, 'record', { charges: list, credential });
   }
 }

@@ -125,6 +125,16 @@ export function monthTotal(c: Counts, start: number): number {
   return c.past.find(([s]) => s === start)?.[1] ?? 0;
 }
 
+/** Every credential's requests in the month starting at `start`, as billing reads them (decision 38); none left out. */
+export function totalsOf(counts: Map<string, Counts>, start: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [credential, c] of counts) {
+    const n = monthTotal(c, start);
+    if (n > 0) out.set(credential, n);
+  }
+  return out;
+}
+
 /**
  * Sets the total of the month starting at `start`: the current one, a later one (the month turned), or an earlier
  * one (a charge that arrives after its month, from an outage or a 304 answered across midnight).
@@ -255,14 +265,8 @@ export class MemoryQuotaStore implements QuotaStore {
     setMonth(c, month.start, a.monthUsed);
   }
 
-  /** Every credential's requests in the month starting at `start`, as billing reads them (decision 38). */
   totals(start: number): Map<string, number> {
-    const out = new Map<string, number>();
-    for (const [credential, c] of this.counts) {
-      const n = monthTotal(c, start);
-      if (n > 0) out.set(credential, n);
-    }
-    return out;
+    return totalsOf(this.counts, start);
   }
 }
 

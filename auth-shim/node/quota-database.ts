@@ -21,7 +21,7 @@ import {
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { MINUTE_MS, monthName, monthOf, monthsAfter, MONTHS_KEPT, recordCharge, type Counts } from '../quota.js';
+import { MINUTE_MS, monthName, monthOf, monthsAfter, MONTHS_KEPT, newCounts, recordCharge, type Counts } from '../quota.js';
 import { isLegacyQuotaFile, legacyFiles, readLegacyQuotaFile } from './quota-import.js';
 
 /** A database that cannot be trusted to hold every count: named, with the way on (serve and usage exit 3). */
@@ -181,7 +181,7 @@ export function readCounts(
   const behind = new Map<string, number>();
   const of = (credential: string) => {
     let c = counts.get(credential);
-    if (!c) counts.set(credential, (c = { minute: [], monthStart: month.start, month: 0, past: [] }));
+    if (!c) counts.set(credential, (c = newCounts(month)));
     return c;
   };
   try {

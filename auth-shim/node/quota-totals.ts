@@ -7,7 +7,7 @@
  */
 import { Redis } from 'ioredis';
 import { OPERATOR_USAGE } from '../edge-operator.js';
-import { monthName, monthTotal, type MonthWindow } from '../quota.js';
+import { monthName, totalsOf, type MonthWindow } from '../quota.js';
 import { isLegacyQuotaFile, readLegacyQuotaFile } from './quota-import.js';
 import { checkedDatabase, isBusy, readCounts } from './quota-database.js';
 import { isWorkerUrl, OperatorUnreachable, operatorRequest } from './operator-client.js';
@@ -50,12 +50,7 @@ function fileTotals(file: string, month: MonthWindow): Map<string, number> {
       });
     }
   }
-  const out = new Map<string, number>();
-  for (const [credential, c] of counts) {
-    const n = monthTotal(c, month.start);
-    if (n > 0) out.set(credential, n);
-  }
-  return out;
+  return totalsOf(counts, month.start);
 }
 
 /** A Redis URL as it may be shown: without its password. */
