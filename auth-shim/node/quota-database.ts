@@ -89,6 +89,8 @@ export function writePrivately(file: string, text: string): void {
 }
 
 export interface RecoveryOptions {
+  /** How long to wait for another connection's lock on the database (SQLite's busy timeout; default 5 s). */
+  busyMs?: number;
   /** `serve --discard-damaged-quotas`: start from the rows still readable, moving the damaged files aside. */
   discardDamaged?: boolean;
   /** A quota file of an earlier release to import on the first start (default: `file` itself, when it is one). */
@@ -96,18 +98,18 @@ export interface RecoveryOptions {
 }
 
 /** Opens `file` and checks it whole; throws QuotaStoreDamaged naming it and the way on. */
-export function checkedDatabase(file: string, readOnly = false): DatabaseSync {
+export function checkedDatabase(file: string, readOnly = false, busyMs = 5_000): DatabaseSync {
   const witness = readWitness(file);
   if (!existsSync(file) || statSync(file).size === 0) {
     if (witness)
       throw new QuotaStoreDamaged(
         `${file}: the quota database is ${existsSync(file) ? 'empty' : 'gone'}, but ${witnessOf(file)} says it held the counts of database ${witness} since it was made; ${way}`,
       );
-    return openDatabase(file, readOnly);
+    return openDatabase(file, readOnly, busyMs);
   }
   let db: DatabaseSync | undefined;
   try {
-    db = openDatabase(file, readOnly);
+    db = openDatabase(file, readOnly, busyMs);
     const check = db
       .prepare('PRAGMA integrity_check')
       .all()
@@ -124,12 +126,12 @@ export function checkedDatabase(file: string, readOnly = false): DatabaseSync {
   }
 }
 
-function openDatabase(file: string, readOnly: boolean): DatabaseSync {
+function openDatabase(file: string, readOnly: boolean, busyMs = 5_000): DatabaseSync {
   const made = !readOnly && !existsSync(file);
   const db = new DatabaseSync(file, { readOnly });
   // As private as the key file (webhook secrets): SQLite gives its WAL the database's mode.
   if (made) chmodSync(file, 0o600);
-  db.exec('PRAGMA busy_timeout = 5000');
+  db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.round(busyMs))}`);
   if (readOnly) return db;
   // Pages of 64 KB: a row of charges (about 85 bytes each) takes a few pages rather than a long chain of them. The
   // WAL folded back every 64 pages (4 MB, as SQLite's default of 1,000 4 KB pages), so no checkpoint stalls long.
@@ -290,7 +292,7 @@ export function prepare(file: string, o: RecoveryOptions, log: (m: string) => vo
   const importing = isLegacyQuotaFile(legacy) && (legacy === file || !existsSync(file));
   let db: DatabaseSync;
   try {
-    db = importing ? importLegacy(legacy, file, o, log) : checkedDatabase(file);
+    db = importing ? importLegacy(legacy, file, o, log) : checkedDatabase(file, false, o.busyMs);
   } catch (e) {
     if (!(e instanceof QuotaStoreDamaged) || !o.discardDamaged) throw e;
     db = salvage(file, log);

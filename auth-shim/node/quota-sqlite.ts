@@ -160,7 +160,8 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
       let [lock, db]: [Lock?, DatabaseSync?] = [];
       try {
         lock = await lockFile(`${file}.lock`, COMMAND, 'another process counts in this quota database');
-        db = prepare(file, o, log);
+        // SQLite's own wait for a write lock ends with ours: --quotas-wait is not overshot by its 5 s.
+        db = prepare(file, { ...o, busyMs: Math.min(5_000, deadline - Date.now()) }, log);
         const token = randomUUID();
         claim(db, file, token);
         return new SqliteQuotaStore(file, db, lock, log, flushMs, token, caughtUp(db, readCounts(db, file)));

@@ -170,7 +170,10 @@ describe('the SQLite store: counts that survive', () => {
     await (await SqliteQuotaStore.open(file)).close();
     const holder = new DatabaseSync(file);
     holder.exec('BEGIN IMMEDIATE');
+    const started = Date.now();
     const refused = await SqliteQuotaStore.open(file, { waitMs: 500, discardDamaged: true }).catch((e: unknown) => e);
+    // --quotas-wait bounds SQLite's own wait too (its 5 s would otherwise run past a 0.5 s wait).
+    expect(Date.now() - started).toBeLessThan(4_500);
     holder.exec('ROLLBACK');
     expect(refused).toBeInstanceOf(QuotaStoreHeld);
     expect((refused as Error).message).toMatch(
