@@ -283,7 +283,10 @@ export interface FallbackOptions {
   retryMs?: number;
   /** Charges a stop before could not record (they keep their numbers): owed from the start. */
   owed?: Charge[];
-  /** Keeps what a stop still owes where the next start takes it in; returns where (the message names it). */
+  /**
+   * Keeps what is owed where the next start takes it in (each second while any is owed, so a crash loses at most the
+   * last second's; and at a stop); returns where (the stop's message names it).
+   */
   keep?: (charges: Charge[]) => string;
   /** Everything owed is recorded: what `keep` kept before may go. */
   recorded?: () => void;
@@ -316,13 +319,38 @@ export class FallbackQuotaStore implements QuotaStore {
   ) {
     this.retryMs = options.retryMs ?? RETRY_MS;
     this.owed = [...(options.owed ?? [])];
-    // Owed from the start (a stop's): recorded as soon as the shared store answers, not at the first request.
-    if (this.owed.length) this.retrying = setInterval(() => (this.owed.length ? this.trySettling() : this.stopRetrying()), this.retryMs);
+    if (this.owed.length) this.owing();
   }
 
+  /** While charges are owed: each second they are kept (`keep`) and tried, idle or not. */
   private retrying: ReturnType<typeof setInterval> | undefined;
+  /** Charges owed since the last keep. */
+  private unkept = 0;
+  private lastKeepLog = -Infinity;
+  private closing = false;
+  private owing(): void {
+    if (this.closing) return;
+    this.retrying ??= setInterval(() => {
+      if (!this.owed.length) return this.stopRetrying();
+      this.keepOwed();
+      this.trySettling();
+    }, this.retryMs);
+    this.retrying.unref?.();
+  }
   private stopRetrying(): void {
     clearInterval(this.retrying);
+    this.retrying = undefined;
+  }
+  private keepOwed(): void {
+    if (!this.unkept || !this.options.keep) return;
+    try {
+      this.options.keep(this.owed);
+      this.unkept = 0;
+    } catch (e) {
+      if (Date.now() - this.lastKeepLog < MINUTE_MS) return;
+      this.lastKeepLog = Date.now();
+      this.log(`quotas: the charges owed to the shared store cannot be kept on disk (${(e as Error).message}); a crash would lose them`);
+    }
   }
 
   take(credential: string, limits: Limits, now: number, month: MonthWindow, use: MonthUse = 'request'): Admission | Promise<Admission> {
@@ -369,6 +397,9 @@ export class FallbackQuotaStore implements QuotaStore {
   }
 
   private owe(charge: Charge): void {
+    // Only where there is somewhere to keep them (Node): an edge isolate runs no timer of its own between requests.
+    if (this.options.keep) this.owing();
+    this.unkept++;
     if (this.owed.length < MAX_OWED) return void this.owed.push(charge);
     // Dropping the newest keeps the order of what is sent; the shared store then misses these, so say how many.
     if (this.dropped++ === 0)
@@ -421,6 +452,7 @@ export class FallbackQuotaStore implements QuotaStore {
    * (UnrecordedCharges), so a stop during an outage loses no charge.
    */
   async close(): Promise<void> {
+    this.closing = true;
     this.stopRetrying();
     for (const until = Date.now() + CLOSE_MS; ; await new Promise((r) => setTimeout(r, 250))) {
       await this.settling;

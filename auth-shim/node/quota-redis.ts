@@ -176,9 +176,13 @@ export class RedisQuotaStore implements QuotaStore {
     return `${now}:${client}${seq.toString(36)}`;
   }
 
-  /** Charges numbered as this client's where not sent yet, so that whichever process records them does so once. */
+  /**
+   * Charges numbered as this client's where not sent yet, in place (a later record sends each under the number kept),
+   * so that whichever process records them does so once.
+   */
   own(charges: Charge[]): Charge[] {
-    return charges.map((c) => ({ ...c, seq: c.seq ?? this.seq++, client: c.client ?? this.id }));
+    for (const c of charges) [c.seq, c.client] = [c.seq ?? this.seq++, c.client ?? this.id];
+    return charges;
   }
 
   take(credential: string, limits: Limits, now: number, month: MonthWindow, use: MonthUse = 'request'): Promise<Admission> {
@@ -275,15 +279,19 @@ export function redisWithFallback(url: string, log: (m: string) => void, dir?: s
     return owed.data;
   });
   if (owed.length) log(`quotas: ${owed.length} charges a stop could not record in Redis are owed to it, from ${files.join(', ')}`);
-  const taken = () => files.forEach((f) => rmSync(f, { force: true }));
+  const taken = () => files.splice(0).forEach((f) => rmSync(f, { force: true }));
+  let mine: string | undefined; // this instance's file, written again whole at each keep
   return new FallbackQuotaStore(redis, log, {
     owed,
-    recorded: taken,
+    recorded: () => {
+      taken();
+      if (mine) rmSync(mine, { force: true });
+    },
     keep: (charges) => {
-      const f = `${asideName(join(dir, OWED_BASE), 'owed')}.json`;
-      writePrivately(f, JSON.stringify(redis.own(charges)));
+      mine ??= `${asideName(join(dir, OWED_BASE), 'owed')}.json`;
+      writePrivately(mine, JSON.stringify(redis.own(charges)));
       taken(); // what they held is in this one now
-      return f;
+      return mine;
     },
   });
 }

@@ -4,7 +4,7 @@
  * private redis-server processes; where none answers they are skipped with the reason, except under CI=true.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -25,6 +25,8 @@ import { tempDir, until } from '../../helpers.js';
 import { freePort, redisAnswers, redisAway, redisPrefixes, closedAtEnd, REDIS_URL } from '../../services.js';
 import { minuteClock, type Call } from '../suite.js';
 import { KEY, KEYS_FILE, builtTree } from '../tree.js';
+import { load, manyKeys, serve, stopped } from './serve-load.js';
+import { monthTotals } from '../../../auth-shim/node/quota-totals.js';
 
 const noRedis = await redisAway('the Redis quota tests');
 
@@ -158,6 +160,43 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
       await redisWithFallback(url, () => {}, dir).close();
       expect(existsSync(kept!)).toBe(false);
       expect(await counted()).toBe(6);
+    } finally {
+      redis.kill('SIGCONT');
+      redis.kill('SIGKILL');
+    }
+  });
+
+  it('kill -9 during an outage loses at most the last second of what was owed; the next start records it once', async () => {
+    const { url, redis } = await privateRedis();
+    // A tree of its own: the charges owed are kept beside it.
+    const tree = tempDir('rr-owed-kill-');
+    cpSync(out, tree, { recursive: true });
+    const { file: keysFile, keys } = manyKeys(50, tree);
+    const total = async () => [...(await monthTotals(url, monthOf(Date.now()))).values()].reduce((a, b) => a + b, 0);
+    try {
+      const server = await serve(['--public', tree, '--keys', keysFile, '--quotas', url, '--log-level', 'silent']);
+      const l = load(server.url, keys);
+      await until(() => l.admitted.length >= 50, 60_000, 20);
+      redis.kill('SIGSTOP');
+      // Well past the bound below, so that a stop that kept nothing fails: 4 s of answers from the fallback.
+      const outage = Date.now();
+      await until(() => Date.now() - outage >= 4_000 && l.admitted.filter((t) => t > outage).length >= 100, 60_000, 20);
+      const killedAt = Date.now();
+      await stopped(server.child, 'SIGKILL');
+      await l.stop();
+      redis.kill('SIGCONT');
+      const owedFiles = () => readdirSync(tree).filter((n) => n.startsWith('.risk-readings-quotas.owed-'));
+      expect(owedFiles()).toHaveLength(1);
+      // The next start records what the file holds, and removes it.
+      const next = redisWithFallback(url, () => {}, tree);
+      expect(await until(() => owedFiles().length === 0, 60_000, 50)).toBe(true);
+      await next.close();
+      const counted = await total();
+      // Kept once a second (and a keep is a write of its own): at most what came in the last three seconds is lost.
+      const bound = l.admitted.filter((t) => t > killedAt - 3_000).length;
+      expect(counted).toBeLessThanOrEqual(l.admitted.length);
+      expect(l.admitted.length - counted).toBeLessThanOrEqual(bound);
+      console.log(`kill -9 during an outage: ${l.admitted.length} admitted, ${counted} counted (allowed loss ${bound})`);
     } finally {
       redis.kill('SIGCONT');
       redis.kill('SIGKILL');

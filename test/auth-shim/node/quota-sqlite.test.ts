@@ -3,7 +3,6 @@
  * loses at most the last second's and never bills one twice, damage is refused by name and never read as empty, one
  * process counts in a database at a time, and a quota file of the releases before is imported exactly.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import {
   chmodSync,
@@ -31,11 +30,13 @@ import { sampleEndpoint } from '../webhooks/endpoint.js';
 import { monthTotals } from '../../../auth-shim/node/quota-totals.js';
 import { monthName, monthOf, monthsAfter, MONTHS_KEPT, monthTotal } from '../../../auth-shim/quota.js';
 import { PLAN_LIMITS } from '../../../generator/contract/plans.js';
-import { BIN, cliAsync, ROOT, tempDir, until } from '../../helpers.js';
+import { cliAsync, ROOT, tempDir, until } from '../../helpers.js';
 import { freePort } from '../../services.js';
 import { KEY, KEYS_FILE, builtTree } from '../tree.js';
+import { load, manyKeys, serve, stopped } from './serve-load.js';
 
 const root = tempDir('rr-sqlite-');
+const manyKeysIn = (n: number) => manyKeys(n, root);
 const basic = PLAN_LIMITS.basic;
 const T0 = Date.now();
 const month = monthOf(T0);
@@ -50,26 +51,6 @@ afterAll(async () => {
 });
 const fresh = (name: string) => join(root, `${name}-${randomBytes(3).toString('hex')}.sqlite`);
 const totalOf = async (file: string, credential: string, m = month) => (await monthTotals(file, m)).get(credential) ?? 0;
-
-/** A `serve` of the CLI on a free port, its output gathered; resolves once it listens. */
-async function serve(args: string[]): Promise<{ child: ChildProcess; output: () => string; url: string }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', String(port), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout!.on('data', (d) => (output += String(d)));
-  child.stderr!.on('data', (d) => (output += String(d)));
-  await new Promise<void>((resolve, reject) => {
-    child.stderr!.on('data', () => output.includes('serving') && resolve());
-    child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${output}`)));
-  });
-  return { child, output: () => output, url: `http://127.0.0.1:${port}` };
-}
-const stopped = (child: ChildProcess, signal: NodeJS.Signals) =>
-  new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill(signal);
-  });
 
 describe('the SQLite store: counts that survive', () => {
   it('a restart in the middle of a window keeps the minute and the month', async () => {
@@ -592,42 +573,6 @@ describe('the SQLite store: a quota file of the releases before, imported', () =
 });
 
 /** `n` ultra keys in a key file of their own: enough room in each minute for a load of a few seconds. */
-function manyKeys(n: number): { file: string; keys: string[] } {
-  const keys = Array.from({ length: n }, (_, i) => `rr_load_${i}_${randomBytes(8).toString('hex')}`);
-  const file = join(root, `keys-${randomBytes(3).toString('hex')}.json`);
-  const entry = (k: string, i: number) => ({ sha256: createHash('sha256').update(k).digest('hex'), plan: 'ultra', label: `load ${i}` });
-  writeFileSync(file, JSON.stringify({ keys: keys.map(entry) }));
-  return { file, keys };
-}
-
-/**
- * Requests from `connections` loops, each key in turn, until `stop()`; each answer's status and when it came. The
- * server answers 200 for a request it counted and 429 for one it refused.
- */
-function load(url: string, keys: string[], connections = 8) {
-  const admitted: number[] = [];
-  let running = true;
-  let next = 0;
-  const loops = Array.from({ length: connections }, async () => {
-    while (running) {
-      const key = keys[next++ % keys.length]!;
-      try {
-        const r = await fetch(`${url}/v1/assets/BTC/risk`, { headers: { 'X-API-Key': key } });
-        await r.arrayBuffer();
-        if (r.status === 200) admitted.push(Date.now());
-      } catch {
-        return; // the server went away
-      }
-    }
-  });
-  return {
-    admitted,
-    stop: async () => {
-      running = false;
-      await Promise.all(loops);
-    },
-  };
-}
 
 const billedTotal = async (file: string, keysFile: string) => {
   const r = await cliAsync(['usage', '--quotas', file, '--keys', keysFile, '--json']);
@@ -637,7 +582,7 @@ const billedTotal = async (file: string, keysFile: string) => {
 
 describe('the SQLite store under load: SIGTERM loses nothing, kill -9 at most the last second, nothing billed twice', () => {
   it('SIGTERM: every admitted request is counted', async () => {
-    const { file: keysFile, keys } = manyKeys(200);
+    const { file: keysFile, keys } = manyKeysIn(200);
     const file = fresh('sigterm');
     const server = await serve(['--public', builtTree(), '--keys', keysFile, '--quotas', file, '--log-level', 'silent']);
     const l = load(server.url, keys);
@@ -648,7 +593,7 @@ describe('the SQLite store under load: SIGTERM loses nothing, kill -9 at most th
   });
 
   it('kill -9 at random points: each kill loses at most the last second of counts (checked with two to spare), none counted twice', async () => {
-    const { file: keysFile, keys } = manyKeys(400);
+    const { file: keysFile, keys } = manyKeysIn(400);
     const file = fresh('kill9');
     let admitted = 0;
     let bound = 0;
