@@ -239,7 +239,10 @@ export class RedisQuotaStore implements QuotaStore {
   }
 }
 
-/** Where a stop keeps the charges it could not record in Redis, beside the tree: `<dir>/<OWED><time>.json`. */
+/**
+ * Where an instance keeps the charges it owes Redis, beside the tree: `<dir>/<OWED><pid>-<time>.json` (a release
+ * before named no pid: `<OWED><time>.json`).
+ */
 const OWED_BASE = '.risk-readings-quotas';
 const OWED = `${OWED_BASE}.owed-`;
 const Owed = z.array(
@@ -254,6 +257,21 @@ const Owed = z.array(
 );
 
 /**
+ * Whether the owed file `name` is a live instance's on this machine (a rolling restart during an outage): it records
+ * them itself, and the file is taken in by the next start after it ends.
+ */
+function heldByAnother(name: string): boolean {
+  const pid = Number(/^\.risk-readings-quotas\.owed-(\d+)-\d{4}-/.exec(name)?.[1]);
+  if (!pid || pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
  * The Redis store behind the in-process fallback (decision 21), with the charges a stop before could not record
  * (kept in `dir`) owed from the start, and what this one's stop cannot record kept there in turn. Each keeps the
  * number its client gave it, so a file recorded twice (a crash before its removal) counts once.
@@ -262,7 +280,7 @@ export function redisWithFallback(url: string, log: (m: string) => void, dir?: s
   const redis = new RedisQuotaStore(url);
   if (!dir) return new FallbackQuotaStore(redis, log);
   const files = readdirSync(dir)
-    .filter((n) => n.startsWith(OWED) && n.endsWith('.json'))
+    .filter((n) => n.startsWith(OWED) && n.endsWith('.json') && !heldByAnother(n))
     .sort()
     .map((n) => join(dir, n));
   const owed = files.flatMap((f) => {
@@ -288,7 +306,7 @@ export function redisWithFallback(url: string, log: (m: string) => void, dir?: s
       if (mine) rmSync(mine, { force: true });
     },
     keep: (charges) => {
-      mine ??= `${asideName(join(dir, OWED_BASE), 'owed')}.json`;
+      mine ??= `${asideName(join(dir, OWED_BASE), `owed-${process.pid}`)}.json`;
       writePrivately(mine, JSON.stringify(redis.own(charges)));
       taken(); // what they held is in this one now
       return mine;

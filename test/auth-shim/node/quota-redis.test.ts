@@ -181,11 +181,17 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
       // Well past the bound below, so that a stop that kept nothing fails: 4 s of answers from the fallback.
       const outage = Date.now();
       await until(() => Date.now() - outage >= 4_000 && l.admitted.filter((t) => t > outage).length >= 100, 60_000, 20);
+      const owedFiles = () => readdirSync(tree).filter((n) => n.startsWith('.risk-readings-quotas.owed-'));
+      // Another instance started over the tree meanwhile (a rolling restart) leaves a live instance's file alone.
+      const logs: string[] = [];
+      const beside = redisWithFallback(url, (m) => logs.push(m), tree);
+      await beside.close();
+      expect(logs.join('\n')).not.toMatch(/owed to it/);
+      expect(owedFiles()).toEqual([expect.stringContaining(`.owed-${server.child.pid}-`)]);
       const killedAt = Date.now();
       await stopped(server.child, 'SIGKILL');
       await l.stop();
       redis.kill('SIGCONT');
-      const owedFiles = () => readdirSync(tree).filter((n) => n.startsWith('.risk-readings-quotas.owed-'));
       expect(owedFiles()).toHaveLength(1);
       // The next start records what the file holds, and removes it.
       const next = redisWithFallback(url, () => {}, tree);
