@@ -52,7 +52,7 @@ export interface QuotaStore {
   /** Returns the month's charge of an admitted request whose answer carried no data (a 304 or a refusal, decision 100). */
   refund(credential: string, month: MonthWindow, admission: Admission): void | Promise<void>;
   /** Counts what was admitted elsewhere meanwhile (while this shared store could not be reached), refusing none. */
-  record?(charges: Charge[]): Promise<void>;
+  record?(charges: Charge[]): Promise<void | number>;
   close?(): Promise<void>;
 }
 
@@ -346,6 +346,8 @@ export class FallbackQuotaStore implements QuotaStore {
     try {
       this.options.keep(this.owed);
       this.unkept = 0;
+      if (this.lastKeepLog > -Infinity) this.log('quotas: the charges owed to the shared store are kept on disk again');
+      this.lastKeepLog = -Infinity;
     } catch (e) {
       if (Date.now() - this.lastKeepLog < MINUTE_MS) return;
       this.lastKeepLog = Date.now();
@@ -424,19 +426,22 @@ export class FallbackQuotaStore implements QuotaStore {
    */
   private async settle(): Promise<void> {
     this.owed.sort((a, b) => (a.seq ?? Number.MAX_SAFE_INTEGER) - (b.seq ?? Number.MAX_SAFE_INTEGER));
-    let sent = 0;
+    let [sent, applied] = [0, 0];
     try {
       while (this.owed.length) {
         const batch = this.owed.slice(0, BATCH);
-        await this.shared.record!(batch);
+        const n = await this.shared.record!(batch);
         this.owed.splice(0, batch.length);
         sent += batch.length;
+        applied += typeof n === 'number' ? n : batch.length; // a store that says how many it had not applied already
       }
     } catch (e) {
       this.unreachable(e);
       return;
     }
-    const dropped = this.dropped ? `; ${this.dropped} more could not be kept` : '';
+    const dropped =
+      (sent > applied ? `; ${sent - applied} of them it had already` : '') +
+      (this.dropped ? `; ${this.dropped} more could not be kept` : '');
     this.dropped = 0;
     this.options.recorded?.();
     this.log(`quotas: the shared store is back; ${sent} charge(s) counted in this process meanwhile are recorded in it${dropped}`);

@@ -166,7 +166,13 @@ export class RedisQuotaStore implements QuotaStore {
   private failed(seq: number) {
     return (e: Error): never => {
       if (e instanceof ReplyError) throw e;
-      const message = e.message === 'Command timed out' ? `Redis did not answer within ${this.timeoutMs} ms` : e.message;
+      // ioredis's own words for a connection that is down name its options; say what they mean.
+      const message =
+        e.message === 'Command timed out'
+          ? `Redis did not answer within ${this.timeoutMs} ms`
+          : /enableOfflineQueue|maxRetriesPerRequest/.test(e.message)
+            ? 'the connection to Redis is down'
+            : e.message;
       throw Object.assign(new Error(message, { cause: e }), { seq });
     };
   }
@@ -212,8 +218,12 @@ export class RedisQuotaStore implements QuotaStore {
     await redis.rrRefund(redisKeys(this.prefix, credential, month)[1], this.applied, seq).catch(this.failed(seq));
   }
 
-  /** Each charge is numbered when first sent and keeps its number: a batch that failed part-way is sent again whole. */
-  async record(charges: Charge[]): Promise<void> {
+  /**
+   * Each charge is numbered when first sent and keeps its number: a batch that failed part-way is sent again whole.
+   * Returns how many Redis had not applied already.
+   */
+  async record(charges: Charge[]): Promise<number> {
+    let applied = 0;
     for (let i = 0; i < charges.length; i += 1_000) {
       const pipeline = this.redis.pipeline() as unknown as { rrRecord: (...a: (string | number)[]) => void; exec: Redis['exec'] };
       for (const c of charges.slice(i, i + 1_000)) {
@@ -231,7 +241,9 @@ export class RedisQuotaStore implements QuotaStore {
       const results = await pipeline.exec();
       const failed = results?.find(([e]) => e);
       if (!results || failed) throw failed?.[0] ?? new Error('the pipeline did not run');
+      for (const [, ran] of results) applied += Number(ran);
     }
+    return applied;
   }
 
   async close(): Promise<void> {
@@ -296,7 +308,10 @@ export function redisWithFallback(url: string, log: (m: string) => void, dir?: s
     if (!owed.success) throw refused(`${owed.error.issues[0]!.path.join('.') || 'the file'}: ${owed.error.issues[0]!.message}`);
     return owed.data;
   });
-  if (owed.length) log(`quotas: ${owed.length} charges a stop could not record in Redis are owed to it, from ${files.join(', ')}`);
+  if (owed.length)
+    log(
+      `quotas: ${owed.length} charges an instance before this one (stopped or killed) could not record in Redis are owed to it, from ${files.join(', ')}`,
+    );
   const taken = () => files.splice(0).forEach((f) => rmSync(f, { force: true }));
   let mine: string | undefined; // this instance's file, written again whole at each keep
   return new FallbackQuotaStore(redis, log, {

@@ -1,0 +1,48 @@
+/**
+ * The fallback in front of a shared store (auth-shim/quota.ts, decision 21): what it owes is kept where a crash
+ * cannot take it (decision 110), and an operator hears when keeping it fails and when it works again.
+ */
+import { describe, expect, it } from 'vitest';
+import { FallbackQuotaStore, monthOf, type QuotaStore } from '../../auth-shim/quota.js';
+import { until } from '../helpers.js';
+
+describe('the fallback of a shared store', () => {
+  it('keeps what it owes each second; a keep that fails is logged, and so is its return; nothing is kept once recorded', async () => {
+    const logs: string[] = [];
+    let [up, writable] = [false, false];
+    const kept: number[] = [];
+    const down = () => Promise.reject(new Error('the connection to Redis is down'));
+    const shared: QuotaStore = {
+      take: () => down(),
+      refund: () => down(),
+      record: (charges) => (up ? Promise.resolve(charges.length) : down()),
+    };
+    const store = new FallbackQuotaStore(shared, (m) => logs.push(m), {
+      retryMs: 20,
+      keep: (charges) => {
+        if (!writable) throw new Error('EACCES: permission denied');
+        kept.push(charges.length);
+        return 'owed.json';
+      },
+    });
+    const limits = { perMinute: 100, perMonth: 1_000 };
+    const t = Date.now();
+    expect((await store.take('k', limits, t, monthOf(t))).ok).toBe(true);
+    await until(
+      () => logs.some((l) => l.includes('cannot be kept on disk (EACCES: permission denied); a crash would lose them')),
+      10_000,
+      10,
+    );
+    writable = true;
+    expect((await store.take('k', limits, t + 1, monthOf(t))).ok).toBe(true);
+    await until(() => kept.length > 0, 10_000, 10);
+    expect(kept[0]).toBe(2);
+    expect(logs).toContain('quotas: the charges owed to the shared store are kept on disk again');
+    up = true;
+    await until(() => logs.some((l) => l.includes('the shared store is back; 2 charge(s)')), 10_000, 10);
+    const keeps = kept.length;
+    await new Promise((r) => setTimeout(r, 100));
+    expect(kept.length).toBe(keeps); // nothing owed: no more keeps
+    await store.close();
+  });
+});
