@@ -177,8 +177,9 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
     cpSync(out, tree, { recursive: true });
     const { file: keysFile, keys } = manyKeys(50, tree);
     const total = async () => [...(await monthTotals(url, monthOf(Date.now()))).values()].reduce((a, b) => a + b, 0);
+    let server: Awaited<ReturnType<typeof serve>> | undefined;
     try {
-      const server = await serve(['--public', tree, '--keys', keysFile, '--quotas', url, '--log-level', 'silent']);
+      server = await serve(['--public', tree, '--keys', keysFile, '--quotas', url, '--log-level', 'silent']);
       const l = load(server.url, keys);
       await until(() => l.admitted.length >= 50, 60_000, 20);
       redis.kill('SIGSTOP');
@@ -208,6 +209,7 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
       expect(l.admitted.length - counted).toBeLessThanOrEqual(bound);
       console.log(`kill -9 during an outage: ${l.admitted.length} admitted, ${counted} counted (allowed loss ${bound})`);
     } finally {
+      server?.child.kill('SIGKILL'); // a failed assertion leaves no serve behind
       redis.kill('SIGCONT');
       redis.kill('SIGKILL');
     }
