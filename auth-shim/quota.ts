@@ -324,8 +324,8 @@ export class FallbackQuotaStore implements QuotaStore {
 
   /** While charges are owed: each second they are kept (`keep`) and tried, idle or not. */
   private retrying: ReturnType<typeof setInterval> | undefined;
-  /** Charges owed since the last keep. */
-  private unkept = 0;
+  /** Whether charges were owed since the last keep. */
+  private unkept = false;
   private lastKeepLog = -Infinity;
   private closing = false;
   private owing(): void {
@@ -345,7 +345,7 @@ export class FallbackQuotaStore implements QuotaStore {
     if (!this.unkept || !this.options.keep) return;
     try {
       this.options.keep(this.owed);
-      this.unkept = 0;
+      this.unkept = false;
       if (this.lastKeepLog > -Infinity) this.log('quotas: the charges owed to the shared store are kept on disk again');
       this.lastKeepLog = -Infinity;
     } catch (e) {
@@ -401,7 +401,7 @@ export class FallbackQuotaStore implements QuotaStore {
   private owe(charge: Charge): void {
     // Only where there is somewhere to keep them (Node): an edge isolate runs no timer of its own between requests.
     if (this.options.keep) this.owing();
-    this.unkept++;
+    this.unkept = true;
     if (this.owed.length < MAX_OWED) return void this.owed.push(charge);
     // Dropping the newest keeps the order of what is sent; the shared store then misses these, so say how many.
     if (this.dropped++ === 0)
@@ -439,12 +439,12 @@ export class FallbackQuotaStore implements QuotaStore {
       this.unreachable(e);
       return;
     }
-    const dropped =
+    const notes =
       (sent > applied ? `; ${sent - applied} of them it had already` : '') +
       (this.dropped ? `; ${this.dropped} more could not be kept` : '');
     this.dropped = 0;
     this.options.recorded?.();
-    this.log(`quotas: the shared store is back; ${sent} charge(s) counted in this process meanwhile are recorded in it${dropped}`);
+    this.log(`quotas: the shared store is back; ${sent} charge(s) counted in this process meanwhile are recorded in it${notes}`);
   }
 
   /** Waits for a recording in progress (tests, and close). */

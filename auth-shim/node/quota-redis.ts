@@ -19,6 +19,7 @@ import {
   type MonthWindow,
   type QuotaStore,
 } from '../quota.js';
+import { pidAlive } from '../../generator/output/lock.js';
 import { asideName, QuotaStoreDamaged, writePrivately } from './quota-database.js';
 
 /** How long a month's counter lives in Redis: until its month is more than MONTHS_KEPT months back, and a day more. */
@@ -274,13 +275,7 @@ const Owed = z.array(
  */
 function heldByAnother(name: string): boolean {
   const pid = Number(/^\.risk-readings-quotas\.owed-(\d+)-\d{4}-/.exec(name)?.[1]);
-  if (!pid || pid === process.pid) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  return !!pid && pid !== process.pid && pidAlive(pid);
 }
 
 /**

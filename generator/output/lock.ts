@@ -60,12 +60,18 @@ export function holderAlive(h: LockHolder): boolean {
   return h.host !== hostname() || alive(h);
 }
 
-function alive(h: LockHolder): boolean {
+/** Whether a process `pid` runs on this machine (another user's too). */
+export function pidAlive(pid: number): boolean {
   try {
-    process.kill(h.pid, 0);
+    process.kill(pid, 0);
+    return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+function alive(h: LockHolder): boolean {
+  if (!pidAlive(h.pid)) return false;
   const now = procStart(h.pid);
   return h.proc_start === null || now === null || now === h.proc_start;
 }
