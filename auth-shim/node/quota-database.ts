@@ -159,10 +159,16 @@ function readWitness(file: string): string | null {
   }
 }
 
+/** The credentials whose months rows are behind the charges logged after them, and the earliest month changed. */
+export interface Behind {
+  credentials: Set<string>;
+  from: number;
+}
+export const noneBehind = (): Behind => ({ credentials: new Set(), from: Infinity });
+
 export interface Read {
   counts: Map<string, Counts>;
-  /** The credentials whose months rows are behind the charges after them, with the earliest month that is. */
-  behind: Map<string, number>;
+  behind: Behind;
 }
 
 /**
@@ -180,7 +186,7 @@ export function readCounts(
   const month = monthOf(Date.now());
   const counts = new Map<string, Counts>();
   const through = new Map<string, number>();
-  const behind = new Map<string, number>();
+  const behind = noneBehind();
   const of = (credential: string) => {
     let c = counts.get(credential);
     if (!c) counts.set(credential, (c = newCounts(month)));
@@ -208,7 +214,10 @@ export function readCounts(
         const start = kind === 'refund' ? at : monthOf(at).start;
         const counted = id <= (through.get(`${credential} ${start}`) ?? 0);
         if (counted && kind === 'refund') continue;
-        if (!counted && kind !== 'minute') behind.set(credential, Math.min(start, behind.get(credential) ?? start));
+        if (!counted && kind !== 'minute') {
+          behind.credentials.add(credential);
+          behind.from = Math.min(behind.from, start);
+        }
         recordCharge(of(credential), { now: at, month: { start, end: start }, kind: counted ? 'minute' : kind });
       }
     };
@@ -232,13 +241,15 @@ export function readCounts(
   return { counts, behind };
 }
 
-/** The statements that write a credential's rows, prepared once per database. */
-export const writer = (db: DatabaseSync) => ({
-  charges: db.prepare('INSERT INTO charges (saved, charges) VALUES (?, ?)'),
-  month: db.prepare(
-    'INSERT INTO months VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET requests = excluded.requests, through = excluded.through',
-  ),
-});
+/** Logs `charges` as rows of `charges`, SLICE to a row (a row stays a few pages); returns the last row's id. */
+export function logCharges(db: DatabaseSync, charges: Logged[], last: number): number {
+  const insert = db.prepare('INSERT INTO charges (saved, charges) VALUES (?, ?)');
+  for (let i = 0; i < charges.length; i += SLICE)
+    last = Number(insert.run(Date.now(), JSON.stringify(charges.slice(i, i + SLICE))).lastInsertRowid);
+  return last;
+}
+/** Charges to a row, and to a transaction of a running store's save: about a millisecond's work. */
+export const SLICE = 2_000;
 
 export function transaction(db: DatabaseSync, write: () => void, begin: 'BEGIN' | 'BEGIN IMMEDIATE' = 'BEGIN'): void {
   db.exec(begin);
@@ -251,13 +262,20 @@ export function transaction(db: DatabaseSync, write: () => void, begin: 'BEGIN' 
   }
 }
 
-/** A credential's months from `from` on, as `[month, requests]`. */
-export const monthsFrom = (c: Counts, from: number): [string, number][] =>
-  [...c.past, [c.monthStart, c.month] as const].filter(([start]) => start >= from).map(([start, n]) => [monthName(start), n]);
-
-export const writeMonths = (put: ReturnType<typeof writer>, credential: string, months: [string, number][], through: number) => {
-  for (const [name, n] of months) put.month.run(credential, name, n, through);
-};
+/**
+ * The months rows of the credentials `behind`, from its earliest month on, written from `counts`, each naming the last
+ * `charges` row it counts (`through`): a month is its row plus the charges after that row.
+ */
+export function writeMonths(db: DatabaseSync, counts: Map<string, Counts>, behind: Behind, through: number): void {
+  const put = db.prepare(
+    'INSERT INTO months VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET requests = excluded.requests, through = excluded.through',
+  );
+  for (const credential of behind.credentials) {
+    const c = counts.get(credential)!;
+    for (const [start, n] of [...c.past, [c.monthStart, c.month] as const])
+      if (start >= behind.from) put.run(credential, monthName(start), n, through);
+  }
+}
 
 const taken = (db: DatabaseSync, f: string) =>
   has(db, 'meta') && !!db.prepare('SELECT 1 FROM meta WHERE key = ?').get(`taken:${basename(f)}`);
@@ -308,7 +326,7 @@ export function prepare(file: string, o: RecoveryOptions, log: (m: string) => vo
       const charges = readUnsaved(f);
       transaction(db, () => {
         if (taken(db, f)) return;
-        db.prepare('INSERT INTO charges (saved, charges) VALUES (?, ?)').run(Date.now(), JSON.stringify(charges));
+        logCharges(db, charges as Logged[], 0);
         db.prepare('INSERT INTO meta VALUES (?, ?)').run(`taken:${basename(f)}`, new Date().toISOString());
       });
       rmSync(f);
@@ -326,10 +344,9 @@ export function prepare(file: string, o: RecoveryOptions, log: (m: string) => vo
  * charges a minute old, all counted in months rows now, go. Returns the counts and the last `charges` row.
  */
 export function caughtUp(db: DatabaseSync, { counts, behind }: Read): { counts: Map<string, Counts>; last: number } {
-  const put = writer(db);
   const last = Number(db.prepare(`SELECT coalesce(max(id), 0) AS n FROM charges`).get()!.n);
   transaction(db, () => {
-    for (const [credential, from] of behind) writeMonths(put, credential, monthsFrom(counts.get(credential)!, from), last);
+    writeMonths(db, counts, behind, last);
     db.prepare('DELETE FROM charges WHERE saved <= ?').run(Date.now() - MINUTE_MS);
   });
   return { counts, last };
@@ -390,14 +407,11 @@ function salvage(file: string, log: (m: string) => void): DatabaseSync {
 /** A new database at `file` holding `counts`: their months, and their minutes as charges of the minute alone. */
 function filled(file: string, counts: Map<string, Counts>): DatabaseSync {
   const db = openDatabase(file, false);
-  const put = writer(db);
   const minute: Logged[] = [];
+  for (const [credential, c] of counts) for (const at of c.minute) minute.push([credential, at, 'minute']);
   transaction(db, () => {
-    for (const [credential, c] of counts) {
-      writeMonths(put, credential, monthsFrom(c, -Infinity), 0);
-      for (const at of c.minute) minute.push([credential, at, 'minute']);
-    }
-    if (minute.length) put.charges.run(Date.now(), JSON.stringify(minute));
+    writeMonths(db, counts, { credentials: new Set(counts.keys()), from: -Infinity }, 0);
+    logCharges(db, minute, 0);
   });
   return db;
 }

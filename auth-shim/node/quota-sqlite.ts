@@ -1,11 +1,7 @@
 /**
  * The Node server's own quota store (decisions 21 and 97), counting in the quota database (quota-database.ts). The
- * counts are held in memory, where the rule (`admit`) reads them on the request path. Once a second what was counted
- * since is appended to the database as rows of `charges` (each a JSON array of charges), so a crash (kill -9) loses
- * at most the last second's counts, and `close()` (SIGTERM) writes the rest: none. Every 30 s the `months` rows of
- * the credentials counted since are written from memory, each naming the last `charges` row it counts (`through`): a
- * month's total is its row plus the charges after that, so every request is counted once, and a busy credential
- * costs a row per 30 s, not one per second.
+ * counts are held in memory, where the rule (`admit`) reads them on the request path, and saved each second (`flush`),
+ * so a crash (kill -9) loses at most the last second's counts; `close()` (SIGTERM) saves the rest: none.
  *
  * One process counts in a database at a time (`<file>.lock`, as a build's lock): the counts in memory are that
  * process's, and a second one would overwrite them.
@@ -28,16 +24,17 @@ import {
 import {
   caughtUp,
   isBusy,
-  monthsFrom,
+  logCharges,
+  noneBehind,
   prepare,
   QuotaStoreUnwritable,
+  SLICE,
   readCounts,
   restored,
   transaction,
   walRestored,
   unwritable,
   writeMonths,
-  writer,
   writeUnsaved,
   type Logged,
   type RecoveryOptions,
@@ -47,8 +44,6 @@ export { QuotaStoreDamaged, QuotaStoreUnwritable } from './quota-database.js';
 /** Another process counts in this database (serve's exit 3): names it and what to use instead. */
 export class QuotaStoreHeld extends Error {}
 
-/** Charges per `charges` row (and a quarter as many months rows per transaction): a few milliseconds' write. */
-const SLICE = 2_000;
 /** How often the months rows are brought up to the charges (a busy credential's row is written once per FOLD_MS). */
 const FOLD_MS = 30_000;
 /**
@@ -109,18 +104,15 @@ const inodeOf = (file: string): number | null => {
 const filesOf = (file: string): [number | null, number | null] => [inodeOf(file), inodeOf(`${file}-wal`)];
 
 export class SqliteQuotaStore extends MemoryQuotaStore {
-  /**
-   * The credentials whose months rows are behind the charges logged, the earliest month changed among them, and the
-   * first `charges` row that holds a change of theirs (the rows from it on are kept).
-   */
-  private behind = { credentials: new Set<string>(), from: Infinity, row: Infinity };
+  /** The credentials whose months rows are behind the charges logged since the last fold. */
+  private behind = noneBehind();
   /** The charges counted since the last save. */
   private pending: Logged[] = [];
-  /** The last `charges` row written. */
+  /** The last `charges` row written, and the last one the months rows count (the rows up to it may go). */
   private lastRow: number;
+  private folded: number;
   private saving: Promise<void> | null = null;
   private readonly timer: ReturnType<typeof setInterval>;
-  private put;
   /** The inodes of the database file and its `-wal`: others at their paths mean they were removed under this store. */
   private files: [number | null, number | null];
   private folderGone = false;
@@ -139,9 +131,8 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     { counts, last }: { counts: Map<string, Counts>; last: number },
   ) {
     super();
-    this.put = writer(database);
     this.files = filesOf(file);
-    [this.counts, this.lastRow] = [counts, last];
+    [this.counts, this.lastRow, this.folded] = [counts, last, last];
     // A write lock another process holds fails a save at once, kept for the next (SQLite's wait is 5 s at open).
     database.exec(`PRAGMA busy_timeout = ${BUSY_MS}`);
     this.timer = setInterval(() => void this.flush(), flushMs);
@@ -197,55 +188,65 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     this.pending.push([credential, month.start, 'refund']);
   }
 
-  /** Writes what was counted since the last save; one save at a time (a flush during one waits for it). */
-  flush(all = false): Promise<void> {
-    this.saving ??= this.save(all).finally(() => (this.saving = null));
+  /** Saves what was counted since the last save (`save`); one save at a time (a flush during one waits for it). */
+  flush(fold = Date.now() - this.lastFold >= FOLD_MS): Promise<void> {
+    this.saving ??= this.save(fold).finally(() => (this.saving = null));
     return this.saving;
   }
 
   /**
-   * The charges counted before the save began, SLICE to a `charges` row, each a transaction with the event loop free
-   * between. Every FOLD_MS (and at `close`), then, the months of the credentials changed since the last fold, SLICE / 4
-   * of them in key order (so that a transaction writes few pages) to a transaction that also logs every charge counted
-   * so far: a months row written then counts exactly the charges up to the `charges` row written with it (`through`).
-   * What fails is kept for the next save. Last, the charges rows no months row needs go once a minute old.
+   * Logs the charges counted before the save began as `charges` rows, SLICE to a transaction with the event loop free
+   * between, so a crash (kill -9) loses at most the last second's. Every FOLD_MS (and at `close`) one transaction then
+   * logs the rest and writes the months rows of the credentials changed since the last fold from memory, which so
+   * count exactly the charges up to the last row (`through`): a busy credential costs a row per FOLD_MS, not one a
+   * second. The rows the months count go once a minute old (the minute reads them till then). What fails is kept.
    */
-  private async save(all: boolean): Promise<void> {
-    const tick = () => new Promise((r) => setImmediate(r));
-    const folding = this.behind;
-    let [fold, folded] = [[] as string[], 0];
+  private async save(fold: boolean): Promise<void> {
     try {
       const [db, wal] = filesOf(this.file);
       if (db !== this.files[0] || wal !== this.files[1]) this.reopen(db === this.files[0]);
       for (let due = this.pending.length; due > 0; due -= SLICE) {
         this.append(this.pending.splice(0, SLICE));
-        await tick();
+        await new Promise((r) => setImmediate(r));
       }
-      if (all || Date.now() - this.lastFold >= FOLD_MS) {
-        fold = [...folding.credentials].sort();
-        [this.behind, this.lastFold] = [{ credentials: new Set(), from: Infinity, row: Infinity }, Date.now()];
-        for (; folded < fold.length; folded += SLICE / 4) {
-          this.append(this.pending.splice(0), () => {
-            for (const credential of fold.slice(folded, folded + SLICE / 4))
-              writeMonths(this.put, credential, monthsFrom(this.counts.get(credential)!, folding.from), this.lastRow);
-          });
-          await tick();
-        }
+      if (fold) {
+        this.append(this.pending.splice(0), (last) => writeMonths(this.db, this.counts, this.behind, last));
+        [this.behind, this.folded, this.lastFold] = [noneBehind(), this.lastRow, Date.now()];
       }
-      this.db
-        .prepare('DELETE FROM charges WHERE id < ? AND saved <= ?')
-        .run(Math.min(this.behind.row, this.lastRow + 1), Date.now() - MINUTE_MS);
+      this.db.prepare('DELETE FROM charges WHERE id <= ? AND saved <= ?').run(this.folded, Date.now() - MINUTE_MS);
     } catch (e) {
       this.problem = (e as Error).message;
-      // The credentials of a fold cut short are behind still, from the month and row they were.
-      for (const credential of fold.slice(folded)) this.behind.credentials.add(credential);
-      if (folded < fold.length)
-        [this.behind.from, this.behind.row] = [Math.min(this.behind.from, folding.from), Math.min(this.behind.row, folding.row)];
       if (Date.now() - this.lastProblem >= MINUTE_MS) {
         this.lastProblem = Date.now();
         this.log(`quotas: cannot save to ${this.file} (${(e as Error).message}); the counts are kept in memory and saved once it can`);
       }
     }
+  }
+
+  /**
+   * Logs `charges` as `charges` rows, in one transaction with what `also` writes then, having noted the credentials
+   * whose months rows they put behind; what fails goes back to the front of the pending charges.
+   */
+  private append(charges: Logged[], also = (_last: number) => {}): void {
+    // The earliest month changed, from the earliest time: one monthOf per row, not per charge.
+    let earliest = Infinity;
+    for (const [credential, at, kind] of charges)
+      if (kind !== 'minute') {
+        this.behind.credentials.add(credential);
+        earliest = Math.min(earliest, at); // a refund's `at` is its month's start
+      }
+    if (earliest < Infinity) this.behind.from = Math.min(this.behind.from, monthOf(earliest).start);
+    let last = this.lastRow;
+    try {
+      transaction(this.db, () => {
+        last = logCharges(this.db, charges, last);
+        also(last);
+      });
+    } catch (e) {
+      this.pending = charges.concat(this.pending);
+      throw e;
+    }
+    this.lastRow = last;
   }
 
   /**
@@ -260,33 +261,7 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     this.database = (walOnly ? walRestored : restored)(this.database, this.file, this.log);
     claim(this.database, this.file, this.token); // the file written again is another inode
     this.database.exec(`PRAGMA busy_timeout = ${BUSY_MS}`);
-    [this.put, this.files] = [writer(this.database), filesOf(this.file)];
-  }
-
-  /**
-   * Logs `charges` as a `charges` row, in one transaction with what `also` writes, and notes the months rows they put
-   * behind; what fails goes back to the front of the pending charges.
-   */
-  private append(charges: Logged[], also = () => {}): void {
-    try {
-      transaction(this.db, () => {
-        if (charges.length) this.lastRow = Number(this.put.charges.run(Date.now(), JSON.stringify(charges)).lastInsertRowid);
-        also();
-      });
-    } catch (e) {
-      this.pending = charges.concat(this.pending);
-      throw e;
-    }
-    const behind = this.behind;
-    // The earliest month changed, from the earliest time: one monthOf per row, not per charge.
-    let [earliest, changed] = [Infinity, false];
-    for (const [credential, at, kind] of charges)
-      if (kind !== 'minute') {
-        behind.credentials.add(credential);
-        earliest = Math.min(earliest, at); // a refund's `at` is its month's start
-        changed = true;
-      }
-    if (changed) [behind.from, behind.row] = [Math.min(behind.from, monthOf(earliest).start), Math.min(behind.row, this.lastRow)];
+    this.files = filesOf(this.file);
   }
 
   /**

@@ -22,7 +22,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { readLegacyQuotaFile } from '../../../auth-shim/node/quota-import.js';
 import { QuotaStoreDamaged, QuotaStoreHeld, QuotaStoreUnwritable, SqliteQuotaStore } from '../../../auth-shim/node/quota-sqlite.js';
 import { SqliteWebhookStore } from '../../../auth-shim/node/webhooks-sqlite.js';
@@ -77,6 +77,45 @@ describe('the SQLite store: counts that survive', () => {
       { month: monthName(month.start), requests: 1 },
     ]);
     expect(db.prepare(`SELECT j.value AS charge FROM charges, json_each(charges.charges) j`).all()).toEqual([{ charge: `["k",${T0}]` }]);
+    db.close();
+  });
+
+  it('a charges row the months rows do not count yet outlives its minute, until a fold counts it', async () => {
+    const file = fresh('unfolded');
+    const s = await open(file, { flushMs: 3_600_000 });
+    s.take('k', basic, T0, month);
+    await s.flush(true); // the months row counts this one
+    s.take('k', basic, T0 + 1, month);
+    s.take('k', basic, T0 + 2, month);
+    await s.flush(false); // these two are in a charges row alone
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(Date.now() + 2 * 60_000);
+      await s.flush(false); // a crash after it: the two must still be there to read
+      expect(await totalOf(file, 'k')).toBe(3);
+      await s.flush(true);
+      await s.flush(false);
+      expect(await totalOf(file, 'k')).toBe(3);
+      const db = new DatabaseSync(file, { readOnly: true });
+      expect(db.prepare('SELECT count(*) AS n FROM charges').get()).toEqual({ n: 0 }); // nothing left to grow
+      db.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('a fold writes the months rows of what was counted while the save ran, too', async () => {
+    const file = fresh('during');
+    const s = await open(file, { flushMs: 3_600_000 });
+    s.take('a', basic, T0, month);
+    const saving = s.flush(true); // logs a's row, then lets requests in before it folds
+    s.take('b', basic, T0 + 1, month);
+    await saving;
+    const db = new DatabaseSync(file, { readOnly: true });
+    expect(db.prepare('SELECT credential, requests FROM months ORDER BY credential').all()).toEqual([
+      { credential: 'a', requests: 1 },
+      { credential: 'b', requests: 1 },
+    ]);
     db.close();
   });
 
