@@ -133,7 +133,6 @@ async function isStale(path: string, holder: LockHolder | null): Promise<boolean
 /** The output folder's lock: one build at a time writes `dir`. */
 export const acquireLock = (dir: string, command: string): Promise<Lock> => lockFile(join(dir, LOCK_FILE), command);
 
-/** The lock `path`, for `command`; LockHeld (saying `held`) when a live process holds it. */
 /** This process as the holder of a lock at `path`, for `command`. */
 export const holderOf = (path: string, command: string): LockHolder => ({
   pid: process.pid,
@@ -144,6 +143,7 @@ export const holderOf = (path: string, command: string): LockHolder => ({
   path: realLockPath(path),
 });
 
+/** The lock `path`, for `command`; LockHeld (saying `held`) when a live process holds it. */
 export async function lockFile(path: string, command: string, held?: string): Promise<Lock> {
   const me = holderOf(path, command);
   const text = JSON.stringify(me) + '\n';
