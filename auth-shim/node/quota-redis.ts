@@ -24,6 +24,11 @@ import { asideName, QuotaStoreDamaged, writePrivately } from './quota-database.j
 
 /** How long a month's counter lives in Redis: until its month is more than MONTHS_KEPT months back, and a day more. */
 export const keepMs = (month: MonthWindow, now: number): number => monthsAfter(month.start, MONTHS_KEPT + 1) - now + 86_400_000;
+/**
+ * How long a client's watermark (ONCE) lives after its last command: as long as any month counter it could count a
+ * charge into twice (a file of owed charges recorded again after a crash, however late). One small key per start.
+ */
+const APPLIED_MS = (MONTHS_KEPT + 2) * 31 * 86_400_000;
 
 const USES: Record<MonthUse, number> = { request: 0, minute: 1, revalidation: 2 };
 
@@ -41,7 +46,7 @@ const USES: Record<MonthUse, number> = { request: 0, minute: 1, revalidation: 2 
 const ONCE = (stale: string) => `
 local last = tonumber(redis.call('GET', KEYS[#KEYS]) or '-1')
 if tonumber(ARGV[1]) <= last then return ${stale} end
-redis.call('SET', KEYS[#KEYS], ARGV[1], 'PX', ${7 * 86_400_000})
+redis.call('SET', KEYS[#KEYS], ARGV[1], 'PX', ${APPLIED_MS})
 `;
 const STALE = `redis.error_reply('STALE a later command of this client ran first')`;
 

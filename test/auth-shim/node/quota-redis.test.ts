@@ -112,6 +112,10 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
       // Kept for billing: the month's counter outlives the month by thirteen months.
       expect(await client.pttl(`${ns}k:month:${monthOf(t).start}`)).toBeGreaterThan(keepMs(monthOf(t), Date.now()) - 60_000);
       expect(keepMs(monthOf(t), t)).toBeGreaterThan(13 * 30 * 86_400_000);
+      // Each instance's watermark outlives every counter it guards, so a file of its charges recorded again, however
+      // late, is still skipped.
+      const [watermark] = await client.keys(`${ns}applied:*`);
+      expect(await client.pttl(watermark!)).toBeGreaterThan(keepMs(monthOf(Date.now()), Date.now()));
     } finally {
       client.disconnect();
       redis.kill('SIGKILL');
