@@ -172,15 +172,19 @@ export class RedisQuotaStore implements QuotaStore {
   private failed(seq: number) {
     return (e: Error): never => {
       if (e instanceof ReplyError) throw e;
-      // ioredis's own words for a connection that is down name its options; say what they mean.
-      const message =
-        e.message === 'Command timed out'
-          ? `Redis did not answer within ${this.timeoutMs} ms`
-          : /enableOfflineQueue|maxRetriesPerRequest/.test(e.message)
-            ? 'the connection to Redis is down'
-            : e.message;
-      throw Object.assign(new Error(message, { cause: e }), { seq });
+      throw Object.assign(this.said(e), { seq });
     };
+  }
+
+  /** ioredis's own words for a connection that is down or late name its options: said as what they mean. */
+  private said(e: Error): Error {
+    const message =
+      e.message === 'Command timed out'
+        ? `Redis did not answer within ${this.timeoutMs} ms`
+        : /enableOfflineQueue|maxRetriesPerRequest/.test(e.message)
+          ? 'the connection to Redis is down'
+          : e.message;
+    return new Error(message, { cause: e });
   }
 
   /** A request's member in the minute's sorted set: its time, then its client and number (no other request's). */
@@ -246,7 +250,7 @@ export class RedisQuotaStore implements QuotaStore {
       }
       const results = await pipeline.exec();
       const failed = results?.find(([e]) => e);
-      if (!results || failed) throw failed?.[0] ?? new Error('the pipeline did not run');
+      if (!results || failed) throw this.said(failed?.[0] ?? new Error('the pipeline did not run'));
       for (const [, ran] of results) applied += Number(ran);
     }
     return applied;

@@ -342,6 +342,17 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
       redis.kill('SIGKILL');
     }
   });
+
+  it("a recording Redis cannot take is said in the operator's words, not ioredis's option names", async () => {
+    const { url, redis } = await privateRedis();
+    const store = await open(() => new RedisQuotaStore(url, prefix()));
+    const t = Date.now();
+    await store.take('k', PLAN_LIMITS.pro, t, monthOf(t));
+    redis.kill('SIGKILL');
+    await new Promise((r) => redis.on('exit', r));
+    const error = await store.record!([{ credential: 'k', now: t, month: monthOf(t), kind: 'request' }]).catch((e: unknown) => e);
+    expect((error as Error).message).toBe('the connection to Redis is down');
+  });
 });
 
 /** A Redis of the test's own on a free port, answering: to pause or kill without touching the shared one. */
