@@ -120,6 +120,8 @@ export const DEFAULT_REDIS_PREFIX = 'rr:q:';
 export interface RedisOptions {
   /** How long a charge waits for Redis before the fallback answers (default 500 ms). */
   timeoutMs?: number;
+  /** Where to say that Redis came back without what it held (`lost`). */
+  log?: (m: string) => void;
 }
 
 type Script<T> = (...a: (string | number)[]) => Promise<T>;
@@ -139,7 +141,7 @@ export class RedisQuotaStore implements QuotaStore {
   constructor(
     url: string,
     readonly prefix = DEFAULT_REDIS_PREFIX,
-    { timeoutMs = 500 }: RedisOptions = {},
+    { timeoutMs = 500, log = () => {} }: RedisOptions = {},
   ) {
     this.applied = `${prefix}applied:${this.id}`;
     this.timeoutMs = timeoutMs;
@@ -152,6 +154,7 @@ export class RedisQuotaStore implements QuotaStore {
       lazyConnect: false,
     });
     this.redis.on('error', () => {}); // reported through the failing commands, once a minute
+    this.redis.on('ready', () => void this.lost(log));
     this.redis.defineCommand('rrTake', { numberOfKeys: 3, lua: TAKE });
     this.redis.defineCommand('rrRefund', { numberOfKeys: 2, lua: REFUND });
     this.redis.defineCommand('rrRecord', { numberOfKeys: 3, lua: RECORD });
@@ -163,6 +166,21 @@ export class RedisQuotaStore implements QuotaStore {
       };
       for (const e of events) this.redis.on(e, done);
     });
+  }
+
+  /**
+   * Whether Redis lost what it held since this client last connected (restarted without persistence, or flushed):
+   * a key set once and never expiring, gone after a reconnect, says so. The counts it held are gone, and nothing
+   * else would tell: said once per reconnect, as an error billing must hear of.
+   */
+  private marked = false;
+  private async lost(log: (m: string) => void): Promise<void> {
+    const made = await this.redis.set(`${this.prefix}since`, new Date().toISOString(), 'NX').catch(() => undefined);
+    if (made === 'OK' && this.marked)
+      log(
+        'quotas: Redis came back without the counts it held (restarted without persistence, or flushed): every count before now is gone from it, this month included; run Redis with appendonly yes',
+      );
+    this.marked ||= made !== undefined;
   }
 
   /**
@@ -293,7 +311,7 @@ function heldByAnother(name: string): boolean {
  * number its client gave it, so a file recorded twice (a crash before its removal) counts once.
  */
 export function redisWithFallback(url: string, log: (m: string) => void, dir?: string): FallbackQuotaStore {
-  const redis = new RedisQuotaStore(url);
+  const redis = new RedisQuotaStore(url, DEFAULT_REDIS_PREFIX, { log });
   if (!dir) return new FallbackQuotaStore(redis, log);
   const files = readdirSync(dir)
     .filter((n) => n.startsWith(OWED) && n.endsWith('.json') && !heldByAnother(n))

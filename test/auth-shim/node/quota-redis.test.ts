@@ -343,6 +343,39 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
     }
   });
 
+  it('a Redis that comes back without the counts it held is said to have lost them; one merely paused is not', async () => {
+    const port = await freePort();
+    const start = () =>
+      spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    const url = `redis://127.0.0.1:${port}`;
+    let redis = start();
+    try {
+      expect(await until(async () => !(await redisAnswers(url)), 60_000, 100)).toBe(true);
+      const logs: string[] = [];
+      const store = await open(() => new RedisQuotaStore(url, prefix(), { log: (m) => logs.push(m) }));
+      const t = Date.now();
+      expect((await store.take('k', PLAN_LIMITS.pro, t, monthOf(t))).monthUsed).toBe(1);
+      redis.kill('SIGSTOP'); // paused: what it holds stays
+      await sleep(1_500);
+      redis.kill('SIGCONT');
+      expect(
+        await until(
+          async () => (await store.take('k', PLAN_LIMITS.pro, t + 1, monthOf(t)).catch(() => null))?.monthUsed === 2,
+          30_000,
+          100,
+        ),
+      ).toBe(true);
+      expect(logs).toEqual([]);
+      redis.kill('SIGKILL'); // restarted empty: no persistence
+      await new Promise((r) => redis.on('exit', r));
+      redis = start();
+      expect(await until(async () => logs.length > 0, 30_000, 100)).toBe(true);
+      expect(logs).toEqual([expect.stringMatching(/^quotas: Redis came back without the counts it held .*run Redis with appendonly yes$/)]);
+    } finally {
+      redis.kill('SIGKILL');
+    }
+  });
+
   it("a recording Redis cannot take is said in the operator's words, not ioredis's option names", async () => {
     const { url, redis } = await privateRedis();
     const store = await open(() => new RedisQuotaStore(url, prefix()));
