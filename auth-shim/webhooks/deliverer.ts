@@ -105,10 +105,20 @@ export class Deliverer {
     while (this.working.size) await Promise.all(this.working);
   }
 
+  /** When a look last failed and said so: said again a minute on at most, as the quotas say theirs. */
+  private lastFailure = -Infinity;
+
   /** One look: every endpoint with work due and a free slot is worked on. One look at a time. */
   tick(): Promise<void> {
     this.ticking ??= this.look()
-      .catch((e: unknown) => this.log(`webhooks: cannot read the endpoints (${(e as Error).message}); trying again`))
+      .then(
+        () => void (this.lastFailure = -Infinity),
+        (e: unknown) => {
+          if (Date.now() - this.lastFailure < 60_000) return;
+          this.lastFailure = Date.now();
+          this.log(`webhooks: cannot read the endpoints (${(e as Error).message}); trying again each second, said once a minute`);
+        },
+      )
       .finally(() => (this.ticking = null));
     return this.ticking;
   }

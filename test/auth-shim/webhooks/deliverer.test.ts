@@ -180,6 +180,29 @@ describe('Deliverer', () => {
     expect((await store.get(e.id))!).toMatchObject({ delivered_through: 1, pending: null });
   });
 
+  it('a store that cannot be read is said once a minute, not at each look; again at once after it was read', async () => {
+    let down = true;
+    const said: string[] = [];
+    const store = new MemoryWebhookStore();
+    const list = store.list.bind(store);
+    store.list = () => (down ? Promise.reject(new Error('Command timed out')) : list());
+    const d = new Deliverer({
+      store,
+      feed: () =>
+        Promise.resolve(feedOf({ started_at: '2026-10-14T00:30:00Z', events: [], basic: [] } as unknown as ChangeLedger, catalog)),
+      send: () => Promise.reject(new Error('nothing to send')),
+      planOf: (x) => x.plan,
+      log: (m) => said.push(m),
+    });
+    for (let i = 0; i < 5; i++) await d.tick();
+    expect(said).toEqual(['webhooks: cannot read the endpoints (Command timed out); trying again each second, said once a minute']);
+    down = false;
+    await d.tick();
+    down = true;
+    await d.tick();
+    expect(said).toHaveLength(2);
+  });
+
   it('disables an endpoint at once on 410 Gone, and enabling it resumes at the message not delivered', async () => {
     let gone = true;
     const r = rig(() => (gone ? { status: 410, error: 'HTTP 410' } : { status: 204 }));
