@@ -344,13 +344,10 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
   });
 
   it('a Redis that comes back without the counts it held is said to have lost them; one merely paused is not', async () => {
-    const port = await freePort();
-    const start = () =>
-      spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    const url = `redis://127.0.0.1:${port}`;
-    let redis = start();
+    const first = await privateRedis();
+    const url = first.url;
+    let redis = first.redis;
     try {
-      expect(await until(async () => !(await redisAnswers(url)), 60_000, 100)).toBe(true);
       const logs: string[] = [];
       const store = await open(() => new RedisQuotaStore(url, prefix(), { log: (m) => logs.push(m) }));
       const t = Date.now();
@@ -368,7 +365,7 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
       expect(logs).toEqual([]);
       redis.kill('SIGKILL'); // restarted empty: no persistence
       await new Promise((r) => redis.on('exit', r));
-      redis = start();
+      ({ redis } = await privateRedis(Number(new URL(url).port)));
       expect(await until(async () => logs.length > 0, 30_000, 100)).toBe(true);
       expect(logs).toEqual([expect.stringMatching(/^quotas: Redis came back without the counts it held .*run Redis with appendonly yes$/)]);
     } finally {
@@ -389,8 +386,8 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
 });
 
 /** A Redis of the test's own on a free port, answering: to pause or kill without touching the shared one. */
-async function privateRedis(): Promise<{ url: string; redis: ChildProcess }> {
-  const port = await freePort();
+async function privateRedis(port?: number): Promise<{ url: string; redis: ChildProcess }> {
+  port ??= await freePort();
   const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
     stdio: 'ignore',
   });
