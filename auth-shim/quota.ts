@@ -440,8 +440,9 @@ export class FallbackQuotaStore implements QuotaStore {
       return;
     }
     const notes =
-      (sent > applied ? `; ${sent - applied} of them it had already` : '') +
-      (this.dropped ? `; ${this.dropped} more could not be kept` : '');
+      (sent > applied
+        ? `; ${sent - applied} of them it had already (sent before and run late, or recorded before): skipped, not counted twice`
+        : '') + (this.dropped ? `; ${this.dropped} more could not be kept` : '');
     this.dropped = 0;
     this.options.recorded?.();
     this.log(`quotas: the shared store is back; ${sent} charge(s) counted in this process meanwhile are recorded in it${notes}`);
