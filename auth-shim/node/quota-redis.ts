@@ -136,6 +136,8 @@ export class RedisQuotaStore implements QuotaStore {
   /** The key of this client's watermark (ONCE). */
   private readonly applied: string;
   private readonly timeoutMs: number;
+  /** Whether this client has seen `<prefix>since` in Redis (`lost`). */
+  private marked = false;
 
   /** `prefix` namespaces the keys (several deployments, or tests, on one Redis). */
   constructor(
@@ -173,7 +175,6 @@ export class RedisQuotaStore implements QuotaStore {
    * a key set once and never expiring, gone after a reconnect, says so. The counts it held are gone, and nothing
    * else would tell: said once per reconnect, as an error billing must hear of.
    */
-  private marked = false;
   private async lost(log: (m: string) => void): Promise<void> {
     const made = await this.redis.set(`${this.prefix}since`, new Date().toISOString(), 'NX').catch(() => undefined);
     if (made === 'OK' && this.marked)
@@ -301,7 +302,7 @@ const Owed = z.array(
  * them itself, and the file is taken in by the next start after it ends.
  */
 function heldByAnother(name: string): boolean {
-  const pid = Number(/^\.risk-readings-quotas\.owed-(\d+)-\d{4}-/.exec(name)?.[1]);
+  const pid = Number(/^(\d+)-\d{4}-/.exec(name.slice(OWED.length))?.[1]);
   return !!pid && pid !== process.pid && pidAlive(pid);
 }
 
