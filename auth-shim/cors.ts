@@ -8,7 +8,6 @@
  */
 import { ANY_ORIGIN, allowedOrigin, ORIGIN_FORM } from '../generator/contract/cors.js';
 import type { ShimRequest, ShimResponse } from './exchange.js';
-import { ALLOW } from './steps/route.js';
 
 /** The origins browsers may call from: exact origins (`https://dash.example.com`), or `*` for any. */
 export interface CorsOptions {
@@ -39,7 +38,8 @@ const MAX_AGE = '7200';
 export class BrowserAccess {
   private readonly any: boolean;
   private readonly origins: ReadonlySet<string>;
-  private readonly preflightHeaders: Record<string, string>;
+  /** The headers a page may send on every route. */
+  private readonly sent: readonly string[];
 
   /** `credentialHeaders`: every header a key can arrive in, which a preflight must allow a page to send. */
   constructor(options: CorsOptions, credentialHeaders: readonly string[]) {
@@ -50,12 +50,7 @@ export class BrowserAccess {
     });
     this.any = origins.includes(ANY_ORIGIN);
     this.origins = new Set(origins);
-    this.preflightHeaders = {
-      'Access-Control-Allow-Methods': ALLOW,
-      'Access-Control-Allow-Headers': [...credentialHeaders, 'If-None-Match', 'X-Request-Id'].join(', '),
-      'Access-Control-Max-Age': MAX_AGE,
-      Vary: 'Origin',
-    };
+    this.sent = [...credentialHeaders, 'If-None-Match', 'X-Request-Id'];
   }
 
   /** `Access-Control-Allow-Origin` for a request's `Origin`: `*` where any is allowed, the origin itself, or null. */
@@ -66,13 +61,22 @@ export class BrowserAccess {
 
   /**
    * The answer to a preflight (`OPTIONS` with `Access-Control-Request-Method`) from an allowed origin: 204, the
-   * methods every route takes and the headers a page may send. Null for any other request, which goes on.
+   * methods its route takes (`methods`) and the headers a page may send there: a route that takes a JSON body
+   * (a webhook's POST or PATCH) allows `Content-Type` too. Null for any other request, which goes on.
    */
-  preflight(request: ShimRequest, allow: string | null, id: Record<string, string>): ShimResponse | null {
+  preflight(request: ShimRequest, allow: string | null, methods: readonly string[], id: Record<string, string>): ShimResponse | null {
     if (!allow || request.method !== 'OPTIONS' || !request.headers.has('access-control-request-method')) return null;
+    const body = methods.includes('POST') || methods.includes('PATCH');
     return {
       status: 204,
-      headers: { 'Access-Control-Allow-Origin': allow, ...this.preflightHeaders, ...id },
+      headers: {
+        'Access-Control-Allow-Origin': allow,
+        'Access-Control-Allow-Methods': methods.join(', '),
+        'Access-Control-Allow-Headers': (body ? [...this.sent, 'Content-Type'] : this.sent).join(', '),
+        'Access-Control-Max-Age': MAX_AGE,
+        Vary: 'Origin',
+        ...id,
+      },
       body: null,
       code: null,
     };

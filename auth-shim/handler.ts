@@ -22,11 +22,11 @@ import { Bodies } from './steps/body.js';
 import { CredentialCheck, type KeySource } from './steps/credential.js';
 import { bulkSymbols, changesQuery, historyQuery } from './steps/parameters.js';
 import { answered, charged, monthUse } from './steps/quota.js';
-import { boundedQuery, readOnly, requestTarget, routeOf, type Route, type Target } from './steps/route.js';
+import { boundedQuery, READ_ONLY, readOnly, requestTarget, routeOf, type Route, type Target } from './steps/route.js';
 import { usageResponse } from './steps/usage.js';
 import { publishedFeed } from './webhooks/feed.js';
 import { ownerOf } from './webhooks/owner.js';
-import { webhookMethod, webhookResponse, webhookRoute, type WebhookOptions, type WebhookRoute } from './webhooks/routes.js';
+import { webhookMethod, webhookMethods, webhookResponse, webhookRoute, type WebhookOptions, type WebhookRoute } from './webhooks/routes.js';
 
 export type { KeySource } from './steps/credential.js';
 export type { HeaderSource, ShimRequest, ShimResponse } from './exchange.js';
@@ -237,7 +237,8 @@ export function createShim(options: ShimOptions): (request: ShimRequest) => Answ
     }
     // Browsers, where the operator allows them (decision 105): a preflight answered before any step, counted nowhere.
     const allow = browsers.allowOrigin(request.headers.get('origin'));
-    const preflight = browsers.preflight(request, allow, seen.id);
+    const hook = webhookRoute(url.pathname);
+    const preflight = browsers.preflight(request, allow, hook ? webhookMethods(hook) : READ_ONLY, seen.id);
     if (preflight) return ((seen.route = 'preflight'), logged(preflight));
     const reply = answer(request, url, seen);
     return next(reply, (res) => logged(browsers.answer(request.method === 'HEAD' ? withoutBody(res) : res, allow)));

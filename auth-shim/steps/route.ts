@@ -29,7 +29,9 @@ export type Target = Pick<URL, 'pathname' | 'search' | 'searchParams'>;
 export const requestTarget = (url: string): Target => new URL(url);
 
 /** The methods every route takes (decisions 10 and 104): HEAD answers as GET would, without the body. */
-export const ALLOW = 'GET, HEAD';
+export const READ_ONLY: readonly string[] = ['GET', 'HEAD'];
+/** READ_ONLY as a 405's `Allow` names it. */
+export const ALLOW = READ_ONLY.join(', ');
 
 /** The method must be GET or HEAD: checked first, before the path means anything. */
 export function readOnly(request: { method: string }): void {

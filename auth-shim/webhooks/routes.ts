@@ -49,9 +49,13 @@ export function webhookRoute(pathname: string): WebhookRoute | null {
   return m ? { name: 'webhook', id: m[1]!, action: (m[2] as 'test') ?? null } : null;
 }
 
+/** The methods a webhook route takes, as its 405 and a browser's preflight (decision 105) name them. */
+export const webhookMethods = (r: WebhookRoute): readonly string[] =>
+  METHODS[r.name === 'webhooks' ? 'webhooks' : (r.action ?? 'webhook')]!;
+
 /** Refuses a method the route does not take, naming those it does. */
 export function webhookMethod(r: WebhookRoute, method: string): void {
-  const allowed = METHODS[r.name === 'webhooks' ? 'webhooks' : (r.action ?? 'webhook')]!;
+  const allowed = webhookMethods(r);
   if (!allowed.includes(method))
     throw new Refusal(
       'method_not_allowed',

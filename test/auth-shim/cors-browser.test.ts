@@ -54,7 +54,21 @@ async function elsewhere() {
   return tried;
 }
 
-(q.get('mode') === 'allowed' ? allowed() : elsewhere()).then(
+async function webhooks() {
+  // A JSON body (POST, PATCH) and DELETE are no simple requests: each is preflighted on its own route.
+  const hooks = q.get('api') + '/v1/webhooks';
+  const json = { ...key, 'Content-Type': 'application/json' };
+  const made = await fetch(hooks, { method: 'POST', headers: json, body: JSON.stringify({ url: 'https://hooks.example.com/rr', description: 'from a page' }) });
+  const id = (await made.json()).data.id;
+  const changed = await fetch(hooks + '/' + id, { method: 'PATCH', headers: json, body: JSON.stringify({ description: 'renamed' }) });
+  const description = (await changed.json()).data.description;
+  const gone = await fetch(hooks + '/' + id, { method: 'DELETE', headers: key });
+  const after = await fetch(hooks + '/' + id, { headers: key });
+  return { made: made.status, id, changed: changed.status, description, gone: gone.status, after: after.status };
+}
+
+const modes = { allowed, elsewhere, webhooks };
+modes[q.get('mode')]().then(
   (r) => (document.getElementById('result').textContent = JSON.stringify(r)),
   (e) => (document.getElementById('result').textContent = JSON.stringify({ failed: e.name + ': ' + e.message })),
 );
@@ -96,7 +110,7 @@ afterAll(async () => {
 });
 
 /** Opens `origin`'s page in `mode` with `key`; what its script found. */
-async function run(origin: string, mode: 'allowed' | 'elsewhere', key: string) {
+async function run(origin: string, mode: 'allowed' | 'elsewhere' | 'webhooks', key: string) {
   const page = await browser.newPage();
   page.setDefaultTimeout(60_000);
   await page.goto(`${origin}/?mode=${mode}&key=${key}&api=${encodeURIComponent(api)}`);
@@ -132,6 +146,16 @@ describe.skipIf(!present)(`a page calling the API in headless Chromium (${CHROMI
     const mine = reached.filter((r) => r.origin === dashboard);
     expect(mine.filter((r) => r.method === 'OPTIONS').length).toBeGreaterThanOrEqual(1);
     expect(mine.filter((r) => r.method === 'GET')).toHaveLength(6);
+  });
+
+  it('on an allowed origin: creates, changes and deletes a webhook endpoint, each method preflighted on its route', async () => {
+    const seen = await run(dashboard, 'webhooks', KEY.ultra);
+    expect(seen.failed).toBeUndefined();
+    expect(seen).toMatchObject({ made: 201, changed: 200, description: 'renamed', gone: 204, after: 404 });
+    const asked = reached.filter((r) => r.origin === dashboard && r.path.startsWith('/v1/webhooks'));
+    // Chromium asked before the POST and before the PATCH and DELETE (one preflight may serve both on one path).
+    expect(asked.filter((r) => r.method === 'OPTIONS').map((r) => r.path)).toEqual(['/v1/webhooks', `/v1/webhooks/${seen.id}`]);
+    expect(asked.filter((r) => r.method !== 'OPTIONS').map((r) => r.method)).toEqual(['POST', 'PATCH', 'DELETE', 'GET']);
   });
 
   it('on another origin: the browser refuses the answers (fetch rejects with a TypeError), but health stays public', async () => {

@@ -150,6 +150,31 @@ function corsSuite(name: string, setup: () => { call: Call; any: Call }) {
       expect(after.month.used).toBe(before.month.used);
     });
 
+    it('a webhook route’s preflight allows the methods that route takes, and Content-Type where it takes a body', async () => {
+      const { call } = setup();
+      const at = minuteOfItsOwn();
+      const id = 'ep_0123456789abcdef01234567';
+      const cases: [string, string, string][] = [
+        ['/v1/webhooks', 'POST', 'GET, HEAD, POST'],
+        [`/v1/webhooks/${id}`, 'PATCH', 'GET, HEAD, PATCH, DELETE'],
+        [`/v1/webhooks/${id}/test`, 'POST', 'POST'],
+        [`/v1/webhooks/${id}/rotate-secret`, 'POST', 'POST'],
+        [`/v1/webhooks/${id}/deliveries`, 'GET', 'GET, HEAD'],
+      ];
+      for (const [path, method, methods] of cases) {
+        const res = await call(path, {
+          at,
+          method: 'OPTIONS',
+          headers: { Origin: APP, 'Access-Control-Request-Method': method, 'Access-Control-Request-Headers': 'content-type,x-api-key' },
+        });
+        expect(res.status, path).toBe(204);
+        expect(res.headers.get('access-control-allow-methods'), path).toBe(methods);
+        const body = methods.includes('POST') || methods.includes('PATCH');
+        expect(res.headers.get('access-control-allow-headers'), path).toBe(body ? `${ALLOWED_HEADERS}, Content-Type` : ALLOWED_HEADERS);
+        expect(res.headers.get('ratelimit-remaining'), path).toBeNull();
+      }
+    });
+
     it('health and the document keep Access-Control-Allow-Origin: * and expose the same headers', async () => {
       const { call } = setup();
       const at = minuteOfItsOwn();
