@@ -60,12 +60,14 @@ const server = spawn(process.execPath, [cli, ...args], { stdio: ['inherit', 'inh
 const base = `http://${HOST}:${port}`;
 const PRO = 'rr_demo_pro_key_not_secret';
 let listening = false;
+let failed = false;
 server.stderr.on('data', (chunk) => {
   process.stderr.write(chunk);
   if (listening || !String(chunk).includes('serving ')) return;
   listening = true;
   subscribeAndRefresh().catch((e) => {
     say(`the webhook step failed: ${e.message}`);
+    failed = true;
     server.kill('SIGTERM');
   });
 });
@@ -92,16 +94,34 @@ async function subscribeAndRefresh() {
     });
   });
   await new Promise((r) => receiver.listen(0, HOST, r));
+  await removeEarlierReceivers();
   const url = `http://${HOST}:${receiver.address().port}/hooks`;
   process.stdout.write(`\n$ curl -s -X POST -H 'X-API-Key: ${PRO}' ${base}/v1/webhooks -d '{"url": "${url}"}'\n`);
   const res = await fetch(`${base}/v1/webhooks`, { method: 'POST', headers: { 'X-API-Key': PRO }, body: JSON.stringify({ url }) });
-  const made = (await res.json()).data;
-  if (res.status !== 201) throw new Error(`POST /v1/webhooks answered ${res.status}`);
+  const body = await res.json();
+  if (res.status !== 201) throw new Error(`POST /v1/webhooks answered ${res.status}: ${body.error?.message}`);
+  const made = body.data;
   secret = made.secret;
   say(`endpoint ${made.id} created at feed position ${made.delivered_through}; its signing secret is ${secret}`);
   build(2);
   step(['check', '--public', 'public']);
   say('the server notices the new tree within 5 s and sends the receiver its events...');
+}
+
+/**
+ * The endpoints of earlier demos, whose receivers ended with them: the server would go on trying them, and each run
+ * would take one of the pro key's five places until a demo could subscribe no more. Removed through the API.
+ */
+async function removeEarlierReceivers() {
+  const key = { 'X-API-Key': PRO };
+  const listed = await fetch(`${base}/v1/webhooks`, { headers: key });
+  if (listed.status !== 200) throw new Error(`GET /v1/webhooks answered ${listed.status}`);
+  const earlier = (await listed.json()).data.endpoints.filter((e) => /^http:\/\/127\.0\.0\.1:\d+\/hooks$/.test(e.url));
+  for (const e of earlier) {
+    const gone = await fetch(`${base}/v1/webhooks/${e.id}`, { method: 'DELETE', headers: key });
+    if (gone.status !== 204) throw new Error(`DELETE /v1/webhooks/${e.id} answered ${gone.status}`);
+  }
+  if (earlier.length) say(`removed ${earlier.length} endpoint(s) an earlier demo subscribed (their receivers are gone)`);
 }
 
 /** The requests to try, once the webhook has arrived. */
@@ -114,7 +134,7 @@ server.on('exit', async (code, signal) => {
   // Exit 3 before listening is the machine's state: if the port was taken while the builds ran, say so as at the start.
   const busyNow = code === 3 && !listening ? await unavailable(port) : null;
   if (busyNow) portTaken(busyNow);
-  process.exit(code ?? (signal ? 0 : 1));
+  process.exit(failed ? 1 : (code ?? (signal ? 0 : 1)));
 });
 // Ctrl-C reaches the server too (one process group): the demo ends once it has saved its counts and stopped.
 process.on('SIGINT', () => {});
