@@ -7,7 +7,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { renderVersion } from './paths.js';
 import { KEY_LIMIT_MAX } from './contract/plans.js';
-import { EXAMPLES, HELP } from './commands/help.js';
+import { EXAMPLES, HELP, USAGE_COLUMNS } from './commands/help.js';
 import { command } from './commands/lazy-command.js';
 import * as opt from './commands/options.js';
 
@@ -108,7 +108,7 @@ export function program(): Command {
     .option('--quotas <file|redis://host:port|https://worker>', HELP.usageQuotas, opt.quotaCounts('--quotas'))
     .requiredOption('--keys <file>', "the credential store, for each key's label and plan", opt.existingPath('--keys', 'file'))
     .option('--month <YYYY-MM>', 'the calendar month (UTC) to report (default: the current one)', opt.yearMonth('--month'))
-    .addOption(new Option('--json', 'an array of {credential, label, plan, month, requests, revoked}').conflicts('csv'))
+    .addOption(new Option('--json', `an array of {${USAGE_COLUMNS.join(', ')}}`).conflicts('csv'))
     .option('--csv', 'the same columns as CSV, with a header line');
   const hooks = cli.command('webhooks').description(HELP.webhooks).addHelpText('after', EXAMPLES.webhooks!);
   const hook = (name: 'list' | 'disable' | 'enable', about: string) =>

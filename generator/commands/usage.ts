@@ -14,6 +14,7 @@ import { LegacyQuotaDamaged, QuotaStoreDamaged, QuotaStoreUnwritable } from '../
 import { monthName, monthOf, monthsAfter, MONTHS_KEPT, type MonthWindow } from '../../auth-shim/quota.js';
 import { keyFileFromJson, keyLimits, type KeyFile, type KeyRecord } from '../contract/keys.js';
 import type { Plan } from '../contract/plans.js';
+import { USAGE_COLUMNS as COLUMNS } from './help.js';
 import { quotaCounts, warnPasswordInQuotas } from './options.js';
 
 export interface UsageFlags {
@@ -105,9 +106,6 @@ function usageRows(file: KeyFile, totals: Map<string, number>, month: string): U
     });
   return rows;
 }
-
-// The terms of decision 106 come after the columns of decision 87, so a reader of the older columns reads on.
-const COLUMNS = ['credential', 'label', 'plan', 'month', 'requests', 'revoked', 'per_minute', 'per_month', 'meta'] as const;
 
 /** A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break; `meta` as its JSON. */
 const field = (v: string | number | Record<string, unknown> | null) => {
