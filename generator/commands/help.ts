@@ -5,8 +5,9 @@
 import { DEFAULT_QUOTAS, LOG_LEVELS } from './options.js';
 
 /**
- * The fields of a `usage --json` row and the columns of its `--csv`, as its help names them. The terms of decision 106
- * come after the columns of decision 87, so a reader of the older columns reads on.
+ * The fields of a `usage --json` row and the columns of its `--csv`, as its help names them: here, so that `--help`
+ * need not load the usage command. The terms of decision 106 come after the columns of decision 87, so a reader of
+ * the older columns reads on.
  */
 export const USAGE_COLUMNS = ['credential', 'label', 'plan', 'month', 'requests', 'revoked', 'per_minute', 'per_month', 'meta'] as const;
 
