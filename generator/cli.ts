@@ -42,10 +42,10 @@ export function program(): Command {
     .option(...tree)
     .option('--out <dir>', 'deprecated spelling of --public', opt.existingPath('--out', 'folder'));
   command(cli, 'diff', HELP.diff, () => import('./commands/diff.js').then((m) => m.run))
-    .argument('<old>', 'the older tree (a folder holding v1/)', opt.existingPath('OLD', 'folder'))
-    .argument('<new>', 'the newer tree', opt.existingPath('NEW', 'folder'))
+    .argument('<old>', 'the older tree (a folder holding v1/)', opt.treeArgument('OLD'))
+    .argument('<new>', 'the newer tree', opt.treeArgument('NEW'))
     .option('--json', 'the same report as data')
-    .option('--asset <symbol>', "only this asset's readings, history and catalogue entries");
+    .option('--asset <symbol>', "only this asset's readings, history and catalogue entries", opt.symbol('--asset'));
 
   command(cli, 'serve', 'run the auth shim over a built tree', () => import('./commands/serve.js').then((m) => m.run))
     .option(...tree)

@@ -6,7 +6,7 @@ import { diskLoader, TreeTrouble } from '../diff/loader.js';
 
 export async function run(oldDir: string, newDir: string, o: { json?: boolean; asset?: string }): Promise<void> {
   try {
-    const result = await compareTrees(diskLoader(resolve(oldDir)), diskLoader(resolve(newDir)), o.asset?.toUpperCase());
+    const result = await compareTrees(diskLoader(resolve(oldDir)), diskLoader(resolve(newDir)), o.asset);
     const status = exitStatus(result);
     process.stdout.write(o.json ? asJson(result, status) : human(result, !!process.stdout.isTTY && !process.env.NO_COLOR));
     process.exitCode = status;

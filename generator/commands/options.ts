@@ -1,6 +1,6 @@
 /** Option values as the commands take them: each parser names the option and what it expects (exit 2 otherwise). */
 import { existsSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve as resolvePath } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { allowedOrigin, ORIGIN_FORM } from '../contract/cors.js';
 import { isCalendarDate, isoInstantMs } from '../contract/time.js';
@@ -15,6 +15,13 @@ export const positiveInt = (name: string) => (v: string) => {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${name} takes a whole number from 1, not "${v}"`);
   return n;
+};
+
+/** An asset symbol, as the tree names it (upper case); never empty, which would mean every asset. */
+export const symbol = (name: string) => (v: string) => {
+  const s = v.trim().toUpperCase();
+  if (!s) throw new InvalidArgumentError(`${name} takes an asset symbol such as BTC, not an empty value`);
+  return s;
 };
 
 /** A TCP port, 1-65535. */
@@ -286,7 +293,7 @@ export const quotaCounts = (option: string) => (v: string) => {
 };
 
 /**
- * The tree folder option shared by check, serve and preview; `--out` is the older spelling on check. It names the
+ * The tree folder option shared by check, serve and preview (and diff's arguments, treeArgument); `--out` is the older spelling on check. It names the
  * folder a build's `--out` wrote `v1/` into: a folder holding no built tree is usage (exit 2, decisions 77 and 90), and so is
  * the tree's own folder (`.../v1`), given for the folder that holds it; the message says which folder to pass.
  */
@@ -295,7 +302,17 @@ export function treeFolder(command: string, o: { public?: string; out?: string }
   const option = o.public !== undefined ? '--public' : '--out';
   const dir = o.public ?? o.out;
   if (dir === undefined) throw new Error(`${command}: --public <dir> is required (the folder holding v1/)`);
-  const full = resolve(dir);
+  return holdingTree(option, dir, resolve(dir));
+}
+
+/** `diff`'s OLD and NEW: each a folder holding a built tree, held to treeFolder's rule. */
+export const treeArgument = (name: string) => (v: string) => {
+  holdingTree(name, checkPath(name, v, 'folder'), resolvePath(v));
+  return v;
+};
+
+/** `full` (given as `dir` for `option`) when it holds a built tree's v1/; else why not, and which folder to pass. */
+function holdingTree(option: string, dir: string, full: string): string {
   if (liveTree(full)) return full;
   if (!existsSync(join(full, TREE.manifest)))
     throw new PathUsageError(`${option} ${dir}: holds no v1/, no built tree; pass the folder a build's --out wrote v1/ into`);

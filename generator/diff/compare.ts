@@ -25,7 +25,8 @@ export interface Change {
 
 export interface Loader {
   manifest(): Promise<Manifest>;
-  json<T = unknown>(path: string): Promise<T | undefined>;
+  /** A file the tree's manifest lists. */
+  json<T = unknown>(path: string): Promise<T>;
 }
 
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -176,13 +177,17 @@ export async function compareTrees(oldTree: Loader, newTree: Loader, only?: stri
   if (only && !ma.files[TREE.risk(only)] && !mb.files[TREE.risk(only)]) throw new UnknownAsset(only);
   const paths = new Set([...Object.keys(ma.files), ...Object.keys(mb.files)]);
   const differ = [...paths].filter((p) => ma.files[p]?.sha256 !== mb.files[p]?.sha256).sort();
+  // With --asset, the files counted are that asset's own.
+  const counted = (ps: string[]) => (only ? ps.filter((p) => p.startsWith(`assets/${only}/`)) : ps);
   const files = {
-    changed: differ.filter((p) => ma.files[p] && mb.files[p]).length,
-    added: differ.filter((p) => !ma.files[p]).length,
-    removed: differ.filter((p) => !mb.files[p]).length,
-    unchanged: paths.size - differ.length,
+    changed: counted(differ.filter((p) => ma.files[p] && mb.files[p])).length,
+    added: counted(differ.filter((p) => !ma.files[p])).length,
+    removed: counted(differ.filter((p) => !mb.files[p])).length,
+    unchanged: counted([...paths].filter((p) => ma.files[p]?.sha256 === mb.files[p]?.sha256)).length,
   };
-  const both = <T = Doc>(p: string) => Promise.all([oldTree.json<T>(p), newTree.json<T>(p)]);
+  // Each tree's copy where its manifest lists the file, else undefined (added or removed).
+  const both = <T = Doc>(p: string) =>
+    Promise.all([ma.files[p] ? oldTree.json<T>(p) : undefined, mb.files[p] ? newTree.json<T>(p) : undefined]);
   const changes: Change[] = [];
   // The tracked state of the assets whose risk files differ: only those can raise an event (a universe's context
   // is in every member's risk file).

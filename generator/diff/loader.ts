@@ -1,4 +1,4 @@
-/** Reads a built tree from disk for the diff: the manifest up front, other files only when asked. */
+/** Reads a built tree from disk for the diff: the manifest up front, the files it lists only when asked. */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TREE } from '../contract/tree.js';
@@ -32,6 +32,14 @@ export function diskLoader(dir: string): Loader {
       // The problem names the manifest: `<dir>/v1/_manifest.json is not a manifest ...`.
       return asManifest(m, (problem) => new TreeTrouble(`${join(dir, 'v1')}/${problem}`));
     },
-    json: read,
+    json: async <T>(path: string): Promise<T> => {
+      const doc = await read<T>(path);
+      // A file the manifest lists is there in a tree a build wrote whole: its absence is damage, not a removal.
+      if (doc === undefined)
+        throw new TreeTrouble(
+          `${join(dir, 'v1', path)}: listed in ${TREE.manifest} but absent (risk-readings check --public ${dir} names all it finds)`,
+        );
+      return doc;
+    },
   };
 }

@@ -256,7 +256,7 @@ describe('risk-readings (compiled)', () => {
       [['preview', '--public', none], `--public ${none}: no such folder`],
       [['preview', '--public', file], `--public ${file}: not a folder`],
       [['diff', none, folder], `OLD ${none}: no such folder`],
-      [['diff', folder, file], `NEW ${file}: not a folder`],
+      [['diff', folder, none], `OLD ${folder}: holds no v1/, no built tree; pass the folder a build's --out wrote v1/ into`],
       [['inspect', file, none], `FILE ${none}: no such file`],
       [['inspect', folder], `FILE ${folder}: not a file`],
       [['inspect', '--catalog', none, file], `--catalog ${none}: no such file`],
@@ -351,6 +351,7 @@ describe('risk-readings (compiled)', () => {
         join(cases, 'missing-model-page', 'catalog.json'),
       ).status,
     ).toBe(0);
+    expect([run('diff', tree, file).status, run('diff', tree, file).stderr]).toEqual([2, `risk-readings: NEW ${file}: not a folder\n`]);
     const unknown = run('diff', tree, tree, '--asset', 'NOPE');
     expect([unknown.status, unknown.stderr]).toEqual([2, 'risk-readings diff: --asset NOPE: neither tree holds that asset\n']);
     // A port another process holds: the machine's state, exit 3 naming the port.

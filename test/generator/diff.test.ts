@@ -115,10 +115,14 @@ describe('diff between two publication days', () => {
     expect([r.changes, exitStatus(r)]).toEqual([[], 0]);
   });
 
-  it('--asset keeps only that asset', async () => {
+  it('--asset keeps only that asset, and counts only its files', async () => {
     const r = await diff('A', 'B', 'SPY');
     expect(r.changes.length).toBeGreaterThan(0);
     expect(r.changes.every((c) => c.subject === 'SPY')).toBe(true);
+    const own = Object.keys(readJson(join(dir('B'), 'v1', '_manifest.json')).files).filter((p) => p.startsWith('assets/SPY/'));
+    const { changed, added, removed, unchanged } = r.files;
+    expect([changed + added + removed + unchanged, changed]).toEqual([own.length, expect.any(Number)]);
+    expect(changed).toBeGreaterThan(0);
   });
 });
 
@@ -233,8 +237,16 @@ describe('risk-readings diff (compiled)', () => {
     expect([absent.status, absent.stderr]).toEqual([2, `risk-readings: NEW ${join(root, 'nothing')}: no such folder\n`]);
     mkdirSync(join(root, 'not-a-tree'), { recursive: true });
     const bad = run(dir('A'), join(root, 'not-a-tree'));
-    expect(bad.status).toBe(2);
-    expect(bad.stderr).toMatch(/no manifest here/);
+    expect([bad.status, bad.stderr]).toEqual([
+      2,
+      `risk-readings: NEW ${join(root, 'not-a-tree')}: holds no v1/, no built tree; pass the folder a build's --out wrote v1/ into\n`,
+    ]);
+    // A tree's own folder given for the folder holding it, in either place: named, with the folder to pass.
+    const own = run(join(dir('A'), 'v1'), dir('B'));
+    expect([own.status, own.stderr]).toEqual([
+      2,
+      `risk-readings: OLD ${join(dir('A'), 'v1')}: a tree's own folder (it holds _manifest.json), not the folder holding v1/; pass ${dir('A')}\n`,
+    ]);
     // A file of another shape (a hand edit the manifest was made to agree with): named, never a TypeError.
     copyTree('B', 'I');
     rewrite('I', 'assets/ETH/risk.json', (doc) => delete doc.data.market_context);
@@ -246,6 +258,20 @@ describe('risk-readings diff (compiled)', () => {
     writeFileSync(listing, JSON.stringify(m));
     expect(odd.status).toBe(2);
     expect(odd.stderr).toMatch(/^risk-readings diff: assets\/ETH\/risk\.json: not the shape of the file this version builds/);
+    // A file the manifest lists, gone (a damaged copy): trouble naming it, not an asset leaving the catalogue.
+    copyTree('B', 'J');
+    rmSync(join(dir('J'), 'v1', 'assets', 'ETH', 'risk.json'));
+    const damaged = run(dir('A'), dir('J'));
+    expect([damaged.status, damaged.stdout]).toEqual([2, '']);
+    expect(damaged.stderr).toBe(
+      `risk-readings diff: ${join(dir('J'), 'v1', 'assets', 'ETH', 'risk.json')}: listed in _manifest.json but absent (risk-readings check --public ${dir('J')} names all it finds)\n`,
+    );
+    // An empty --asset is refused, not read as every asset.
+    const empty = run(dir('A'), dir('B'), '--asset', ' ');
+    expect([empty.status, empty.stderr]).toEqual([
+      2,
+      expect.stringMatching(/--asset takes an asset symbol such as BTC, not an empty value/),
+    ]);
     lossyTree();
     expect(run(dir('B'), dir('F')).status).toBe(3);
     expect(run(dir('B'), dir('F')).stdout).toMatch(/VANISHED/);
