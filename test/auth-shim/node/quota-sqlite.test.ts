@@ -736,26 +736,29 @@ describe('serve on the SQLite store', () => {
     expect(await totalOf(file, `key:${createHash('sha256').update(KEY.pro).digest('hex')}`)).toBe(4);
   });
 
-  it('SIGTERM saves: a basic key keeps its count across a restart of the real server, and billing reads it meanwhile', async () => {
+  it("SIGTERM and SIGINT (pm2's stop) save: a key keeps its count across restarts of the real server, and billing reads it meanwhile", async () => {
     const file = fresh('cli');
-    const get = (url: string) => fetch(`${url}/v1/assets/BTC/risk`, { headers: { 'X-API-Key': KEY.basic } });
+    const get = (url: string, key = KEY.basic) => fetch(`${url}/v1/assets/BTC/risk`, { headers: { 'X-API-Key': key } });
     const first = await serve(['--public', builtTree(), '--keys', KEYS_FILE, '--quotas', file]);
     for (let i = 0; i < 3; i++) expect((await get(first.url)).status).toBe(200);
     await stopped(first.child, 'SIGTERM');
+    const billed = async (plan: string) => {
+      const r = await cliAsync(['usage', '--quotas', file, '--keys', KEYS_FILE, '--json']);
+      expect(r.status, r.stderr).toBe(0);
+      return (JSON.parse(r.stdout) as { plan: string; requests: number }[]).find((row) => row.plan === plan)!.requests;
+    };
     const second = await serve(['--public', builtTree(), '--keys', KEYS_FILE, '--quotas', file]);
     try {
       expect((await get(second.url)).status).toBe(200);
       expect((await get(second.url)).status).toBe(200);
       expect((await get(second.url)).status).toBe(429);
-      const billed = async () => {
-        const r = await cliAsync(['usage', '--quotas', file, '--keys', KEYS_FILE, '--json']);
-        expect(r.status, r.stderr).toBe(0);
-        return (JSON.parse(r.stdout) as { plan: string; requests: number }[]).find((row) => row.plan === 'basic')!.requests;
-      };
-      expect(await until(async () => (await billed()) === 5, 60_000, 200)).toBe(true);
+      expect(await until(async () => (await billed('basic')) === 5, 60_000, 200)).toBe(true);
       expect((await fetch(`${second.url}/v1/health`)).status).toBe(200);
+      // Counted the moment before the stop: saved by the stop, not by the save each second.
+      expect((await get(second.url, KEY.pro)).status).toBe(200);
     } finally {
-      await stopped(second.child, 'SIGTERM');
+      await stopped(second.child, 'SIGINT');
     }
+    expect(await billed('pro')).toBe(1);
   });
 });
