@@ -110,8 +110,21 @@ const ifNoneMatch = {
     'The ETag of an earlier response (of any content coding), or several, comma-separated, or *: when one matches, the answer is 304 Not Modified with no body.',
 };
 const notModified = { '304': { description: 'Not modified: If-None-Match matched the ETag.', headers: requestIdHeader } };
+/** A data route's 304 is counted toward the minute (decision 35), so it says where the windows stand, as a 200 does. */
+const countedNotModified = {
+  '304': {
+    description: 'Not modified: If-None-Match matched the ETag; counted toward the minute, not the month.',
+    headers: {
+      ...requestIdHeader,
+      ...rateHeaders,
+      ETag: okHeaders.ETag,
+      'Cache-Control': okHeaders['Cache-Control'],
+      Vary: okHeaders.Vary,
+    },
+  },
+};
 const common = {
-  ...notModified,
+  ...countedNotModified,
   '401': error('No valid credential; the message names the header forms the request tried', ['unauthorized'], {
     'WWW-Authenticate': {
       schema: { type: 'string', const: 'ApiKey header="X-API-Key"' },

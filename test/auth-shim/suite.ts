@@ -397,6 +397,20 @@ export function shimSuite(name: string, setup: () => { call: Call; out: string }
       expect(rateLimitFields((await call('/v1/health')).headers)).toBeNull();
     });
 
+    it("the document declares the headers a data route's 304 carries, the rate-limit fields among them", async () => {
+      const { call } = setup();
+      const doc = (await (await call('/v1/openapi.json')).json()) as {
+        paths: Record<string, { get: { responses: Record<string, { headers: Record<string, unknown> }> } }>;
+      };
+      const ok = await call('/v1/assets/BTC/risk', { headers: basic });
+      const notModified = await call('/v1/assets/BTC/risk', { headers: { ...basic, 'If-None-Match': ok.headers.get('etag')! } });
+      expect(notModified.status).toBe(304);
+      const declared = Object.keys(doc.paths['/v1/assets/{symbol}/risk']!.get.responses['304']!.headers).map((h) => h.toLowerCase());
+      const sent = [...notModified.headers.keys()];
+      expect(sent).toEqual(expect.arrayContaining(declared));
+      expect(declared).toEqual(expect.arrayContaining(sent.filter((h) => /ratelimit|^etag$|^vary$|^cache-control$/.test(h))));
+    });
+
     it('a 401 names the credential forms the request tried (decision 33)', async () => {
       const { call } = setup();
       const message = async (headers: Record<string, string>) =>
