@@ -738,7 +738,7 @@ describe('serve on the SQLite store', () => {
 
   it("SIGTERM and SIGINT (pm2's stop) save: a key keeps its count across restarts of the real server, and billing reads it meanwhile", async () => {
     const file = fresh('cli');
-    const get = (url: string, key = KEY.basic) => fetch(`${url}/v1/assets/BTC/risk`, { headers: { 'X-API-Key': key } });
+    const get = (url: string, key: string = KEY.basic) => fetch(`${url}/v1/assets/BTC/risk`, { headers: { 'X-API-Key': key } });
     const first = await serve(['--public', builtTree(), '--keys', KEYS_FILE, '--quotas', file]);
     for (let i = 0; i < 3; i++) expect((await get(first.url)).status).toBe(200);
     await stopped(first.child, 'SIGTERM');
