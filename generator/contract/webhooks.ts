@@ -82,11 +82,13 @@ export function readEndpointBody(body: unknown, kind: 'create' | 'change', symbo
     if (characters(b.url) > WEBHOOK_URL_MAX) throw new BodyProblem(`url is longer than ${WEBHOOK_URL_MAX} characters`);
     out.url = b.url;
   }
-  const universes: readonly string[] = UNIVERSES;
+  const exactly = (names: readonly string[]) => (x: string) => (names.includes(x) ? x : undefined);
+  // A symbol in any case, as the path's (decision 11), kept as the catalogue spells it.
+  const canonical = new Map([...symbols].map((s) => [s.toUpperCase(), s]));
   const filters = [
-    ['fields', WEBHOOK_FIELDS, `one of ${WEBHOOK_FIELDS.join(', ')}`],
-    ['symbols', symbols, 'a symbol of the catalogue (GET /v1/assets)'],
-    ['universes', universes, `one of ${UNIVERSES.join(', ')}`],
+    ['fields', exactly(WEBHOOK_FIELDS), `one of ${WEBHOOK_FIELDS.join(', ')}`],
+    ['symbols', (x: string) => canonical.get(x.toUpperCase()), 'a symbol of the catalogue (GET /v1/assets)'],
+    ['universes', exactly(UNIVERSES), `one of ${UNIVERSES.join(', ')}`],
   ] as const;
   for (const [name, known, rule] of filters) {
     const v = b[name];
@@ -96,10 +98,10 @@ export function readEndpointBody(body: unknown, kind: 'create' | 'change', symbo
     }
     if (!Array.isArray(v) || v.length > WEBHOOK_FILTER_MAX)
       throw new BodyProblem(`${name} must be a list of at most ${WEBHOOK_FILTER_MAX} names (empty or absent: every one)`);
-    const has = (x: string) => (known instanceof Set ? known.has(x) : (known as readonly string[]).includes(x));
-    const bad = v.find((x) => typeof x !== 'string' || !has(x));
-    if (bad !== undefined) throw new BodyProblem(`${name}: ${clip(JSON.stringify(bad))} is not ${rule}`);
-    out[name] = [...new Set(v as string[])].sort();
+    const named = v.map((x: unknown) => (typeof x === 'string' ? known(x) : undefined));
+    const bad = named.indexOf(undefined);
+    if (bad >= 0) throw new BodyProblem(`${name}: ${clip(JSON.stringify(v[bad]))} is not ${rule}`);
+    out[name] = [...new Set(named as string[])].sort();
   }
   if (b.description !== undefined) {
     if (b.description !== null && (typeof b.description !== 'string' || characters(b.description) > WEBHOOK_DESCRIPTION_MAX))

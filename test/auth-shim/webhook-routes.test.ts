@@ -67,7 +67,7 @@ describe('webhook routes', () => {
     const { call } = rig();
     const made = await call('POST', '/v1/webhooks', key(KEY.pro), {
       url: 'https://hooks.example.com/rr',
-      symbols: ['BTC'],
+      symbols: ['btc', 'BTC'], // in any case, as the path's symbol (decision 11): kept once, as the catalogue spells it
       description: 'ops',
     });
     expect(made.status).toBe(201);
