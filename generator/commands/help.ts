@@ -39,7 +39,7 @@ export const HELP = {
     'let pages on this origin call the API from a browser (https://dash.example.com; * for any page); repeatable. ' +
     'Without it no data route answers a browser from another origin',
   webhooksAllowLoopback:
-    'deliver webhooks to this machine (loopback) and over plain http on any port too: for tests and demos, never in production',
+    'deliver webhooks to this machine (loopback), over plain http, and to any port of any host: for tests and demos, never in production',
   webhooksAllowPort: 'an https port besides 443 webhook URLs may name; repeatable',
   webhooks: "customers' webhook endpoints in the store serve keeps them in: list them, disable one, enable it again",
   webhookStore:
