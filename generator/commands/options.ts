@@ -293,9 +293,10 @@ export const quotaCounts = (option: string) => (v: string) => {
 };
 
 /**
- * The tree folder option shared by check, serve and preview (and diff's arguments, treeArgument); `--out` is the older spelling on check. It names the
- * folder a build's `--out` wrote `v1/` into: a folder holding no built tree is usage (exit 2, decisions 77 and 90), and so is
- * the tree's own folder (`.../v1`), given for the folder that holds it; the message says which folder to pass.
+ * The tree folder option shared by check, serve and preview (and diff's arguments: treeArgument); `--out` is the
+ * older spelling on check. It names the folder a build's `--out` wrote `v1/` into: a folder holding no built tree is
+ * usage (exit 2, decisions 77 and 90), and so is the tree's own folder (`.../v1`), given for the folder that holds it;
+ * the message says which folder to pass.
  */
 export function treeFolder(command: string, o: { public?: string; out?: string }, resolve: (p: string) => string): string {
   if (o.out !== undefined) process.stderr.write(`warning: ${command} --out is deprecated; use --public (the folder holding v1/)\n`);
