@@ -7,8 +7,8 @@
  * Between plan and publish the ledger's invariant is checked: no build drops or rewrites a published row. A rebuild
  * whose inputs are all as before re-links the previous tree instead. Any failure leaves the previous tree as it was.
  */
-import { mkdir, rename, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, rename, rm, rmdir } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { checkFeedKept, FeedLossError } from './api/changes.js';
 import { checkLedgerKept, HistoryLossError } from './api/history.js';
 import { checkOptions } from './build-options.js';
@@ -29,8 +29,9 @@ export { BuildError, type BuildOptions, type BuildReport } from './build-report.
 
 export async function build(opts: BuildOptions): Promise<BuildReport> {
   const { at, previousSource, apiInfo } = checkOptions(opts);
+  let made: string | undefined;
   try {
-    await mkdir(opts.out, { recursive: true });
+    made = await mkdir(opts.out, { recursive: true });
     const lock = await acquireLock(opts.out, `risk-readings build --pages ${opts.pages} --out ${opts.out}`);
     try {
       return await buildLocked(opts, at, previousSource, apiInfo);
@@ -38,12 +39,29 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
       await lock.release();
     }
   } catch (e) {
+    // A folder this build made goes with it where it left nothing there: a failed build leaves nothing behind.
+    if (made) await removeEmpty(opts.out, made);
     if (e instanceof BuildError) throw e;
     if (e instanceof LockHeld) throw new BuildError(e.message, {}, [], EXIT.environment);
     if (e instanceof PreviousTreeError) throw new BuildError(e.message, {}, [], EXIT.input);
     const env = asEnvironmentError(e);
     if (env instanceof EnvironmentError) throw new BuildError(env.message, {}, [], EXIT.environment);
     throw e;
+  }
+}
+
+/** `dir` and each folder above it up to `top`, removed while empty (rmdir refuses a folder that is not). */
+async function removeEmpty(dir: string, top: string): Promise<void> {
+  for (let d = resolve(dir); ; d = dirname(d)) {
+    if (
+      !(await rmdir(d).then(
+        () => true,
+        () => false,
+      )) ||
+      d === resolve(top) ||
+      d === dirname(d)
+    )
+      return;
   }
 }
 
