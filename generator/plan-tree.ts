@@ -4,7 +4,7 @@
  * tree. No I/O and no clock: the same inputs give the same documents; read-inputs.ts reads before it and
  * output/publish-tree.ts publishes after it.
  */
-import { assembleAssetRisk, riskExtraModels, riskReadings, type AssetReadings, type AssetRisk } from './api/asset-risk.js';
+import { assembleAssetRisk, nulledReadings, riskExtraModels, riskReadings, type AssetReadings, type AssetRisk } from './api/asset-risk.js';
 import { assetList } from './api/asset-list.js';
 import { addRisk, emptyState, nextLedger, type ChangeLedger, type PreviousFeed } from './api/changes.js';
 import type { PreviousFeedRead, ReadInputs } from './build-inputs.js';
@@ -180,6 +180,9 @@ export function planTree(i: TreeInputs): PlannedTree {
     ledgers.set(asset.symbol, plan.rows);
     for (const [path, doc] of plan.files) objects.set(path, doc);
     if (plan.warning) warnings.push(plan.warning);
+    const before = i.previous.feed?.risks.get(asset.symbol);
+    const nulled = before ? nulledReadings(before, plan.risk) : [];
+    if (nulled.length) warnings.push(`${asset.symbol}: null where the previous tree held a value: ${nulled.join(', ')}`);
   }
   const feed = nextLedger(
     previousState,

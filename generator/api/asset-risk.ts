@@ -29,6 +29,25 @@ const FIELDS = (Object.keys(AssetRiskShape.shape) as Field[]).flatMap((field) =>
   return makers.length ? [{ field, makers, parts: readings.filter(([, r]) => r.part), keys: keysOf(field) }] : [];
 });
 
+/**
+ * What the previous tree published of an asset's readings that this one publishes null (a card its page now prints
+ * as N/A, decision 19; a model the catalogue no longer lists for it), each as `field` or `field.key (was V)`: the
+ * report names them, so nothing published turns null without it saying so.
+ */
+export function nulledReadings(before: AssetRisk, now: AssetRisk): string[] {
+  const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+  const out: string[] = [];
+  for (const { field } of FIELDS) {
+    const [was, is]: unknown[] = [before[field], now[field]];
+    if (!isRecord(was)) continue;
+    if (is === null) out.push(field);
+    else if (isRecord(is))
+      for (const [key, v] of Object.entries(was))
+        if (v !== null && typeof v !== 'object' && is[key] === null) out.push(`${field}.${key} (was ${JSON.stringify(v)})`);
+  }
+  return out;
+}
+
 /** A field's keys in the contract's order, which is the order of the served file's keys. */
 function keysOf(field: Field): string[] {
   const schema: z.ZodType = AssetRiskShape.shape[field];

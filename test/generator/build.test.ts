@@ -163,6 +163,24 @@ describe('failures leave the previous tree as it was', () => {
     expect(await checkTree(good)).toEqual([]);
   });
 
+  it('a value the page no longer prints is published null, and the report names it with its previous value', async () => {
+    const pages = join(root, 'not-printed');
+    cpSync(day(2), pages, { recursive: true });
+    const file = join(pages, 'ETH_Price_TWAP_Gravity_Analysis.html');
+    writeFileSync(
+      file,
+      readFileSync(file, 'utf8').replace(/(<p class="card-lbl">Market Premium<\/p>\s*<p class="card-val"[^>]*>)[^<]*/, '$1N/A'),
+    );
+    const tree = copyOf(day1, 'not-printed-tree');
+    const was = readJson(join(tree, 'v1/assets/ETH/risk.json')).data.twap.premium_pct;
+    expect(was).toEqual(expect.any(Number));
+    const report = await buildSmall(pages, tree, { now: '2026-10-15T00:30:00Z' });
+    expect(readJson(join(tree, 'v1/assets/ETH/risk.json')).data.twap.premium_pct).toBeNull();
+    expect(report.warnings).toContain(`ETH: null where the previous tree held a value: twap.premium_pct (was ${was})`);
+    // Only what turned null is named: every other asset kept its values.
+    expect(report.warnings.filter((w) => w.includes('null where the previous tree held'))).toHaveLength(1);
+  });
+
   it('a value off its scale is an unreadable page: the build fails naming it, --keep-going carries the previous reading', async () => {
     const pages = join(root, 'off-scale');
     cpSync(day(2), pages, { recursive: true });
