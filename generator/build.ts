@@ -9,10 +9,14 @@
  */
 import { mkdir, rename, rm, rmdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
+import type { AssetRisk } from './api/asset-risk.js';
 import { checkFeedKept, FeedLossError } from './api/changes.js';
 import { checkLedgerKept, HistoryLossError } from './api/history.js';
 import { checkOptions } from './build-options.js';
 import { buildReport, BuildError, type BuildOptions, type BuildReport } from './build-report.js';
+import type { Health } from './contract/shapes.js';
+import { instant, newest } from './contract/time.js';
+import { TREE } from './contract/tree.js';
 import { asEnvironmentError, EnvironmentError, EXIT } from './exit.js';
 import { fingerprint, idleCache } from './idle.js';
 import { ApiInfo, openApiDocument } from './openapi/document.js';
@@ -48,6 +52,17 @@ export async function build(opts: BuildOptions): Promise<BuildReport> {
     if (env instanceof EnvironmentError) throw new BuildError(env.message, {}, [], EXIT.environment);
     throw e;
   }
+}
+
+/**
+ * Pages whose newest reading is older than the previous tree's newest (a stale copy of the site, decision 113): their
+ * readings would take the API back, and the change feed would publish the step back as events. Null when they are not.
+ */
+function olderThanPrevious(previous: ReadonlyMap<string, AssetRisk> | undefined, planned: PlannedTree): string | null {
+  const was = newest([...(previous?.values() ?? [])].map((r) => r.as_of));
+  const is = (planned.objects.get(TREE.health) as Health).newest_reading;
+  if (!was || !is || !(instant(is) < instant(was))) return null;
+  return `these pages are older than the previous tree: their newest reading is dated ${is}, the tree's ${was} (a stale copy of the site?); the previous tree is untouched`;
 }
 
 /** `dir` and each folder above it up to `top`, removed while empty (rmdir refuses a folder that is not). */
@@ -108,6 +123,8 @@ async function buildLocked(opts: BuildOptions, at: string, previousSource: strin
     });
     for (const [symbol, rows] of read.inputs.previous.ledgers) checkLedgerKept(symbol, rows, planned.ledgers.get(symbol) ?? []);
     checkFeedKept(read.inputs.previous.feed?.ledger, planned.feed);
+    const older = olderThanPrevious(read.inputs.previous.feed?.risks, planned);
+    if (older) throw new BuildError(older, report(), [older]);
   } catch (e) {
     if (e instanceof HistoryLossError) throw new BuildError(`history would lose a published row: ${e.message}`, report(), [e.message]);
     if (e instanceof FeedLossError)

@@ -258,15 +258,21 @@ describe('failures leave the previous tree as it was', () => {
     expect(readJson(join(t, 'v1', path)).data.market_context.universe).toBe('crypto');
   });
 
-  it('readings dated before the last published row add no row: the ledger is never rewritten backwards', async () => {
+  it('pages older than the previous tree (a stale copy of the site) are refused, --keep-going or not: nothing steps back', async () => {
     const t = join(root, 'backwards');
     await buildSmall(day(2), t, { now: '2026-10-15T00:30:00Z' });
-    const before = readJson(join(t, 'v1/assets/BTC/history/full.json')).data.rows;
-    const report = await buildSmall(day(1), t);
-    expect(
-      report.warnings.some((w) => w.startsWith('BTC: the readings are dated 2026-10-13, not after the last history row (2026-10-14)')),
-    ).toBe(true);
-    expect(readJson(join(t, 'v1/assets/BTC/history/full.json')).data.rows).toEqual(before);
+    const before = treeHashes(t);
+    for (const keepGoing of [false, true]) {
+      const err = await buildSmall(day(1), t, { keepGoing }).catch((e) => e);
+      expect(err).toBeInstanceOf(BuildError);
+      expect([err.exitCode, err.message]).toEqual([
+        1,
+        expect.stringMatching(
+          /^these pages are older than the previous tree: their newest reading is dated 2026-10-13\S*, the tree's 2026-10-14\S* \(a stale copy of the site\?\); the previous tree is untouched$/,
+        ),
+      ]);
+      expect(treeHashes(t)).toEqual(before);
+    }
   });
 
   it('a previous tree whose ledger file has vanished fails the build instead of restarting the history', async () => {
