@@ -32,6 +32,11 @@ export interface Caller {
    * plan's. The key's `meta` is never copied here: nothing a caller is answered or a log line is written from holds it.
    */
   limits: KeyLimits;
+  /**
+   * For a caller the proxy secret admitted: the header naming its user, of the same name set the secret came in
+   * (`x-rapidapi-user`), which the marketplace that knows the secret sets. Absent for a key's caller.
+   */
+  userHeader?: string;
 }
 
 /** Whether the caller's key has expired at `now` (decision 37): a comparison, so a known key stays one map lookup. */
@@ -63,6 +68,9 @@ interface PairNames {
   host: string;
   secret: string;
   subscription: string;
+  user: string;
+  /** The caller the proxy secret admits under these names, per subscription: the marketplace counts its quotas. */
+  subscribers: Readonly<Record<Plan, Caller>>;
 }
 
 /**
@@ -80,6 +88,8 @@ function pairNames(m: MarketplaceConfig): PairNames[] {
       host: `${p}host`,
       secret: `${p}proxy-secret`,
       subscription: `${p}subscription`,
+      user: `${p}user`,
+      subscribers: subscribers(`${p}user`),
     }));
     PAIRS.set(m, names);
   }
@@ -91,21 +101,26 @@ export function credentialHeaders(m: MarketplaceConfig): string[] {
   return ['x-api-key', ...pairNames(m).flatMap((n) => [n.key, n.host, n.secret, n.subscription])];
 }
 
-/** The caller a proxy secret admits, by the subscription the marketplace names: the marketplace counts its quotas. */
-const SUBSCRIBERS: Readonly<Record<Plan, Caller>> = Object.fromEntries(
-  PLANS.map((plan) => [
-    plan,
-    Object.freeze({
+/**
+ * The callers a proxy secret admits, one per subscription the marketplace names, each knowing the header its user
+ * is named in: a customer may add headers of the other name set, which the marketplace passes on untouched.
+ */
+const subscribers = (userHeader: string): Readonly<Record<Plan, Caller>> =>
+  Object.fromEntries(
+    PLANS.map((plan) => [
       plan,
-      quotaKey: null,
-      id: `marketplace:${plan}`,
-      label: null,
-      expires: null,
-      expiry: Infinity,
-      limits: keyLimits({ plan }),
-    }),
-  ]),
-) as Record<Plan, Caller>;
+      Object.freeze({
+        plan,
+        quotaKey: null,
+        id: `marketplace:${plan}`,
+        label: null,
+        expires: null,
+        expiry: Infinity,
+        limits: keyLimits({ plan }),
+        userHeader,
+      }),
+    ]),
+  ) as Record<Plan, Caller>;
 
 // A Map, not an object literal: a header value such as `constructor` or `__proto__` must find nothing.
 const SUBSCRIPTIONS: ReadonlyMap<string, Plan> = new Map([
@@ -180,7 +195,7 @@ function marketplacePair(headers: HeaderSource, names: PairNames, marketplace: M
     if (!marketplace.secret || !secret || secret.length > MAX_KEY_LENGTH) return null;
     return next(verify.secret(secret), (ok) => {
       const plan = ok ? SUBSCRIPTIONS.get(credentialHeader(headers, names.subscription) ?? '') : undefined;
-      return plan ? SUBSCRIBERS[plan] : null;
+      return plan ? names.subscribers[plan] : null;
     });
   });
 }

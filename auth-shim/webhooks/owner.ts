@@ -11,14 +11,16 @@ import type { EndpointRecord } from './store.js';
 
 /**
  * Whose endpoints a caller manages: a direct key's label (a key without one: the key itself), or a marketplace
- * caller's user, named by the marketplace's user header (decision 20); without it the caller is refused 401.
+ * caller's user, named by the user header of the name set its proxy secret came in (decision 20), never another:
+ * a customer's own `x-marketplace-user` beside the marketplace's `x-rapidapi-user` names nobody. Without it the
+ * caller is refused 401.
  */
 export function ownerOf(caller: Caller, headers: HeaderSource, m: MarketplaceConfig): string {
   if (caller.quotaKey) return caller.label ? `label:${caller.label}` : caller.quotaKey;
-  const names = ['x-marketplace-user', `x-${(m.name ?? 'rapidapi').toLowerCase()}-user`];
-  const user = names.map((n) => headers.get(n)?.trim()).find((v) => v);
+  const name = caller.userHeader ?? `x-${(m.name ?? 'rapidapi').toLowerCase()}-user`;
+  const user = headers.get(name)?.trim();
   if (!user || user.length > 256)
-    throw new Refusal('unauthorized', `A marketplace caller manages webhooks as its user: send ${names[1]} (at most 256 characters)`);
+    throw new Refusal('unauthorized', `A marketplace caller manages webhooks as its user: send ${name} (at most 256 characters)`);
   return `marketplace:${user}`;
 }
 

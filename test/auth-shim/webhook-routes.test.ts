@@ -125,11 +125,37 @@ describe('webhook routes', () => {
     const { call } = rig();
     const none = await call('GET', '/v1/webhooks', viaMarketplace('PRO'));
     expect([none.status, none.json.error.code]).toEqual([401, 'unauthorized']);
-    expect(none.json.error.message).toMatch(/x-rapidapi-user/);
+    expect(none.json.error.message).toMatch(/send x-marketplace-user/);
     const e = (await call('POST', '/v1/webhooks', viaMarketplace('PRO', 'alice'), { url: 'https://hooks.example.com/alice' })).json.data;
     expect((await call('GET', '/v1/webhooks', viaMarketplace('PRO', 'alice'))).json.data.endpoints).toHaveLength(1);
     expect((await call('GET', '/v1/webhooks', viaMarketplace('PRO', 'bob'))).json.data.endpoints).toHaveLength(0);
     expect((await call('GET', `/v1/webhooks/${e.id}`, key(KEY.pro))).status).toBe(404);
+  });
+
+  it("names a marketplace caller's user by the header set its proxy secret came in, never a header its customer added", async () => {
+    const { call } = rig();
+    const alice = (await call('POST', '/v1/webhooks', viaMarketplace('PRO', 'alice'), { url: 'https://hooks.example.com/alice' })).json
+      .data;
+    // The marketplace's own names carry the secret and its user; mallory adds the neutral name of another user.
+    const mallory = {
+      'x-rapidapi-key': 'any-subscriber-key',
+      'x-rapidapi-host': marketplace.host,
+      'x-rapidapi-proxy-secret': marketplace.secret,
+      'x-rapidapi-subscription': 'PRO',
+      'x-rapidapi-user': 'mallory',
+      'x-marketplace-user': 'alice',
+    };
+    expect((await call('GET', '/v1/webhooks', mallory)).json.data.endpoints).toEqual([]);
+    for (const [method, path, body] of [
+      ['GET', `/v1/webhooks/${alice.id}`],
+      ['PATCH', `/v1/webhooks/${alice.id}`, { url: 'https://attacker.example.com/' }],
+      ['POST', `/v1/webhooks/${alice.id}/rotate-secret`],
+      ['DELETE', `/v1/webhooks/${alice.id}`],
+    ] as const)
+      expect((await call(method, path, mallory, body)).status, `${method} ${path}`).toBe(404);
+    expect((await call('GET', `/v1/webhooks/${alice.id}`, viaMarketplace('PRO', 'alice'))).json.data.url).toBe(
+      'https://hooks.example.com/alice',
+    );
   });
 
   it('refuses a body that is wrong, naming the field, and a URL the address rules refuse', async () => {
