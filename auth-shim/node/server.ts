@@ -178,6 +178,9 @@ function write(res: ServerResponse, r: ShimResponse, draining: boolean): void {
   res.end(r.body ?? undefined);
 }
 
+/** A body its client stopped sending (it went away, or sent less than its Content-Length): the client's doing. */
+const CUT_SHORT = new Refusal('bad_parameter', 'The request body ended before its Content-Length: the client stopped sending it');
+
 /**
  * A request's body as text, for the routes that take one: at most WEBHOOK_BODY_MAX bytes are kept (the route
  * refuses a longer one), and a body far past it ends the connection rather than be read to its end.
@@ -192,7 +195,8 @@ function bodyText(req: IncomingMessage): Promise<string> {
       else if (size > 64 * WEBHOOK_BODY_MAX) req.destroy();
     });
     req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.once('error', reject);
+    // Node's `aborted` error: answered as a refusal (no stack in the log, no store failure), to a client long gone.
+    req.once('error', () => reject(CUT_SHORT));
     req.once('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
   });
 }
@@ -363,7 +367,8 @@ export async function startServer(o: ServeOptions): Promise<Started> {
     refused('CONNECT', req.url ?? '', 405, 'method_not_allowed', bytes, id);
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
-    if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+    // A client that reset or closed its side mid-message (a body cut short) is gone: no request to answer or log.
+    if (err.code === 'ECONNRESET' || err.code === 'HPE_INVALID_EOF_STATE' || !socket.writable) return void socket.destroy();
     const overflow = err.code === 'HPE_HEADER_OVERFLOW';
     const status = overflow ? 431 : 400;
     const id = requestId(null);

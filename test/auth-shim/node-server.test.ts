@@ -153,6 +153,37 @@ describe('Node server: raw HTTP', () => {
     }
   });
 
+  it('a webhook body its client stops sending is its refusal: no stack in the log, no store failure', async () => {
+    const logFile = join(root, 'cut-short.log');
+    const logger = createLogger('info', logFile);
+    const s = await startServer({ publicDir: out, keysFile: KEYS_FILE, port: 0, watchMs: 0, logger });
+    try {
+      const url = new URL(s.url);
+      await new Promise<void>((resolve) => {
+        const socket = connect(Number(url.port), url.hostname, () => {
+          socket.write(
+            `POST /v1/webhooks HTTP/1.1\r\nHost: x\r\nX-API-Key: ${KEY.pro}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"url":`,
+          );
+          setTimeout(() => socket.destroy(), 200);
+        });
+        socket.on('error', () => {});
+        socket.on('close', () => resolve());
+      });
+      const lines = await until(() => {
+        logger.flush();
+        const parsed = (existsSync(logFile) ? readFileSync(logFile, 'utf8') : '')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as { msg: string; level: number; status?: number; code?: string });
+        return parsed.some((l) => l.msg === 'request') ? parsed : null;
+      });
+      expect(lines!.filter((l) => l.msg === 'request').map((l) => [l.status, l.code])).toEqual([[400, 'bad_parameter']]);
+      expect(lines!.filter((l) => l.msg !== 'request')).toEqual([]);
+    } finally {
+      await new Promise<void>((r) => s.server.close(() => r()));
+    }
+  });
+
   it('answers 502 upstream_error when a file the manifest lists has vanished from disk', async () => {
     const full = join(out, 'v1/assets/AERO/history/full.json');
     renameSync(full, full + '.gone');
