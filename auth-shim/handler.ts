@@ -21,7 +21,7 @@ import { bulkAllowed, coveredAsset, coveredUniverse, signalAsset } from './steps
 import { Bodies } from './steps/body.js';
 import { CredentialCheck, type KeySource } from './steps/credential.js';
 import { bulkSymbols, changesQuery, historyQuery } from './steps/parameters.js';
-import { answered, charged, monthUse } from './steps/quota.js';
+import { answered, charged, headAnswered, monthUse } from './steps/quota.js';
 import { boundedQuery, READ_ONLY, readOnly, requestTarget, routeOf, type Route, type Target } from './steps/route.js';
 import { usageResponse } from './steps/usage.js';
 import { publishedFeed } from './webhooks/feed.js';
@@ -165,10 +165,12 @@ export function createShim(options: ShimOptions): (request: ShimRequest) => Answ
         // A refusal or a failure after the charge still tells the caller where its quota stands.
         const refused = (e: unknown) => failed(e, headers);
         const res = recovering(() => serve(request, url, r, caller.plan, headers), refused);
-        // A HEAD spends no month (decision 104): nothing to settle.
-        if (!charge || use === 'minute') return res;
-        // Only data counts toward the month (decisions 35 and 100): settled once the answer is known.
-        return recovering(() => next(res, (done) => answered(quotas, caller, charge, done, at)), refused);
+        if (!charge) return res;
+        // Only data counts toward the month (decisions 35 and 100): settled once the answer is known. A HEAD spends
+        // none (decision 104), and is refused where the GET would be.
+        const settle = (done: ShimResponse) =>
+          use === 'minute' ? headAnswered(caller, charge, done, at) : answered(quotas, caller, charge, done, at);
+        return recovering(() => next(res, settle), refused);
       });
     });
   }

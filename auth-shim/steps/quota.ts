@@ -76,6 +76,15 @@ function refusal(caller: Caller, code: 'rate_limited' | 'quota_exceeded', retryA
 }
 
 /**
+ * The answer to a HEAD, once known: it spends no month (decision 104), but answers as the GET would, so past a spent
+ * month an answer with data is `quota_exceeded`, as the GET's is; a 304 or an error goes out as it is.
+ */
+export function headAnswered(caller: Caller, c: Charged, res: ShimResponse, now: number): ShimResponse {
+  if (!c || res.status < 200 || res.status >= 300 || c.admission.monthUsed < caller.limits.perMonth) return res;
+  throw refusal(caller, 'quota_exceeded', Math.max(1, Math.ceil((c.month.end - now) / 1000)), c.headers);
+}
+
+/**
  * The answer to a data request, once known: only an answer that carries data (a 2xx) keeps its month's charge
  * (decisions 35 and 100). Any other (a 304, a 400, 403 or 404, a 5xx) gives the charge back, and its month headers
  * show the month as it then stands; it still counted toward the minute. Past a spent month a revalidation was

@@ -117,6 +117,26 @@ describe('fetch handler: quotas (decision 6)', () => {
     expect((await c('/v1/assets/ETH/risk', { headers: basic })).status).toBe(200);
   });
 
+  it('past a spent month a HEAD is refused where the GET is, and a conditional HEAD of a current copy is 304 (decision 104)', async () => {
+    let t = Date.UTC(2026, 9, 31, 0, 0, 0);
+    const c = client({ quotas: new MemoryQuotaStore(), now: () => t });
+    let etag = '';
+    for (let i = 0; i < 1000; i++) {
+      if (i % 5 === 0) t += 60_000;
+      etag = (await c('/v1/assets/ETH/risk', { headers: basic })).headers.get('etag')!;
+    }
+    t += 60_000;
+    const get = await c('/v1/assets/ETH/risk', { headers: basic });
+    const head = await c('/v1/assets/ETH/risk', { method: 'HEAD', headers: basic });
+    expect([get.status, head.status, await head.text()]).toEqual([429, 429, '']);
+    for (const h of ['retry-after', 'x-ratelimit-requests-remaining']) expect(head.headers.get(h), h).toBe(get.headers.get(h));
+    const current = await c('/v1/assets/ETH/risk', { method: 'HEAD', headers: { ...basic, 'If-None-Match': etag } });
+    expect(current.status).toBe(304);
+    // Neither touched the month; the next month's first HEAD is answered.
+    t = Date.UTC(2026, 10, 1, 0, 0, 1);
+    expect((await c('/v1/assets/ETH/risk', { method: 'HEAD', headers: basic })).status).toBe(200);
+  });
+
   it('every counted answer of a month of mixed traffic carries both IETF fields, and every 429 Retry-After (decision 104)', async () => {
     // A basic key through a month: data, revalidations, HEADs, refusals of each kind, bursts past the minute, then
     // past the month. Every answer the shim counts (it carries the minute's headers) must carry both fields.
