@@ -143,6 +143,9 @@ function rawError(socket: Duplex, status: 400 | 405 | 431, code: ErrorCode, mess
   socket.end(
     `HTTP/1.1 ${status} ${REASONS[status]}\r\n${allow}Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
   );
+  // Closed once written, not when the client closes its side: one that never does (a slow-loris past the header
+  // timeout) would hold its connection, and a file descriptor, for good.
+  socket.once('finish', () => socket.destroy());
   return Buffer.byteLength(body);
 }
 

@@ -153,6 +153,24 @@ describe('Node server: raw HTTP', () => {
     }
   });
 
+  it('closes a connection it refused before the handler, even when the client never closes its side', async () => {
+    const s = await startServer({ publicDir: out, keysFile: KEYS_FILE, port: 0, watchMs: 0 });
+    const url = new URL(s.url);
+    // A client that keeps its side open whatever it is sent (a slow-loris past the header timeout does the same).
+    const client = connect({ port: Number(url.port), host: url.hostname, allowHalfOpen: true }, () => client.write('BLAH\r\n\r\n'));
+    try {
+      let answer = '';
+      client.on('data', (d) => (answer += String(d)));
+      await new Promise((r) => client.once('end', r));
+      expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+      const open = () => new Promise<number>((r) => s.server.getConnections((_e, n) => r(n)));
+      expect(await until(async () => (await open()) === 0, 5_000, 20)).toBe(true);
+    } finally {
+      client.destroy();
+      await new Promise<void>((r) => s.server.close(() => r()));
+    }
+  });
+
   it('a webhook body its client stops sending is its refusal: no stack in the log, no store failure', async () => {
     const logFile = join(root, 'cut-short.log');
     const logger = createLogger('info', logFile);
