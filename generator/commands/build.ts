@@ -69,7 +69,7 @@ export async function run(o: BuildFlags): Promise<void> {
       process.exitCode = EXIT.input;
       return;
     }
-    printReport(e.report);
+    printReport(e.report, true);
     for (const p of e.problems.slice(0, 50)) if (!e.report.errors?.includes(p)) process.stderr.write(`problem: ${p}\n`);
     if (e.problems.length > 50) process.stderr.write(`problem: ... and ${e.problems.length - 50} more\n`);
     process.stderr.write(`build failed: ${e.message}\n`);
@@ -79,13 +79,15 @@ export async function run(o: BuildFlags): Promise<void> {
 }
 
 /** The report for a person, on stderr. */
-function printReport(r: Partial<BuildReport>) {
+function printReport(r: Partial<BuildReport>, failed = false) {
   const say = (line: string) => process.stderr.write(line + '\n');
   if (r.assets !== undefined)
     say(
       `assets ${r.assets ?? '?'} · pages ${r.pages_read ?? '?'} (parsed ${r.pages_parsed ?? 0}, unchanged ${r.pages_reused ?? 0}, unreadable ${r.pages_unreadable ?? 0}) · files ${r.files_written ?? 0} (linked ${r.files_linked ?? 0}) · warnings ${r.warnings?.length ?? 0} · errors ${r.errors?.length ?? 0} · carried ${r.carried?.length ?? 0}`,
     );
-  if (r.previous !== undefined) say(r.previous === null ? 'ledger: started new (--init)' : `ledger: continued from ${r.previous}`);
+  // A failed build published nothing: its ledger was to start or continue, and did not.
+  const ledger = failed ? ['would start new (--init)', 'would continue from'] : ['started new (--init)', 'continued from'];
+  if (r.previous !== undefined) say(r.previous === null ? `ledger: ${ledger[0]}` : `ledger: ${ledger[1]} ${r.previous}`);
   for (const t of r.tidied ?? []) say(`tidied: ${t}`);
   if (r.sector_sources)
     say(

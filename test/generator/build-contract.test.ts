@@ -147,6 +147,9 @@ describe('nothing published quietly turns null', () => {
       'with --keep-going: SPY_Composite_SMA_Risk.html (missing) would be carried: SPY would keep its previous equity_sma_composite reading',
     );
     expect(r.stderr).not.toMatch(/^carried:/m);
+    // It published nothing, and says so of the ledger too.
+    expect(r.stderr).toMatch(/^ledger: would continue from /m);
+    expect(r.stderr).not.toContain('ledger: continued');
     expect(treeHashes(out)).toEqual(before);
   });
 
