@@ -67,16 +67,13 @@ function olderThanPrevious(previous: ReadonlyMap<string, AssetRisk> | undefined,
 
 /** `dir` and each folder above it up to `top`, removed while empty (rmdir refuses a folder that is not). */
 async function removeEmpty(dir: string, top: string): Promise<void> {
+  const last = resolve(top);
   for (let d = resolve(dir); ; d = dirname(d)) {
-    if (
-      !(await rmdir(d).then(
-        () => true,
-        () => false,
-      )) ||
-      d === resolve(top) ||
-      d === dirname(d)
-    )
-      return;
+    const removed = await rmdir(d).then(
+      () => true,
+      () => false,
+    );
+    if (!removed || d === last || d === dirname(d)) return;
   }
 }
 
