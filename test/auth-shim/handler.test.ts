@@ -86,17 +86,26 @@ describe('fetch handler: quotas (decision 6)', () => {
     expect((await c('/v1/assets/ETH/risk', { headers: basic })).status).toBe(200);
   });
 
-  it('past a spent month a revalidation of a current copy is still 304, counted in the minute; an error goes out, data is quota_exceeded (decisions 35, 100)', async () => {
-    let t = Date.UTC(2026, 9, 31, 0, 0, 0);
-    const c = client({ quotas: new MemoryQuotaStore(), now: () => t });
+  /**
+   * A basic key's month spent on ETH's risk file on 2026-10-31 (its 1,000 requests, five a minute): the client, its
+   * clock (a minute past the last request) and the ETag the last answer carried.
+   */
+  async function spentMonth() {
+    const clock = { t: Date.UTC(2026, 9, 31, 0, 0, 0) };
+    const c = client({ quotas: new MemoryQuotaStore(), now: () => clock.t });
     let etag = '';
     for (let i = 0; i < 1000; i++) {
-      if (i % 5 === 0) t += 60_000;
+      if (i % 5 === 0) clock.t += 60_000;
       const res = await c('/v1/assets/ETH/risk', { headers: basic });
       expect(res.status).toBe(200);
       etag = res.headers.get('etag')!;
     }
-    t += 60_000;
+    clock.t += 60_000;
+    return { c, clock, etag };
+  }
+
+  it('past a spent month a revalidation of a current copy is still 304, counted in the minute; an error goes out, data is quota_exceeded (decisions 35, 100)', async () => {
+    const { c, clock, etag } = await spentMonth();
     await expectError(await c('/v1/assets/ETH/risk', { headers: basic }), 429, 'quota_exceeded');
     const current = { ...basic, 'If-None-Match': etag };
     for (const left of ['4', '3']) {
@@ -106,26 +115,19 @@ describe('fetch handler: quotas (decision 6)', () => {
     }
     const changed = await c('/v1/assets/ETH/risk', { headers: { ...basic, 'If-None-Match': '"not-current"' } });
     expect(await expectError(changed, 429, 'quota_exceeded')).toMatch(/the basic plan's 1000 requests this month \(UTC\)/);
-    expect(Number(changed.headers.get('retry-after'))).toBe(Math.ceil((Date.UTC(2026, 10, 1) - t) / 1000));
+    expect(Number(changed.headers.get('retry-after'))).toBe(Math.ceil((Date.UTC(2026, 10, 1) - clock.t) / 1000));
     // An error carries no data: it goes out as it is, counted in the minute alone (decision 100).
     await expectError(await c('/v1/assets/NOPE/risk', { headers: current }), 404, 'unknown_asset');
     // Where the caller stands, asked in the same minute: the month spent, the minute spent by the four above and this.
     const standing = (await (await c('/v1/usage', { headers: basic })).json()).data;
     expect([standing.month.used, standing.month.remaining, standing.minute.used]).toEqual([1000, 0, 5]);
     await expectError(await c('/v1/assets/ETH/risk', { headers: current }), 429, 'rate_limited');
-    t = Date.UTC(2026, 10, 1, 0, 0, 1);
+    clock.t = Date.UTC(2026, 10, 1, 0, 0, 1);
     expect((await c('/v1/assets/ETH/risk', { headers: basic })).status).toBe(200);
   });
 
   it('past a spent month a HEAD is refused where the GET is, and a conditional HEAD of a current copy is 304 (decision 104)', async () => {
-    let t = Date.UTC(2026, 9, 31, 0, 0, 0);
-    const c = client({ quotas: new MemoryQuotaStore(), now: () => t });
-    let etag = '';
-    for (let i = 0; i < 1000; i++) {
-      if (i % 5 === 0) t += 60_000;
-      etag = (await c('/v1/assets/ETH/risk', { headers: basic })).headers.get('etag')!;
-    }
-    t += 60_000;
+    const { c, clock, etag } = await spentMonth();
     const get = await c('/v1/assets/ETH/risk', { headers: basic });
     const head = await c('/v1/assets/ETH/risk', { method: 'HEAD', headers: basic });
     expect([get.status, head.status, await head.text()]).toEqual([429, 429, '']);
@@ -133,7 +135,7 @@ describe('fetch handler: quotas (decision 6)', () => {
     const current = await c('/v1/assets/ETH/risk', { method: 'HEAD', headers: { ...basic, 'If-None-Match': etag } });
     expect(current.status).toBe(304);
     // Neither touched the month; the next month's first HEAD is answered.
-    t = Date.UTC(2026, 10, 1, 0, 0, 1);
+    clock.t = Date.UTC(2026, 10, 1, 0, 0, 1);
     expect((await c('/v1/assets/ETH/risk', { method: 'HEAD', headers: basic })).status).toBe(200);
   });
 

@@ -119,12 +119,29 @@ describe('Node server: raw HTTP', () => {
     }
   });
 
-  it('logs a line for each request refused before the handler (bad HTTP, CONNECT), as for any other', async () => {
-    const logFile = join(root, 'access.log');
+  /** One access-log line, or a message. */
+  type LogLine = { msg: string; status?: number; code?: string; method?: string; request_id?: string };
+  /** A server logging to a file of its own, and what it logged once `requests` access lines are there. */
+  async function loggingServer(name: string) {
+    const logFile = join(root, name);
     const logger = createLogger('info', logFile);
     const s = await startServer({ publicDir: out, keysFile: KEYS_FILE, port: 0, watchMs: 0, logger });
+    const logged = async (requests: number): Promise<LogLine[]> =>
+      (await until(() => {
+        logger.flush();
+        const parsed = (existsSync(logFile) ? readFileSync(logFile, 'utf8') : '')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as LogLine);
+        return parsed.filter((l) => l.msg === 'request').length >= requests ? parsed : null;
+      }))!;
+    const close = () => new Promise<void>((r) => s.server.close(() => r()));
+    return { url: new URL(s.url), logged, close };
+  }
+
+  it('logs a line for each request refused before the handler (bad HTTP, CONNECT), as for any other', async () => {
+    const { url, logged, close } = await loggingServer('access.log');
     try {
-      const url = new URL(s.url);
       const send = (text: string) =>
         new Promise<void>((resolve) => {
           const socket = connect(Number(url.port), url.hostname, () => socket.write(text));
@@ -133,23 +150,14 @@ describe('Node server: raw HTTP', () => {
         });
       await send('BLAH\r\n\r\n');
       await send('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
-      logger.flush();
-      const lines = await until(() => {
-        const text = existsSync(logFile) ? readFileSync(logFile, 'utf8') : '';
-        const parsed = text
-          .split('\n')
-          .filter(Boolean)
-          .map((l) => JSON.parse(l) as { msg: string; status: number; code: string; method: string });
-        return parsed.filter((l) => l.msg === 'request').length >= 2 ? parsed : null;
-      });
-      for (const l of lines!.filter((x) => x.msg === 'request'))
-        expect((l as { request_id?: string }).request_id).toMatch(/^[0-9a-f-]{36}$/);
-      expect(lines!.filter((l) => l.msg === 'request').map((l) => [l.method, l.status, l.code])).toEqual([
+      const lines = await logged(2);
+      for (const l of lines.filter((x) => x.msg === 'request')) expect(l.request_id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(lines.filter((l) => l.msg === 'request').map((l) => [l.method, l.status, l.code])).toEqual([
         ['', 400, 'bad_parameter'],
         ['CONNECT', 405, 'method_not_allowed'],
       ]);
     } finally {
-      await new Promise<void>((r) => s.server.close(() => r()));
+      await close();
     }
   });
 
@@ -172,11 +180,8 @@ describe('Node server: raw HTTP', () => {
   });
 
   it('a webhook body its client stops sending is its refusal: no stack in the log, no store failure', async () => {
-    const logFile = join(root, 'cut-short.log');
-    const logger = createLogger('info', logFile);
-    const s = await startServer({ publicDir: out, keysFile: KEYS_FILE, port: 0, watchMs: 0, logger });
+    const { url, logged, close } = await loggingServer('cut-short.log');
     try {
-      const url = new URL(s.url);
       await new Promise<void>((resolve) => {
         const socket = connect(Number(url.port), url.hostname, () => {
           socket.write(
@@ -187,18 +192,11 @@ describe('Node server: raw HTTP', () => {
         socket.on('error', () => {});
         socket.on('close', () => resolve());
       });
-      const lines = await until(() => {
-        logger.flush();
-        const parsed = (existsSync(logFile) ? readFileSync(logFile, 'utf8') : '')
-          .split('\n')
-          .filter(Boolean)
-          .map((l) => JSON.parse(l) as { msg: string; level: number; status?: number; code?: string });
-        return parsed.some((l) => l.msg === 'request') ? parsed : null;
-      });
-      expect(lines!.filter((l) => l.msg === 'request').map((l) => [l.status, l.code])).toEqual([[400, 'bad_parameter']]);
-      expect(lines!.filter((l) => l.msg !== 'request')).toEqual([]);
+      const lines = await logged(1);
+      expect(lines.filter((l) => l.msg === 'request').map((l) => [l.status, l.code])).toEqual([[400, 'bad_parameter']]);
+      expect(lines.filter((l) => l.msg !== 'request')).toEqual([]);
     } finally {
-      await new Promise<void>((r) => s.server.close(() => r()));
+      await close();
     }
   });
 

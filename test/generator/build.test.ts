@@ -38,6 +38,18 @@ const copyOf = (tree: string, name: string) => {
   return to;
 };
 
+/** Day 2's pages copied to `name`, with the card labelled `label` on page `file` printing `value` instead. */
+function withCard(name: string, file: string, label: string, value: string): string {
+  const pages = join(root, name);
+  cpSync(day(2), pages, { recursive: true });
+  const page = join(pages, file);
+  const card = new RegExp(`(<p class="card-lbl">${label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}</p>\\s*<p class="card-val"[^>]*>)[^<]*`);
+  const html = readFileSync(page, 'utf8');
+  if (!card.test(html)) throw new Error(`${file} has no card "${label}"`);
+  writeFileSync(page, html.replace(card, `$1${value}`));
+  return pages;
+}
+
 beforeAll(async () => {
   for (const n of [1, 2, 3]) await smallSite(day(n), n);
   await buildSmall(day(1), day1);
@@ -126,17 +138,9 @@ describe('determinism', () => {
 
 describe('failures leave the previous tree as it was', () => {
   /** Day 2's pages with ETH's Gravity card unreadable. */
-  const broken = join(root, 'broken');
+  let broken = '';
   beforeAll(() => {
-    cpSync(day(2), broken, { recursive: true });
-    const f = join(broken, 'ETH_Price_TWAP_Gravity_Analysis.html');
-    writeFileSync(
-      f,
-      readFileSync(f, 'utf8').replace(
-        /(<p class="card-lbl">Gravity Risk \(0-100\)<\/p>\s*<p class="card-val"[^>]*>)[^<]*/,
-        '$1about forty',
-      ),
-    );
+    broken = withCard('broken', 'ETH_Price_TWAP_Gravity_Analysis.html', 'Gravity Risk (0-100)', 'about forty');
   });
 
   it('an unreadable page fails the build, names file and field, and changes nothing', async () => {
@@ -164,13 +168,7 @@ describe('failures leave the previous tree as it was', () => {
   });
 
   it('a value the page no longer prints is published null, and the report names it with its previous value', async () => {
-    const pages = join(root, 'not-printed');
-    cpSync(day(2), pages, { recursive: true });
-    const file = join(pages, 'ETH_Price_TWAP_Gravity_Analysis.html');
-    writeFileSync(
-      file,
-      readFileSync(file, 'utf8').replace(/(<p class="card-lbl">Market Premium<\/p>\s*<p class="card-val"[^>]*>)[^<]*/, '$1N/A'),
-    );
+    const pages = withCard('not-printed', 'ETH_Price_TWAP_Gravity_Analysis.html', 'Market Premium', 'N/A');
     const tree = copyOf(day1, 'not-printed-tree');
     const was = readJson(join(tree, 'v1/assets/ETH/risk.json')).data.twap.premium_pct;
     expect(was).toEqual(expect.any(Number));
@@ -182,13 +180,7 @@ describe('failures leave the previous tree as it was', () => {
   });
 
   it('a value off its scale is an unreadable page: the build fails naming it, --keep-going carries the previous reading', async () => {
-    const pages = join(root, 'off-scale');
-    cpSync(day(2), pages, { recursive: true });
-    const file = join(pages, 'BTC_Polynomial_Phase_Detector.html');
-    writeFileSync(
-      file,
-      readFileSync(file, 'utf8').replace(/(<p class="card-lbl">Cycle Completion Matrix<\/p>\s*<p class="card-val">)[^<]*/, '$1250.0%'),
-    );
+    const pages = withCard('off-scale', 'BTC_Polynomial_Phase_Detector.html', 'Cycle Completion Matrix', '250.0%');
     const good = copyOf(day1, 'off-scale-tree');
     const before = treeHashes(good);
     const err = await buildSmall(pages, good, { now: '2026-10-15T00:30:00Z' }).catch((e) => e);
