@@ -39,16 +39,21 @@ export function manyKeys(n: number, dir: string): { file: string; keys: string[]
 }
 
 /**
- * Requests from `connections` loops, each key in turn, until `stop()`; each answer's status and when it came. The
- * server answers 200 for a request it counted and 429 for one it refused.
+ * Requests from `connections` loops, each key in turn, at most `perSecond` of them a second in all, until `stop()`;
+ * each answer's status and when it came. The server answers 200 for a request it counted and 429 for one it refused.
+ * Paced, not flat out: a steady load is what these tests need (requests in flight at every moment, a save's worth of
+ * charges every second), and one that took every cycle of the machine would slow every other test running beside.
  */
-export function load(url: string, keys: string[], connections = 8) {
+export function load(url: string, keys: string[], { connections = 8, perSecond = 500 } = {}) {
   const admitted: number[] = [];
   let running = true;
   let next = 0;
+  // Each loop starts a request at most once per `every` ms.
+  const every = (connections * 1_000) / perSecond;
   const loops = Array.from({ length: connections }, async () => {
     while (running) {
       const key = keys[next++ % keys.length]!;
+      const started = Date.now();
       try {
         const r = await fetch(`${url}/v1/assets/BTC/risk`, { headers: { 'X-API-Key': key } });
         await r.arrayBuffer();
@@ -56,6 +61,8 @@ export function load(url: string, keys: string[], connections = 8) {
       } catch {
         return; // the server went away
       }
+      const wait = started + every - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     }
   });
   return {
