@@ -375,9 +375,12 @@ export async function startServer(o: ServeOptions): Promise<Started> {
     const overflow = err.code === 'HPE_HEADER_OVERFLOW';
     const status = overflow ? 431 : 400;
     const id = requestId(null);
-    const bytes = overflow
-      ? rawError(socket, 431, 'bad_parameter', 'The request headers are larger than 16 KB', id)
-      : rawError(socket, 400, 'bad_parameter', 'The request is not valid HTTP/1.1', id);
+    const message = overflow
+      ? 'The request headers are larger than 16 KB'
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? `The request did not arrive in time: its headers within ${server.headersTimeout / 1000} s, all of it within ${server.requestTimeout / 1000} s`
+        : 'The request is not valid HTTP/1.1';
+    const bytes = rawError(socket, status, 'bad_parameter', message, id);
     refused('', '', status, 'bad_parameter', bytes, id);
   });
   const metricsServer = metrics && (await startMetricsServer(metrics.registry, o.metricsPort!, listen.host));

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, copyFileSync, existsSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { request as httpRequest } from 'node:http';
-import { connect, createServer as createNetServer } from 'node:net';
+import { connect, createServer as createNetServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, buildSmall, smallSite, tempDir, until } from '../helpers.js';
@@ -158,6 +158,27 @@ describe('Node server: raw HTTP', () => {
       ]);
     } finally {
       await close();
+    }
+  });
+
+  it('says a request that did not arrive in time was too slow, not that it was bad HTTP', async () => {
+    const s = await startServer({ publicDir: out, keysFile: KEYS_FILE, port: 0, watchMs: 0 });
+    const url = new URL(s.url);
+    const accepted = new Promise<Socket>((r) => s.server.once('connection', r));
+    // Headers begun and never ended.
+    const client = connect(Number(url.port), url.hostname, () => client.write('GET /v1/health HTTP/1.1\r\nHost: x\r\n'));
+    try {
+      let answer = '';
+      client.on('data', (d) => (answer += String(d)));
+      const closed = new Promise((r) => client.once('close', r));
+      // Node looks for requests past their time every 30 s: the error it raises then, raised now on that socket.
+      s.server.emit('clientError', Object.assign(new Error('Request Timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), await accepted);
+      await closed;
+      expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+      expect(answer).toContain('"The request did not arrive in time: its headers within 60 s, all of it within 300 s"');
+    } finally {
+      client.destroy();
+      await new Promise<void>((r) => s.server.close(() => r()));
     }
   });
 
