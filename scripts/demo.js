@@ -3,6 +3,7 @@
 // through the shim on PORT (default 8787); subscribe a local receiver to the change feed with a webhook, build the
 // second day (which continues the first's history and raises the feed's events), check the tree, and show the
 // receiver getting that refresh's events, its signature verified with the standardwebhooks library.
+import { Buffer } from 'node:buffer';
 import { spawnSync, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
@@ -56,7 +57,16 @@ build(1, '--init');
 // Loopback webhooks are for demos and tests only: the receiver below is on this machine, over plain http.
 const args = ['serve', '--public', 'public', '--keys', 'fixtures/keys/example-keys.json', '--port', port, '--webhooks-allow-loopback'];
 process.stdout.write(`\n$ risk-readings ${args.join(' ')}\n`);
-const server = spawn(process.execPath, [cli, ...args], { stdio: ['inherit', 'inherit', 'pipe'], cwd: root });
+const server = spawn(process.execPath, [cli, ...args], { stdio: ['inherit', 'pipe', 'pipe'], cwd: root });
+// serve's log (stdout: a JSON line per request) is held while the walkthrough runs, so that its lines do not land
+// inside a build's output; it follows the list of requests to try, and goes straight through from then on.
+let held = [];
+server.stdout.on('data', (chunk) => (held ? held.push(chunk) : process.stdout.write(chunk)));
+function release() {
+  if (!held) return;
+  if (held.length) process.stdout.write(`serve's log so far:\n${Buffer.concat(held)}`);
+  held = null;
+}
 const base = `http://${HOST}:${port}`;
 const PRO = 'rr_demo_pro_key_not_secret';
 let listening = false;
@@ -67,6 +77,7 @@ server.stderr.on('data', (chunk) => {
   listening = true;
   subscribeAndRefresh().catch((e) => {
     say(`the webhook step failed: ${e.message}`);
+    release();
     failed = true;
     server.kill('SIGTERM');
   });
@@ -106,6 +117,8 @@ async function subscribeAndRefresh() {
   build(2);
   step(['check', '--public', 'public']);
   say('the server notices the new tree within 5 s and sends the receiver its events...');
+  // A push that does not come: serve's log says why.
+  setTimeout(release, 30_000).unref();
 }
 
 /**
@@ -129,8 +142,10 @@ function tryIt(receiverPort) {
   process.stdout.write(
     `\nTry it (demo keys: fixtures/keys/README.md; the receiver stays on port ${receiverPort}):\n  curl -s -H 'X-API-Key: ${PRO}' ${base}/v1/assets/BTC/risk\n  curl -s -H 'X-API-Key: rr_demo_basic_key_not_secret' '${base}/v1/assets/BTC/history?from=2026-01-01'\n  curl -s -H 'X-API-Key: ${PRO}' '${base}/v1/changes?from=2026-10-15&limit=5'\n  curl -s -H 'X-API-Key: ${PRO}' ${base}/v1/webhooks\n  curl -s -H 'X-API-Key: rr_demo_expired_key_not_secret' ${base}/v1/assets/BTC/risk   # 401: says when the key expired\nDocs: ${base}/docs (Ctrl-C stops the server)\n\n`,
   );
+  release();
 }
 server.on('exit', async (code, signal) => {
+  release();
   // Exit 3 before listening is the machine's state: if the port was taken while the builds ran, say so as at the start.
   const busyNow = code === 3 && !listening ? await unavailable(port) : null;
   if (busyNow) portTaken(busyNow);
