@@ -60,10 +60,12 @@ export function charged(quotas: QuotaStore, caller: Caller, now: number, use: Mo
 function admitted(caller: Caller, a: Admission, month: MonthWindow, now: number): Charged {
   const headers = quotaHeaders(caller.limits, a, month, now);
   if (a.ok) return { headers, admission: a, month };
-  throw refusal(caller, a.code!, Math.max(1, Math.ceil(a.retryMs / 1000)), headers);
+  throw refusal(caller, a.code!, a.retryMs, headers);
 }
 
-function refusal(caller: Caller, code: 'rate_limited' | 'quota_exceeded', retryAfter: number, headers: Record<string, string>): Refusal {
+/** A refused request, told when to retry: in `retryMs`, rounded up to whole seconds, never 0. */
+function refusal(caller: Caller, code: 'rate_limited' | 'quota_exceeded', retryMs: number, headers: Record<string, string>): Refusal {
+  const retryAfter = Math.max(1, Math.ceil(retryMs / 1000));
   const limits = caller.limits;
   // A key with its own terms (decision 106) is told its key's limit, not the plan's.
   const whose = (own: boolean) => (own ? "this key's" : `the ${caller.plan} plan's`);
@@ -75,13 +77,17 @@ function refusal(caller: Caller, code: 'rate_limited' | 'quota_exceeded', retryA
   return new Refusal(code, `Quota exceeded: ${what}; retry in ${retryAfter} s`, { 'Retry-After': String(retryAfter), ...headers });
 }
 
+/** Data asked for past a spent month (a HEAD's, or a revalidation's the month no longer charged): until it ends. */
+const monthSpent = (caller: Caller, c: NonNullable<Charged>, now: number) =>
+  refusal(caller, 'quota_exceeded', c.month.end - now, c.headers);
+
 /**
  * The answer to a HEAD, once known: it spends no month (decision 104), but answers as the GET would, so past a spent
  * month an answer with data is `quota_exceeded`, as the GET's is; a 304 or an error goes out as it is.
  */
 export function headAnswered(caller: Caller, c: Charged, res: ShimResponse, now: number): ShimResponse {
   if (!c || res.status < 200 || res.status >= 300 || c.admission.monthUsed < caller.limits.perMonth) return res;
-  throw refusal(caller, 'quota_exceeded', Math.max(1, Math.ceil((c.month.end - now) / 1000)), c.headers);
+  throw monthSpent(caller, c, now);
 }
 
 /**
@@ -102,7 +108,7 @@ export function answered(
   const a = c.admission;
   if (res.status >= 200 && res.status < 300) {
     if (a.monthCharged) return res;
-    throw refusal(caller, 'quota_exceeded', Math.max(1, Math.ceil((c.month.end - now) / 1000)), c.headers);
+    throw monthSpent(caller, c, now);
   }
   if (!a.monthCharged) return res;
   Object.assign(res.headers, quotaHeaders(caller.limits, a, c.month, now, Math.max(0, caller.limits.perMonth - (a.monthUsed - 1))));
