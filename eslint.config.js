@@ -126,6 +126,20 @@ export default tseslint.config(
       ],
     },
   },
+  // Tests reach the edge's objects and KV over fetch (edge-setup.ts), never through miniflare's synchronous proxies.
+  {
+    files: ['test/**/*.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        ...['getBindings', 'getDurableObjectNamespace', 'getKVNamespace', 'getWorker'].map((property) => ({
+          property,
+          message:
+            'miniflare answers these through a synchronous thread that can pair a reply with the wrong call; use startEdge().objects or putKeys',
+        })),
+      ],
+    },
+  },
   // `usage` reads the quota stores' counts (their format is the shim's): the quota rule and its stores, nothing else.
   {
     files: ['generator/commands/usage.ts'],

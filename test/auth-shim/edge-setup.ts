@@ -14,6 +14,7 @@ import type { Readable } from 'node:stream';
 import { Miniflare } from 'miniflare';
 import handler from 'serve-handler';
 import { unstable_getMiniflareWorkerOptions } from 'wrangler';
+import type { DurableObjectNamespaceLike } from '../../auth-shim/durable-quota.js';
 import { KEYS_ENTRY } from '../../auth-shim/edge-keys.js';
 import { ROOT } from '../helpers.js';
 
@@ -61,8 +62,30 @@ function configuredOptions() {
   }
 }
 
+/**
+ * A second worker beside the edge, bound to its objects and its KV namespaces, that a test asks over fetch at
+ * OBJECTS_HOST (every other host reaches the edge): `PUT /kv/BINDING/KEY` writes a value, `/do/BINDING/NAME` forwards
+ * the request to the object named NAME, at the URL in `x-object-url`. Never miniflare's own proxies
+ * (`getDurableObjectNamespace`, `getKVNamespace`, `getWorker`): their calls block on a helper thread, and under load
+ * one call once read another's reply, after which every call read the one before's (CI: `message?.id === id`).
+ */
+const OBJECTS_HOST = 'objects.test';
+const OBJECTS_WORKER = `export default {
+  async fetch(req, env) {
+    const [, kind, binding, name] = new URL(req.url).pathname.split('/').map(decodeURIComponent);
+    if (kind === 'kv') {
+      await env[binding].put(name, await req.text());
+      return new Response(null, { status: 204 });
+    }
+    const ns = env[binding];
+    return ns.get(ns.idFromName(name)).fetch(req.headers.get('x-object-url'), { method: req.method, body: req.body });
+  },
+};`;
+
 export interface Edge {
   mf: Miniflare;
+  /** A Durable Object namespace of the edge's, reached from Node (see OBJECTS_WORKER). */
+  objects(binding: string): DurableObjectNamespaceLike;
   /** The private origin serving the tree. */
   origin: Server;
   originUrl: string;
@@ -108,17 +131,35 @@ export async function startEdge(o: EdgeOptions): Promise<Edge> {
   const scriptPath = bundleWorker(o.entry, bundle);
   const workerOptions = configuredOptions();
   const mf = new Miniflare({
-    ...workerOptions,
-    modules: true,
-    scriptPath,
-    modulesRoot: bundle,
-    bindings: {
-      ...workerOptions.bindings,
-      ORIGIN_URL: new URL(o.originPath ?? '/', originUrl).toString(),
-      ORIGIN_TOKEN,
-      MARKETPLACE_HOST,
-      ...o.bindings,
-    },
+    workers: [
+      {
+        ...workerOptions,
+        name: 'edge',
+        modules: true,
+        scriptPath,
+        modulesRoot: bundle,
+        bindings: {
+          ...workerOptions.bindings,
+          ORIGIN_URL: new URL(o.originPath ?? '/', originUrl).toString(),
+          ORIGIN_TOKEN,
+          MARKETPLACE_HOST,
+          ...o.bindings,
+        },
+      },
+      {
+        name: 'objects',
+        modules: true,
+        script: OBJECTS_WORKER,
+        routes: [`${OBJECTS_HOST}/*`],
+        kvNamespaces: workerOptions.kvNamespaces,
+        durableObjects: Object.fromEntries(
+          Object.entries(workerOptions.durableObjects ?? {}).map(([binding, d]) => [
+            binding,
+            { ...(d as { className: string }), scriptName: 'edge' },
+          ]),
+        ),
+      },
+    ],
     ...(o.persistTo ? { kvPersist: join(o.persistTo, 'v3', 'kv') } : {}),
     // The worker's access lines (one a request, on stdout) would bury the test report; what it says on stderr stays.
     handleRuntimeStdio: (stdout: Readable, stderr: Readable) => {
@@ -127,11 +168,27 @@ export async function startEdge(o: EdgeOptions): Promise<Edge> {
       else stderr.pipe(process.stderr);
     },
   });
-  const putKeys = async (json: string) =>
-    ((await mf.getKVNamespace('KEYS')) as unknown as { put(key: string, value: string): Promise<void> }).put(KEYS_ENTRY, json);
+  const reach = (path: string, init: RequestInit) =>
+    mf.dispatchFetch(`http://${OBJECTS_HOST}${path}`, init as never) as unknown as Promise<Response>;
+  const objects = (binding: string): DurableObjectNamespaceLike => ({
+    idFromName: (name) => name,
+    get: (id) => ({
+      fetch: (url, init) =>
+        reach(`/do/${encodeURIComponent(binding)}/${encodeURIComponent(String(id))}`, {
+          method: init?.method ?? 'GET',
+          body: init?.body,
+          headers: { 'x-object-url': url },
+        }),
+    }),
+  });
+  const putKeys = async (json: string) => {
+    const res = await reach(`/kv/KEYS/${encodeURIComponent(KEYS_ENTRY)}`, { method: 'PUT', body: json });
+    if (res.status !== 204) throw new Error(`putting the key store answered ${res.status}`);
+  };
   if (o.keys !== undefined) await putKeys(o.keys);
   return {
     mf,
+    objects,
     origin,
     originUrl,
     call: (path, init = {}) =>

@@ -162,12 +162,9 @@ describe('billing an edge deployment: the quota directory, the operator route an
   });
 
   it('is never counted toward a quota and never cached', async () => {
-    const quotas = (await edge.mf.getDurableObjectNamespace('QUOTAS')) as unknown as {
-      idFromName(n: string): unknown;
-      get(id: unknown): { fetch(u: string, i?: RequestInit): Promise<{ json(): Promise<unknown> }> };
-    };
+    const quotas = edge.objects('QUOTAS');
     const months = async (key: string) =>
-      (await quotas.get(quotas.idFromName(credential(key))).fetch('https://quota.internal/months')).json();
+      (await quotas.get(quotas.idFromName(credential(key))).fetch('https://quota.internal/months', {})).json();
     // Asked with a key of the API beside the token, on the clock of a month: the key's object counts nothing.
     for (let i = 0; i < 3; i++) {
       const res = await edge.call('/_operator/usage?month=2026-11', {

@@ -15,7 +15,6 @@ import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DurableWebhookStore, edgeWebhooks } from '../../auth-shim/durable-webhooks.js';
-import type { DurableObjectNamespaceLike } from '../../auth-shim/durable-quota.js';
 import { edgeSend } from '../../auth-shim/edge-send.js';
 import { retryAfterMs } from '../../auth-shim/webhooks/answer.js';
 import type { EndpointRecord, WebhookStore } from '../../auth-shim/webhooks/store.js';
@@ -348,9 +347,8 @@ describe('edgeSend, in Node (the same code the worker runs)', () => {
  */
 let suiteStores = 0;
 describeWebhookStore('Durable Objects under workerd', async () => {
-  const ns = async (name: string) => (await edge.mf.getDurableObjectNamespace(name)) as unknown as DurableObjectNamespaceLike;
   const p = `s${suiteStores++}_`;
-  const inner = new DurableWebhookStore(await ns('WEBHOOKS'), await ns('WEBHOOK_OWNERS'));
+  const inner = new DurableWebhookStore(edge.objects('WEBHOOKS'), edge.objects('WEBHOOK_OWNERS'));
   const outside = (e: EndpointRecord): EndpointRecord => ({ ...e, id: e.id.slice(p.length), owner: e.owner.slice(p.length) });
   const store: WebhookStore = {
     list: async (owner) => (await inner.list(owner === undefined ? undefined : p + owner)).filter((e) => e.id.startsWith(p)).map(outside),

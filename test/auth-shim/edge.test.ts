@@ -9,7 +9,6 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import type { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCS_FILES } from '../../auth-shim/docs.js';
 import { KEYS_REFRESH_MS } from '../../auth-shim/edge-keys.js';
@@ -20,7 +19,6 @@ import { KEY, KEYS_FILE, builtTree, treeJson } from './tree.js';
 
 let out = '';
 let edge: Edge;
-let mf: Miniflare;
 /** Another origin (another port), recording the Authorization header of every request that reaches it. */
 let elsewhere: Server;
 let elsewhereUrl = '';
@@ -61,7 +59,6 @@ beforeAll(async () => {
       return true;
     },
   });
-  mf = edge.mf;
 });
 
 afterAll(async () => {
@@ -189,10 +186,7 @@ describe('edge entry under workerd', () => {
     expect(statuses.filter((s) => s === 200).length).toBeLessThanOrEqual(5);
     expect((await call('/v1/assets/BTC/risk', { 'X-API-Key': KEY.pro })).status).toBe(200);
     // The count lives in the credential's Durable Object, not in the isolate: ask the object itself.
-    const ns = (await mf.getDurableObjectNamespace('QUOTAS')) as unknown as {
-      idFromName(n: string): unknown;
-      get(id: unknown): { fetch(u: string, i: RequestInit): Promise<{ json(): Promise<unknown> }> };
-    };
+    const ns = edge.objects('QUOTAS');
     const now = Date.now();
     const month = {
       start: Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth(), 1),
