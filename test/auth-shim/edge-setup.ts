@@ -6,15 +6,14 @@
  * test's: a private one on loopback that answers only with the edge's token.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { Miniflare } from 'miniflare';
+import { Miniflare, type WorkerOptions } from 'miniflare';
 import handler from 'serve-handler';
 import { inject } from 'vitest';
-import { unstable_getMiniflareWorkerOptions } from 'wrangler';
 import type { DurableObjectNamespaceLike } from '../../auth-shim/durable-quota.js';
 import { KEYS_ENTRY } from '../../auth-shim/edge-keys.js';
 import { ROOT } from '../helpers.js';
@@ -70,12 +69,21 @@ function runBundle(entry: string | undefined): string {
   return module(dir);
 }
 
-/** wrangler.toml as Miniflare's options, translated by wrangler (its warnings, such as secrets unset here, muted). */
-function configuredOptions() {
+/**
+ * wrangler.toml as Miniflare's options, translated by wrangler (its warnings, such as secrets unset here, muted), once
+ * a run: kept as JSON beside the bundles, so only the first file to start an edge loads wrangler (1.5 s of CPU).
+ */
+async function configuredOptions(): Promise<WorkerOptions> {
+  const kept = join(inject('edgeBundles'), 'worker-options.json');
+  if (existsSync(kept)) return JSON.parse(readFileSync(kept, 'utf8')) as WorkerOptions;
+  const { unstable_getMiniflareWorkerOptions } = await import('wrangler');
   const level = process.env.WRANGLER_LOG;
   process.env.WRANGLER_LOG = 'error';
   try {
-    return unstable_getMiniflareWorkerOptions(WRANGLER_CONFIG).workerOptions;
+    const options = unstable_getMiniflareWorkerOptions(WRANGLER_CONFIG).workerOptions;
+    writeFileSync(`${kept}.${process.pid}`, JSON.stringify(options));
+    renameSync(`${kept}.${process.pid}`, kept);
+    return options;
   } finally {
     if (level === undefined) delete process.env.WRANGLER_LOG;
     else process.env.WRANGLER_LOG = level;
@@ -148,7 +156,7 @@ export async function startEdge(o: EdgeOptions): Promise<Edge> {
   const originUrl = `http://127.0.0.1:${(origin.address() as { port: number }).port}/`;
   // Bundled first: wrangler's build step makes the assets folder the config names, which reading the config needs.
   const scriptPath = runBundle(o.entry);
-  const workerOptions = configuredOptions();
+  const workerOptions = await configuredOptions();
   const mf = new Miniflare({
     workers: [
       {
