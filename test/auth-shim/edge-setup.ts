@@ -47,8 +47,11 @@ function wrangler(args: string[], env: Record<string, string> = {}) {
 export function bundleWorker(entry: string | undefined, dir: string, config?: string): string {
   const r = wrangler(['deploy', '--dry-run', '--outdir', dir, ...(config ? ['--config', config] : []), ...(entry ? [entry] : [])]);
   if (r.status !== 0) throw new Error(`wrangler deploy --dry-run failed (${r.status}):\n${r.stdout}${r.stderr}`);
-  return join(dir, `${(entry ?? 'edge').replace(/^.*\//, '').replace(/\.ts$/, '')}.js`);
+  return join(dir, bundledName(entry));
 }
+
+/** The module wrangler writes for `entry`: its file name as `.js` (wrangler.toml's main is `edge.ts`). */
+const bundledName = (entry: string | undefined) => `${(entry ?? 'edge').replace(/^.*\//, '').replace(/\.ts$/, '')}.js`;
 
 /**
  * `entry` bundled once a run, in the folder the end-to-end project's setup gives (tree-setup.ts): the same entry and
@@ -57,8 +60,8 @@ export function bundleWorker(entry: string | undefined, dir: string, config?: st
  */
 function runBundle(entry: string | undefined): string {
   const dir = join(inject('edgeBundles'), (entry ?? 'main').replace(/[^\w.-]+/g, '_'));
-  const module = (at: string) => join(at, `${(entry ?? 'edge').replace(/^.*\//, '').replace(/\.ts$/, '')}.js`);
-  if (existsSync(module(dir))) return module(dir);
+  const module = join(dir, bundledName(entry));
+  if (existsSync(module)) return module;
   const made = mkdtempSync(`${dir}.`);
   bundleWorker(entry, made);
   try {
@@ -66,7 +69,7 @@ function runBundle(entry: string | undefined): string {
   } catch {
     rmSync(made, { recursive: true, force: true });
   }
-  return module(dir);
+  return module;
 }
 
 /**
