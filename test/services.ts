@@ -1,4 +1,8 @@
-/** What the tests need of the machine: a free port, and whether Redis answers (a skip CI may not take). */
+/**
+ * What the tests need of the machine: a free port, whether Redis answers (a skip CI may not take), and a Redis of a
+ * test's own.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
@@ -83,4 +87,20 @@ export function closedAtEnd<S extends { close?(): Promise<void> }>(): <T extends
     opened.push(s);
     return s;
   };
+}
+
+/** A Redis of the test's own on a free port, answering: to pause or kill without touching the shared one. */
+export async function privateRedis(port?: number): Promise<{ url: string; redis: ChildProcess }> {
+  port ??= await freePort();
+  const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: 'ignore',
+  });
+  const url = `redis://127.0.0.1:${port}`;
+  const end = Date.now() + 60_000;
+  while ((await redisAnswers(url)) && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+  if (await redisAnswers(url)) {
+    redis.kill('SIGKILL');
+    throw new Error(`the test's own redis-server at ${url} did not answer`);
+  }
+  return { url, redis };
 }

@@ -91,12 +91,15 @@ export class Deliverer {
     (this.timer as { unref?: () => void }).unref?.();
   }
 
-  /** Stops looking for work and waits for the attempts in flight (a drain: the backlog is the next process's). */
+  /**
+   * Stops looking for work and waits for the deliveries in flight (a drain: the backlog is the next process's). A look
+   * in flight is not waited for: it starts nothing now, and it may be waiting out a stalled store's timeout.
+   */
   async stop(): Promise<void> {
     this.stopping = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    await this.idle();
+    while (this.working.size) await Promise.all(this.working);
   }
 
   /** Resolves once nothing is in flight. */
@@ -114,7 +117,8 @@ export class Deliverer {
       .then(
         () => void (this.lastFailure = -Infinity),
         (e: unknown) => {
-          if (Date.now() - this.lastFailure < 60_000) return;
+          // A look cut short by the stop (its store closed under it) is no failure to report.
+          if (this.stopping || Date.now() - this.lastFailure < 60_000) return;
           this.lastFailure = Date.now();
           this.log(`webhooks: cannot read the endpoints (${(e as Error).message}); trying again each second, said once a minute`);
         },

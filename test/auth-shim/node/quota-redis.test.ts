@@ -3,7 +3,7 @@
  * never takes the API down nor bills a request twice. Tests use REDIS_URL (default redis://127.0.0.1:6379) and
  * private redis-server processes; where none answers they are skipped with the reason, except under CI=true.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
@@ -22,7 +22,7 @@ import {
 } from '../../../auth-shim/quota.js';
 import { PLAN_LIMITS } from '../../../generator/contract/plans.js';
 import { tempDir, until } from '../../helpers.js';
-import { freePort, redisAnswers, redisAway, redisPrefixes, closedAtEnd, REDIS_URL } from '../../services.js';
+import { freePort, privateRedis, redisAnswers, redisAway, redisPrefixes, closedAtEnd, REDIS_URL } from '../../services.js';
 import { minuteClock, type Call } from '../suite.js';
 import { KEY, KEYS_FILE, builtTree } from '../tree.js';
 import { load, manyKeys, serve, stopped } from './serve-load.js';
@@ -386,20 +386,6 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
     expect((error as Error).message).toBe('the connection to Redis is down');
   });
 });
-
-/** A Redis of the test's own on a free port, answering: to pause or kill without touching the shared one. */
-async function privateRedis(port?: number): Promise<{ url: string; redis: ChildProcess }> {
-  port ??= await freePort();
-  const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    stdio: 'ignore',
-  });
-  const url = `redis://127.0.0.1:${port}`;
-  if (!(await until(async () => !(await redisAnswers(url)), 60_000, 100))) {
-    redis.kill('SIGKILL');
-    throw new Error(`the test's own redis-server at ${url} did not answer`);
-  }
-  return { url, redis };
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Waits for `check`, however long a busy machine takes (the test's own timeout is the bound). */

@@ -6,10 +6,10 @@
  * they are skipped with the reason, except under CI=true.
  */
 import { Redis } from 'ioredis';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { RedisWebhookStore } from '../../../auth-shim/node/webhooks-redis.js';
 import { WEBHOOK_ATTEMPTS_KEPT } from '../../../generator/contract/webhooks.js';
-import { closedAtEnd, redisAway, redisPrefixes, REDIS_URL } from '../../services.js';
+import { closedAtEnd, privateRedis, redisAway, redisPrefixes, REDIS_URL } from '../../services.js';
 import { describeWebhookStore, endpoint } from '../webhooks/store-suite.js';
 
 const noRedis = await redisAway('the Redis webhook store tests');
@@ -22,6 +22,26 @@ describe.skipIf(noRedis !== null)(`Redis webhook store (skipped: ${noRedis ?? 'R
   describeWebhookStore('Redis', async () => {
     const store = new RedisWebhookStore(REDIS_URL, prefix());
     return { store, close: () => store.close() };
+  });
+
+  it('closes at once on a Redis that has stopped answering: serve closes it once nothing of its own waits on Redis', async () => {
+    const { url, redis } = await privateRedis();
+    try {
+      const store = new RedisWebhookStore(url, prefix());
+      await store.list(); // connected
+      redis.kill('SIGSTOP');
+      // No timer runs, so nothing but the close itself can end the wait (before: QUIT, answered after 5 s by its timeout).
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      let closed = false;
+      void store.close().then(() => (closed = true));
+      // Turns of the event loop, not time: a slow machine gives as many.
+      for (let turn = 0; turn < 100 && !closed; turn++) await new Promise((r) => setImmediate(r));
+      expect(closed).toBe(true);
+    } finally {
+      vi.useRealTimers();
+      redis.kill('SIGCONT');
+      redis.kill('SIGKILL');
+    }
   });
 
   it('shares endpoints, the owner’s limit and the claims between the instances of a fleet', async () => {

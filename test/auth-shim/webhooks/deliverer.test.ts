@@ -180,6 +180,31 @@ describe('Deliverer', () => {
     expect((await store.get(e.id))!).toMatchObject({ delivered_through: 1, pending: null });
   });
 
+  it('a stop does not wait for a look stuck on its store (a stalled Redis), and that look, failing once the store is closed, says nothing', async () => {
+    const said: string[] = [];
+    const store = new MemoryWebhookStore();
+    let closeStore!: (e: Error) => void;
+    store.list = () => new Promise((_, reject) => (closeStore = reject));
+    const d = new Deliverer({
+      store,
+      feed: () =>
+        Promise.resolve(feedOf({ started_at: '2026-10-14T00:30:00Z', events: [], basic: [] } as unknown as ChangeLedger, catalog)),
+      send: () => Promise.reject(new Error('nothing to send')),
+      planOf: (x) => x.plan,
+      log: (m) => said.push(m),
+    });
+    const looking = d.tick();
+    while (!closeStore) await new Promise((t) => setTimeout(t, 1));
+    let stopped = false;
+    void d.stop().then(() => (stopped = true));
+    // Turns of the event loop, not time: before, the stop waited here until the store answered.
+    for (let turn = 0; turn < 100 && !stopped; turn++) await new Promise((r) => setImmediate(r));
+    expect(stopped).toBe(true);
+    closeStore(new Error('Connection is closed.'));
+    await looking;
+    expect(said).toEqual([]);
+  });
+
   it('a store that cannot be read is said once a minute, not at each look; again at once after it was read', async () => {
     let down = true;
     const said: string[] = [];
