@@ -180,12 +180,9 @@ describe('Deliverer', () => {
     expect((await store.get(e.id))!).toMatchObject({ delivered_through: 1, pending: null });
   });
 
-  it('a stop does not wait for a look stuck on its store (a stalled Redis), and that look, failing once the store is closed, says nothing', async () => {
-    const said: string[] = [];
-    const store = new MemoryWebhookStore();
-    let closeStore!: (e: Error) => void;
-    store.list = () => new Promise((_, reject) => (closeStore = reject));
-    const d = new Deliverer({
+  /** A deliverer over `store` with an empty feed (nothing to send), what it logs said into `said`. */
+  const idleDeliverer = (store: MemoryWebhookStore, said: string[]) =>
+    new Deliverer({
       store,
       feed: () =>
         Promise.resolve(feedOf({ started_at: '2026-10-14T00:30:00Z', events: [], basic: [] } as unknown as ChangeLedger, catalog)),
@@ -193,6 +190,13 @@ describe('Deliverer', () => {
       planOf: (x) => x.plan,
       log: (m) => said.push(m),
     });
+
+  it('a stop does not wait for a look stuck on its store (a stalled Redis), and that look, failing once the store is closed, says nothing', async () => {
+    const said: string[] = [];
+    const store = new MemoryWebhookStore();
+    let closeStore!: (e: Error) => void;
+    store.list = () => new Promise((_, reject) => (closeStore = reject));
+    const d = idleDeliverer(store, said);
     const looking = d.tick();
     while (!closeStore) await new Promise((t) => setTimeout(t, 1));
     let stopped = false;
@@ -211,14 +215,7 @@ describe('Deliverer', () => {
     const store = new MemoryWebhookStore();
     const list = store.list.bind(store);
     store.list = () => (down ? Promise.reject(new Error('Command timed out')) : list());
-    const d = new Deliverer({
-      store,
-      feed: () =>
-        Promise.resolve(feedOf({ started_at: '2026-10-14T00:30:00Z', events: [], basic: [] } as unknown as ChangeLedger, catalog)),
-      send: () => Promise.reject(new Error('nothing to send')),
-      planOf: (x) => x.plan,
-      log: (m) => said.push(m),
-    });
+    const d = idleDeliverer(store, said);
     for (let i = 0; i < 5; i++) await d.tick();
     expect(said).toEqual(['webhooks: cannot read the endpoints (Command timed out); trying again each second, said once a minute']);
     down = false;
