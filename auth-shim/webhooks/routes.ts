@@ -107,6 +107,20 @@ async function jsonBody(request: ShimRequest): Promise<unknown> {
 const randomHex = (bytes: number) =>
   [...crypto.getRandomValues(new Uint8Array(bytes))].map((b) => b.toString(16).padStart(2, '0')).join('');
 
+/**
+ * Adds `e`, or, where the store failed without saying whether it did (a Redis that timed out may run the write when it
+ * wakes), removes it again before the failure is answered: a caller told to retry never leaves behind an endpoint whose
+ * secret it was never given. The removal goes after the add on the store's one connection, so it runs after it.
+ */
+async function addOrUndo(store: WebhookStore, e: EndpointRecord, max: number): Promise<boolean> {
+  try {
+    return await store.add(e, max);
+  } catch (failure) {
+    await store.remove(e.id).catch(() => {});
+    throw failure;
+  }
+}
+
 /** Answers a webhook route for an admitted caller; `feed` is the published change feed with its catalogue. */
 export async function webhookResponse(
   w: WebhookOptions,
@@ -150,7 +164,7 @@ export async function webhookResponse(
       delivered_through: feed?.ledger.events.length ?? 0,
       pending: null,
     };
-    if (!(await store.add(e, WEBHOOK_ENDPOINTS[plan])))
+    if (!(await addOrUndo(store, e, WEBHOOK_ENDPOINTS[plan])))
       throw new Refusal(
         'plan_required',
         `The ${plan} plan holds at most ${WEBHOOK_ENDPOINTS[plan]} webhook endpoint${WEBHOOK_ENDPOINTS[plan] === 1 ? '' : 's'}; delete one, or move to a plan that holds more (basic ${WEBHOOK_ENDPOINTS.basic}, pro ${WEBHOOK_ENDPOINTS.pro}, ultra ${WEBHOOK_ENDPOINTS.ultra})`,

@@ -255,6 +255,20 @@ describe('webhook routes', () => {
     await quotas.close?.();
   });
 
+  it('a create whose store failed without saying whether it wrote (a Redis that timed out) leaves no endpoint behind its 503', async () => {
+    const store = new MemoryWebhookStore();
+    const add = store.add.bind(store);
+    // As a stalled Redis does: the write runs (when it wakes), but the caller was told it timed out.
+    store.add = async (e, max) => {
+      await add(e, max);
+      throw new Error('Command timed out');
+    };
+    const { call } = rig({ webhooks: { store, policy: { allowLoopback: false }, send: () => Promise.reject(new Error('not sent')) } });
+    const failed = await call('POST', '/v1/webhooks', key(KEY.pro), { url: 'https://hooks.example.com/late' });
+    expect([failed.status, failed.json.error.code]).toEqual([503, 'gateway_not_configured']);
+    expect(await store.list()).toEqual([]);
+  });
+
   it('answers 404 where the gateway has no webhook store', async () => {
     const r = await rig({ webhooks: undefined }).call('GET', '/v1/webhooks', key(KEY.pro));
     expect([r.status, r.json.error.code]).toEqual([404, 'not_found']);
