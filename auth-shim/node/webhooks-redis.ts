@@ -193,8 +193,8 @@ export class RedisWebhookStore implements WebhookStore {
   }
 
   /**
-   * Called once the requests are answered and the deliveries in flight have ended, so nothing of ours is waiting on
-   * Redis: the connection is closed at once, not by QUIT, which a stalled Redis would leave unanswered for 5 s.
+   * Called once nothing of ours waits on Redis (serve: the requests answered and the deliveries in flight ended; the
+   * webhooks command: its work done): closed at once, not by QUIT, which a stalled Redis would leave unanswered for 5 s.
    */
   async close(): Promise<void> {
     this.redis.disconnect();
