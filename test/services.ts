@@ -97,8 +97,12 @@ export async function privateRedis(port?: number): Promise<{ url: string; redis:
   });
   const url = `redis://127.0.0.1:${port}`;
   const end = Date.now() + 60_000;
-  while ((await redisAnswers(url)) && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
-  if (await redisAnswers(url)) {
+  let away = await redisAnswers(url);
+  while (away && Date.now() < end) {
+    await new Promise((r) => setTimeout(r, 100));
+    away = await redisAnswers(url);
+  }
+  if (away) {
     redis.kill('SIGKILL');
     throw new Error(`the test's own redis-server at ${url} did not answer`);
   }

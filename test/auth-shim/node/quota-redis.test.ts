@@ -3,7 +3,6 @@
  * never takes the API down nor bills a request twice. Tests use REDIS_URL (default redis://127.0.0.1:6379) and
  * private redis-server processes; where none answers they are skipped with the reason, except under CI=true.
  */
-import { spawn } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
@@ -22,7 +21,7 @@ import {
 } from '../../../auth-shim/quota.js';
 import { PLAN_LIMITS } from '../../../generator/contract/plans.js';
 import { tempDir, until } from '../../helpers.js';
-import { freePort, privateRedis, redisAnswers, redisAway, redisPrefixes, closedAtEnd, REDIS_URL } from '../../services.js';
+import { privateRedis, redisAway, redisPrefixes, closedAtEnd, REDIS_URL } from '../../services.js';
 import { minuteClock, type Call } from '../suite.js';
 import { KEY, KEYS_FILE, builtTree } from '../tree.js';
 import { load, manyKeys, serve, stopped } from './serve-load.js';
@@ -70,15 +69,12 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
   });
 
   it('Redis back after an outage: every request the fallback admitted meanwhile is charged to it', async () => {
-    const port = await freePort();
-    const start = () =>
-      spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    const url = `redis://127.0.0.1:${port}`;
-    let redis = start();
+    const started = await privateRedis();
+    const url = started.url;
+    let redis = started.redis;
     const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false });
     client.on('error', () => {});
     try {
-      expect(await until(async () => !(await redisAnswers(url)), 60_000, 100)).toBe(true);
       const logs: string[] = [];
       const ns = prefix();
       // A generous wait: here only the outage fails a charge, never a slow answer (which would be another outage).
@@ -90,7 +86,7 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
       redis.kill('SIGKILL');
       await new Promise((r) => redis.on('exit', r));
       for (let i = 0; i < 7; i++) expect((await store.take('k', limits, t + i, monthOf(t))).ok).toBe(true);
-      redis = start();
+      ({ redis } = await privateRedis(Number(new URL(url).port)));
       // The shared store answers again (its client reconnects): the first request it takes charges what was owed.
       let waited = 0;
       await until(
