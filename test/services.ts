@@ -20,7 +20,7 @@ export async function freePort(): Promise<number> {
 }
 
 /** Null when a Redis server answers at `url`, else why not. */
-export async function redisAnswers(url: string): Promise<string | null> {
+async function redisAnswers(url: string): Promise<string | null> {
   const r = new Redis(url, {
     lazyConnect: true,
     connectTimeout: 10_000,
