@@ -198,12 +198,16 @@ export function createShim(options: ShimOptions): (request: ShimRequest) => Answ
 
   /**
    * What went wrong, answered: a refusal as itself; the origin's failure 502; anything else logged and answered
-   * `otherwise` (on a webhook route, its store's failure), 502 by default.
+   * `otherwise` (on a webhook route, its store's failure), 502 by default. A store's failure (a Redis timeout) is
+   * logged as its message; a mistake in code, as the engine raises it, with its stack.
    */
   function failed(e: unknown, headers: Record<string, string>, otherwise = ORIGIN_FAILED): ShimResponse {
     if (e instanceof Refusal) return refusalResponse(e, headers);
     const origin = e instanceof OriginError;
-    log(origin ? `shim: upstream: ${e.message}` : `shim: unexpected ${(e as Error)?.stack ?? e}`);
+    const mistake = [TypeError, RangeError, ReferenceError, SyntaxError].some((c) => e instanceof c) || !(e instanceof Error);
+    if (origin) log(`shim: upstream: ${e.message}`);
+    else if (otherwise === STORE_FAILED && !mistake) log(`shim: webhook store: ${e.message}`);
+    else log(`shim: unexpected ${(e as Error)?.stack ?? e}`);
     return refusalResponse(origin ? ORIGIN_FAILED : otherwise, headers);
   }
 

@@ -59,6 +59,8 @@ export const attemptOf = (message_id: string, attempt: number, at: number, r: Se
 
 /** How long a claim holds: a process that stops is taken over within it. */
 const CLAIM_MS = 30_000;
+/** What a delivery whose store write failed during the stop leaves: its message is still pending in the store. */
+const STOPPED_MID_WRITE = 'left pending for the next start, which sends it again with the same id';
 /** The feeds seen, to tell how long after a refresh was noticed its first attempt was made. */
 const SEEN_KEPT = 64;
 
@@ -143,7 +145,9 @@ export class Deliverer {
       if (e.pending ? e.pending.next_at > now : e.delivered_through >= length) continue;
       this.busy.add(e.id);
       const work = this.deliver(e.id, feed)
-        .catch((err: unknown) => this.log(`webhooks: ${e.id}: ${(err as Error).message}; trying again`))
+        .catch((err: unknown) =>
+          this.log(`webhooks: ${e.id}: ${(err as Error).message}; ${this.stopping ? STOPPED_MID_WRITE : 'trying again'}`),
+        )
         .finally(() => {
           this.busy.delete(e.id);
           this.working.delete(work);

@@ -263,10 +263,27 @@ describe('webhook routes', () => {
       await add(e, max);
       throw new Error('Command timed out');
     };
-    const { call } = rig({ webhooks: { store, policy: { allowLoopback: false }, send: () => Promise.reject(new Error('not sent')) } });
+    const said: string[] = [];
+    const webhooks = { store, policy: { allowLoopback: false }, send: () => Promise.reject(new Error('not sent')) };
+    const { call } = rig({ webhooks, log: (m) => said.push(m) });
     const failed = await call('POST', '/v1/webhooks', key(KEY.pro), { url: 'https://hooks.example.com/late' });
     expect([failed.status, failed.json.error.code]).toEqual([503, 'gateway_not_configured']);
     expect(await store.list()).toEqual([]);
+    // The operator reads the store's reason, not a stack: the store's failure is one the docs name, not a bug.
+    expect(said).toEqual(['shim: webhook store: Command timed out']);
+  });
+
+  it('logs a mistake in code on a webhook route with its stack, and answers it 503 as a store failure', async () => {
+    const store = new MemoryWebhookStore();
+    store.list = () => Promise.reject(new TypeError("Cannot read properties of undefined (reading 'id')"));
+    const said: string[] = [];
+    const { call } = rig({
+      webhooks: { store, policy: { allowLoopback: false }, send: () => Promise.reject(new Error('not sent')) },
+      log: (m) => said.push(m),
+    });
+    expect((await call('GET', '/v1/webhooks', key(KEY.pro))).status).toBe(503);
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatch(/^shim: unexpected TypeError: Cannot read properties of undefined \(reading 'id'\)\n +at /);
   });
 
   it('answers 404 where the gateway has no webhook store', async () => {

@@ -180,6 +180,35 @@ describe('Deliverer', () => {
     expect((await store.get(e.id))!).toMatchObject({ delivered_through: 1, pending: null });
   });
 
+  it('a delivery whose write fails during the stop says its message is left for the next start, not tried again', async () => {
+    const store = new MemoryWebhookStore();
+    const e = sampleEndpoint();
+    await store.add(e, 5);
+    const feed = feedOf({ started_at: '2026-10-14T00:30:00Z', events: refresh(1), basic: [] } as unknown as ChangeLedger, catalog);
+    let answer!: () => void;
+    const answered = new Promise<void>((done) => (answer = done));
+    const said: string[] = [];
+    const d = new Deliverer({
+      store,
+      feed: () => Promise.resolve(feed),
+      send: async () => {
+        await answered;
+        return { status: 200, error: null, ms: 1, retryAfterMs: null };
+      },
+      planOf: (x) => x.plan,
+      log: (m) => said.push(m),
+    });
+    const looked = d.tick();
+    while (!(await store.get(e.id))?.pending) await new Promise((t) => setTimeout(t, 1));
+    // A stalled Redis: the outcome's write times out.
+    store.logAttempt = () => Promise.reject(new Error('Command timed out'));
+    const stopped = d.stop();
+    answer();
+    await Promise.all([looked, stopped]);
+    expect(said).toEqual([`webhooks: ${e.id}: Command timed out; left pending for the next start, which sends it again with the same id`]);
+    expect((await store.get(e.id))!.pending).not.toBeNull();
+  });
+
   /** A deliverer over `store` with an empty feed (nothing to send), what it logs said into `said`. */
   const idleDeliverer = (store: MemoryWebhookStore, said: string[]) =>
     new Deliverer({
