@@ -150,17 +150,21 @@ describe('Deliverer', () => {
     expect((await r.store.get(r.endpoint.id))!.pending!.next_at - r.at()).toBe(WEBHOOK_RETRY_AFTER_MAX_MS);
   });
 
-  it('stops after the attempt in flight when stopped: the backlog is left for the next process', async () => {
+  /**
+   * A deliverer over one endpoint and a refresh on each of `days`, whose receiver holds its answer until `answer()`;
+   * the webhook ids sent in `sent`, what it logs in `said`.
+   */
+  async function heldAtSend(days: number[]) {
     const store = new MemoryWebhookStore();
     const e = sampleEndpoint();
     await store.add(e, 5);
     const feed = feedOf(
-      { started_at: '2026-10-14T00:30:00Z', events: [1, 2, 3, 4].flatMap((day) => refresh(day)), basic: [] } as unknown as ChangeLedger,
+      { started_at: '2026-10-14T00:30:00Z', events: days.flatMap((day) => refresh(day)), basic: [] } as unknown as ChangeLedger,
       catalog,
     );
     let answer!: () => void;
     const answered = new Promise<void>((done) => (answer = done));
-    const sent: string[] = [];
+    const [sent, said]: string[][] = [[], []];
     const d = new Deliverer({
       store,
       feed: () => Promise.resolve(feed),
@@ -170,9 +174,15 @@ describe('Deliverer', () => {
         return { status: 200, error: null, ms: 1, retryAfterMs: null };
       },
       planOf: (x) => x.plan,
+      log: (m) => said.push(m),
     });
     const looked = d.tick();
     while (!sent.length) await new Promise((t) => setTimeout(t, 1));
+    return { store, e, d, sent, said, answer, looked };
+  }
+
+  it('stops after the attempt in flight when stopped: the backlog is left for the next process', async () => {
+    const { store, e, d, sent, answer, looked } = await heldAtSend([1, 2, 3, 4]);
     const stopped = d.stop();
     answer();
     await Promise.all([looked, stopped]);
@@ -181,25 +191,7 @@ describe('Deliverer', () => {
   });
 
   it('a delivery whose write fails during the stop says its message is left for the next start, not tried again', async () => {
-    const store = new MemoryWebhookStore();
-    const e = sampleEndpoint();
-    await store.add(e, 5);
-    const feed = feedOf({ started_at: '2026-10-14T00:30:00Z', events: refresh(1), basic: [] } as unknown as ChangeLedger, catalog);
-    let answer!: () => void;
-    const answered = new Promise<void>((done) => (answer = done));
-    const said: string[] = [];
-    const d = new Deliverer({
-      store,
-      feed: () => Promise.resolve(feed),
-      send: async () => {
-        await answered;
-        return { status: 200, error: null, ms: 1, retryAfterMs: null };
-      },
-      planOf: (x) => x.plan,
-      log: (m) => said.push(m),
-    });
-    const looked = d.tick();
-    while (!(await store.get(e.id))?.pending) await new Promise((t) => setTimeout(t, 1));
+    const { store, e, d, said, answer, looked } = await heldAtSend([1]);
     // A stalled Redis: the outcome's write times out.
     store.logAttempt = () => Promise.reject(new Error('Command timed out'));
     const stopped = d.stop();
