@@ -71,6 +71,9 @@ export interface Charge {
   client?: string;
 }
 
+/** `n charges`, or `1 charge`, as a message says it. */
+export const chargeCount = (n: number): string => `${n} charge${n === 1 ? '' : 's'}`;
+
 /** A stop that could not record every charge it owed: they are kept where the message says (serve's exit 3). */
 export class UnrecordedCharges extends Error {}
 
@@ -471,7 +474,7 @@ export class FallbackQuotaStore implements QuotaStore {
     await this.shared.close?.();
     if (kept)
       throw new UnrecordedCharges(
-        `${this.owed.length} charges counted while the shared store could not be reached could not be recorded in ${CLOSE_MS / 1000} s; they are kept in ${kept}, which the next start of serve records`,
+        `${chargeCount(this.owed.length)} counted while the shared store could not be reached could not be recorded in ${CLOSE_MS / 1000} s; they are kept in ${kept}, which the next start of serve records`,
       );
   }
 }

@@ -21,7 +21,7 @@ import {
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { MINUTE_MS, monthName, monthOf, monthsAfter, MONTHS_KEPT, newCounts, recordCharge, type Counts } from '../quota.js';
+import { chargeCount, MINUTE_MS, monthName, monthOf, monthsAfter, MONTHS_KEPT, newCounts, recordCharge, type Counts } from '../quota.js';
 import { isLegacyQuotaFile, legacyFiles, readLegacyQuotaFile } from './quota-import.js';
 
 /** A database that cannot be trusted to hold every count: named, with the way on (serve and usage exit 3). */
@@ -330,7 +330,7 @@ export function prepare(file: string, o: RecoveryOptions, log: (m: string) => vo
         db.prepare('INSERT INTO meta VALUES (?, ?)').run(`taken:${basename(f)}`, new Date().toISOString());
       });
       rmSync(f);
-      log(`quotas: took in ${charges.length} charges a stop could not save, from ${f}`);
+      log(`quotas: took in ${chargeCount(charges.length)} a stop could not save, from ${f}`);
     }
   } catch (e) {
     db.close();

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { Redis, ReplyError } from 'ioredis';
 import { z } from 'zod';
 import {
+  chargeCount,
   FallbackQuotaStore,
   MINUTE_MS,
   MONTHS_KEPT,
@@ -333,7 +334,7 @@ export function redisWithFallback(url: string, log: (m: string) => void, dir?: s
   });
   if (owed.length)
     log(
-      `quotas: ${owed.length} charges an instance before this one (stopped or killed) could not record in Redis are owed to it, from ${files.join(', ')}`,
+      `quotas: owed to Redis: ${chargeCount(owed.length)} an instance before this one (stopped or killed) could not record, from ${files.join(', ')}`,
     );
   const taken = () => files.splice(0).forEach((f) => rmSync(f, { force: true }));
   let mine: string | undefined; // this instance's file, written again whole at each keep

@@ -12,6 +12,7 @@ import { basename, dirname, join } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
 import { holderAlive, holderOf, LockHeld, lockFile, type Lock } from '../../generator/output/lock.js';
 import {
+  chargeCount,
   MemoryQuotaStore,
   MINUTE_MS,
   monthOf,
@@ -299,7 +300,7 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     await this.lock.release();
     if (kept)
       throw new QuotaStoreUnwritable(
-        `${this.file}: ${this.pending.length} charges could not be saved in ${CLOSE_WAIT_S} s (${this.problem}); ${kept}`,
+        `${this.file}: ${chargeCount(this.pending.length)} could not be saved in ${CLOSE_WAIT_S} s (${this.problem}); ${kept}`,
       );
   }
 }

@@ -3,7 +3,7 @@
  * cannot take it (decision 110), and an operator hears when keeping it fails and when it works again.
  */
 import { describe, expect, it } from 'vitest';
-import { FallbackQuotaStore, monthOf, type QuotaStore } from '../../auth-shim/quota.js';
+import { chargeCount, FallbackQuotaStore, monthOf, type QuotaStore } from '../../auth-shim/quota.js';
 import { until } from '../helpers.js';
 
 describe('the fallback of a shared store', () => {
@@ -44,5 +44,11 @@ describe('the fallback of a shared store', () => {
     await new Promise((r) => setTimeout(r, 100));
     expect(kept.length).toBe(keeps); // nothing owed: no more keeps
     await store.close();
+  });
+});
+
+describe('a count of charges in a message', () => {
+  it('is singular for one and plural otherwise', () => {
+    expect([0, 1, 2, 7].map(chargeCount)).toEqual(['0 charges', '1 charge', '2 charges', '7 charges']);
   });
 });

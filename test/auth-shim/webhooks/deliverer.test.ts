@@ -164,7 +164,8 @@ describe('Deliverer', () => {
     );
     let answer!: () => void;
     const answered = new Promise<void>((done) => (answer = done));
-    const [sent, said]: string[][] = [[], []];
+    const sent: string[] = [];
+    const said: string[] = [];
     const d = new Deliverer({
       store,
       feed: () => Promise.resolve(feed),
