@@ -13,7 +13,7 @@ const CHECKS = [
   ['eslint', [bin('eslint'), '.']],
   ['prettier', [bin('prettier'), '--check', '.']],
   ['knip', [bin('knip')]],
-  // tsconfig.json's files are all there are (the product, the bench, the tests, the scripts): one compile checks them all.
+  // tsconfig.json's files are all the TypeScript there is (the product, the bench, the tests): one compile checks all.
   ['tsc', [bin('tsc'), '-p', 'tsconfig.json']],
 ];
 
@@ -22,17 +22,21 @@ const results = await Promise.all(
   CHECKS.map(
     ([name, [command, ...args]]) =>
       new Promise((resolve) => {
-        const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
         let output = '';
+        let ended = false;
+        // Said once, when the tool has ended (or could not start: `error`, which may or may not be followed by `close`).
+        const end = (ok, how) => {
+          if (ended) return;
+          ended = true;
+          const seconds = ((Date.now() - started) / 1000).toFixed(1);
+          process.stderr.write(`${ok ? 'ok' : 'FAILED'}: ${name} (${seconds} s${how})\n${ok ? '' : output}`);
+          resolve({ name, ok });
+        };
+        const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
         child.stdout.on('data', (d) => (output += d));
         child.stderr.on('data', (d) => (output += d));
-        child.on('error', (e) => resolve({ name, ok: false, output: `${command}: ${e.message}\n` }));
-        child.on('close', (code, signal) => {
-          const ok = code === 0;
-          const seconds = ((Date.now() - started) / 1000).toFixed(1);
-          process.stderr.write(`${ok ? 'ok' : 'FAILED'}: ${name} (${seconds} s${signal ? `, ${signal}` : ''})\n${ok ? '' : output}`);
-          resolve({ name, ok });
-        });
+        child.on('error', (e) => end(false, `, could not run ${command}: ${e.message}`));
+        child.on('close', (code, signal) => end(code === 0, signal ? `, ${signal}` : ''));
       }),
   ),
 );
