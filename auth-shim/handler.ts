@@ -81,6 +81,8 @@ const ORIGIN_FAILED = new Refusal('upstream_error', 'The data origin could not b
 const STORE_FAILED = new Refusal('gateway_not_configured', 'The webhook store could not be read or written just now; retry', {
   'Retry-After': '1',
 });
+/** The errors the engine raises for a mistake in code: logged with their stack wherever they come from. */
+const CODE_MISTAKES = [TypeError, RangeError, ReferenceError, SyntaxError];
 const PUBLIC_CACHE = { 'Cache-Control': 'public, max-age=60', 'Access-Control-Allow-Origin': '*' };
 
 /** The pipeline as a fetch handler: web Request in, web Response out. */
@@ -203,12 +205,13 @@ export function createShim(options: ShimOptions): (request: ShimRequest) => Answ
    */
   function failed(e: unknown, headers: Record<string, string>, otherwise = ORIGIN_FAILED): ShimResponse {
     if (e instanceof Refusal) return refusalResponse(e, headers);
-    const origin = e instanceof OriginError;
-    const mistake = [TypeError, RangeError, ReferenceError, SyntaxError].some((c) => e instanceof c) || !(e instanceof Error);
-    if (origin) log(`shim: upstream: ${e.message}`);
-    else if (otherwise === STORE_FAILED && !mistake) log(`shim: webhook store: ${e.message}`);
-    else log(`shim: unexpected ${(e as Error)?.stack ?? e}`);
-    return refusalResponse(origin ? ORIGIN_FAILED : otherwise, headers);
+    if (e instanceof OriginError) {
+      log(`shim: upstream: ${e.message}`);
+      return refusalResponse(ORIGIN_FAILED, headers);
+    }
+    const storeSaid = otherwise === STORE_FAILED && e instanceof Error && !CODE_MISTAKES.some((c) => e instanceof c);
+    log(storeSaid ? `shim: webhook store: ${e.message}` : `shim: unexpected ${(e as Error)?.stack ?? e}`);
+    return refusalResponse(otherwise, headers);
   }
 
   function answer(request: ShimRequest, url: Target, seen: Seen): Answer {

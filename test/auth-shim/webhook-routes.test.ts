@@ -12,7 +12,7 @@ import { FileOrigin } from '../../auth-shim/node/file-origin.js';
 import { loadKeys } from '../../auth-shim/node/server.js';
 import { sha256Hex } from '../../auth-shim/sha256.js';
 import type { Send } from '../../auth-shim/webhooks/deliverer.js';
-import { MemoryWebhookStore } from '../../auth-shim/webhooks/store.js';
+import { MemoryWebhookStore, type WebhookStore } from '../../auth-shim/webhooks/store.js';
 import { openQuotaStore, webhookStoreBeside } from '../../auth-shim/node/quota-stores.js';
 import { tempDir } from '../helpers.js';
 import { KEY, KEYS_FILE, builtTree, treeJson } from './tree.js';
@@ -60,6 +60,13 @@ function rig(extra: Partial<ShimOptions> = {}) {
     return { status: res.status, headers: res.headers, text, json: text ? JSON.parse(text) : null };
   };
   return { call, sent };
+}
+
+/** The routes over `store`, sending nothing; what the shim logs in `said`. */
+function rigOver(store: WebhookStore) {
+  const said: string[] = [];
+  const webhooks = { store, policy: { allowLoopback: false }, send: () => Promise.reject(new Error('not sent')) };
+  return { ...rig({ webhooks, log: (m) => said.push(m) }), said };
 }
 
 describe('webhook routes', () => {
@@ -239,7 +246,7 @@ describe('webhook routes', () => {
     const file = join(tempDir('rr-webhook-routes-'), 'quotas.sqlite');
     const quotas = await openQuotaStore(file, () => {});
     const store = webhookStoreBeside(quotas, file);
-    const { call } = rig({ webhooks: { store, policy: { allowLoopback: false }, send: () => Promise.reject(new Error('not sent')) } });
+    const { call } = rigOver(store);
     const shell = new DatabaseSync(file);
     shell.exec('BEGIN IMMEDIATE'); // a sqlite3 shell in a transaction
     const started = performance.now();
@@ -263,9 +270,7 @@ describe('webhook routes', () => {
       await add(e, max);
       throw new Error('Command timed out');
     };
-    const said: string[] = [];
-    const webhooks = { store, policy: { allowLoopback: false }, send: () => Promise.reject(new Error('not sent')) };
-    const { call } = rig({ webhooks, log: (m) => said.push(m) });
+    const { call, said } = rigOver(store);
     const failed = await call('POST', '/v1/webhooks', key(KEY.pro), { url: 'https://hooks.example.com/late' });
     expect([failed.status, failed.json.error.code]).toEqual([503, 'gateway_not_configured']);
     expect(await store.list()).toEqual([]);
@@ -276,11 +281,7 @@ describe('webhook routes', () => {
   it('logs a mistake in code on a webhook route with its stack, and answers it 503 as a store failure', async () => {
     const store = new MemoryWebhookStore();
     store.list = () => Promise.reject(new TypeError("Cannot read properties of undefined (reading 'id')"));
-    const said: string[] = [];
-    const { call } = rig({
-      webhooks: { store, policy: { allowLoopback: false }, send: () => Promise.reject(new Error('not sent')) },
-      log: (m) => said.push(m),
-    });
+    const { call, said } = rigOver(store);
     expect((await call('GET', '/v1/webhooks', key(KEY.pro))).status).toBe(503);
     expect(said).toHaveLength(1);
     expect(said[0]).toMatch(/^shim: unexpected TypeError: Cannot read properties of undefined \(reading 'id'\)\n +at /);
