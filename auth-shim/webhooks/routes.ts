@@ -116,7 +116,11 @@ async function addOrUndo(store: WebhookStore, e: EndpointRecord, max: number): P
   try {
     return await store.add(e, max);
   } catch (failure) {
-    await store.remove(e.id).catch(() => {});
+    // Where the removal fails too, the endpoint may stay: the failure logged (its class kept) names it.
+    await store.remove(e.id).catch((undo: unknown) => {
+      if (failure instanceof Error)
+        failure.message += `; endpoint ${e.id} may have been stored, and its removal failed too (${(undo as Error)?.message ?? undo})`;
+    });
     throw failure;
   }
 }

@@ -278,6 +278,23 @@ describe('webhook routes', () => {
     expect(said).toEqual(['shim: webhook store: Command timed out']);
   });
 
+  it('a create whose undoing removal fails too names the endpoint that may stay in the log', async () => {
+    const store = new MemoryWebhookStore();
+    const add = store.add.bind(store);
+    store.add = async (e, max) => {
+      await add(e, max);
+      throw new Error('Command timed out');
+    };
+    store.remove = () => Promise.reject(new Error('Connection is closed.'));
+    const { call, said } = rigOver(store);
+    const failed = await call('POST', '/v1/webhooks', key(KEY.pro), { url: 'https://hooks.example.com/late' });
+    expect([failed.status, failed.json.error.code]).toEqual([503, 'gateway_not_configured']);
+    const [left] = await store.list();
+    expect(said).toEqual([
+      `shim: webhook store: Command timed out; endpoint ${left!.id} may have been stored, and its removal failed too (Connection is closed.)`,
+    ]);
+  });
+
   it('logs a mistake in code on a webhook route with its stack, and answers it 503 as a store failure', async () => {
     const store = new MemoryWebhookStore();
     store.list = () => Promise.reject(new TypeError("Cannot read properties of undefined (reading 'id')"));
