@@ -69,6 +69,17 @@ function rigOver(store: WebhookStore) {
   return { ...rig({ webhooks, log: (m) => said.push(m) }), said };
 }
 
+/** A store whose add runs, as a stalled Redis runs it when it wakes, while the caller is told it timed out. */
+function addTimedOut(): MemoryWebhookStore {
+  const store = new MemoryWebhookStore();
+  const add = store.add.bind(store);
+  store.add = async (e, max) => {
+    await add(e, max);
+    throw new Error('Command timed out');
+  };
+  return store;
+}
+
 describe('webhook routes', () => {
   it('creates an endpoint at the end of the feed, answers its secret once, and lists and reads it without one', async () => {
     const { call } = rig();
@@ -263,13 +274,7 @@ describe('webhook routes', () => {
   });
 
   it('a create whose store failed without saying whether it wrote (a Redis that timed out) leaves no endpoint behind its 503', async () => {
-    const store = new MemoryWebhookStore();
-    const add = store.add.bind(store);
-    // As a stalled Redis does: the write runs (when it wakes), but the caller was told it timed out.
-    store.add = async (e, max) => {
-      await add(e, max);
-      throw new Error('Command timed out');
-    };
+    const store = addTimedOut();
     const { call, said } = rigOver(store);
     const failed = await call('POST', '/v1/webhooks', key(KEY.pro), { url: 'https://hooks.example.com/late' });
     expect([failed.status, failed.json.error.code]).toEqual([503, 'gateway_not_configured']);
@@ -279,12 +284,7 @@ describe('webhook routes', () => {
   });
 
   it('a create whose undoing removal fails too names the endpoint that may stay in the log', async () => {
-    const store = new MemoryWebhookStore();
-    const add = store.add.bind(store);
-    store.add = async (e, max) => {
-      await add(e, max);
-      throw new Error('Command timed out');
-    };
+    const store = addTimedOut();
     store.remove = () => Promise.reject(new Error('Connection is closed.'));
     const { call, said } = rigOver(store);
     const failed = await call('POST', '/v1/webhooks', key(KEY.pro), { url: 'https://hooks.example.com/late' });
