@@ -362,13 +362,14 @@ export function restored(db: DatabaseSync, file: string, log: (m: string) => voi
   rmSync(copy, { force: true });
   db.exec(`VACUUM INTO '${copy.replaceAll("'", "''")}'`);
   chmodSync(copy, 0o600);
+  const replaced = existsSync(file);
   const aside = setAside(file, 'replaced', [file, `${file}-wal`, `${file}-shm`]);
   db.close();
   renameSync(copy, file);
   const again = openDatabase(file, false);
   witnessed(file, again.prepare(`SELECT value FROM meta WHERE key = 'id'`).get()?.value as string);
   log(
-    `quotas: ${file} was ${aside ? `replaced (what was there is in ${aside})` : 'removed'} while serve ran; written again from the database serve had open, nothing lost`,
+    `quotas: ${file} was ${replaced ? `replaced (what was there is in ${aside})` : aside ? `removed (its -wal and -shm, left behind, are in ${aside})` : 'removed'} while serve ran; written again from the database serve had open, nothing lost`,
   );
   return again;
 }

@@ -347,13 +347,19 @@ describe('the SQLite store: a month is its row plus the charges after it', () =>
     await s.flush();
     expect(said.join('\n')).toMatch(/was removed while serve ran; written again from the database serve had open, nothing lost/);
     expect(await totalOf(file, 'k')).toBe(8); // usage reads it again, witness and all
+    // The database file alone removed (`rm FILE`): its -wal and -shm, left behind, are moved aside and said to be.
+    rmSync(file);
+    s.take('k', limits, T0 + 8, month);
+    await s.flush();
+    expect(said.join('\n')).toMatch(/was removed \(its -wal and -shm, left behind, are in \S+\.replaced-[^)]+\) while serve ran; written/);
+    expect(said.join('\n')).not.toMatch(/was replaced/);
     // Replaced by another file (a copy moved into place while serving): that one is moved aside, the live counts kept.
     writeFileSync(`${file}.other`, 'not ours');
     renameSync(`${file}.other`, file);
-    s.take('k', limits, T0 + 8, month);
+    s.take('k', limits, T0 + 9, month);
     await s.close();
     expect(said.join('\n')).toMatch(/was replaced \(what was there is in \S+\.replaced-[^)]+\) while serve ran/);
-    expect(await totalOf(file, 'k')).toBe(9);
+    expect(await totalOf(file, 'k')).toBe(10);
     const reopened = await SqliteQuotaStore.open(file);
     expect((await new SqliteWebhookStore(reopened).get('ep_kept'))?.id).toBe('ep_kept');
     await reopened.close();
