@@ -175,6 +175,21 @@ export function admit(c: Counts, limits: Limits, now: number, month: MonthWindow
   dropOld(recent, now);
   turn(c, month.start);
   const used = monthTotal(c, month.start);
+  const spent = used >= limits.perMonth;
+  // A spent month answers first (decision 100): a caller told to wait out the minute would then meet the month.
+  if (spent && use === 'request') {
+    return {
+      ok: false,
+      code: 'quota_exceeded',
+      remaining: Math.max(0, limits.perMinute - recent.length),
+      resetMs: recent.length ? recent[0]! + MINUTE_MS - now : 0,
+      retryMs: month.end - now,
+      monthRemaining: 0,
+      minuteUsed: recent.length,
+      monthUsed: used,
+      monthCharged: false,
+    };
+  }
   if (recent.length >= limits.perMinute) {
     const wait = recent[0]! + MINUTE_MS - now;
     return {
@@ -184,20 +199,6 @@ export function admit(c: Counts, limits: Limits, now: number, month: MonthWindow
       resetMs: wait,
       retryMs: wait,
       monthRemaining: Math.max(0, limits.perMonth - used),
-      minuteUsed: recent.length,
-      monthUsed: used,
-      monthCharged: false,
-    };
-  }
-  const spent = used >= limits.perMonth;
-  if (spent && use === 'request') {
-    return {
-      ok: false,
-      code: 'quota_exceeded',
-      remaining: limits.perMinute - recent.length,
-      resetMs: recent.length ? recent[0]! + MINUTE_MS - now : 0,
-      retryMs: month.end - now,
-      monthRemaining: 0,
       minuteUsed: recent.length,
       monthUsed: used,
       monthCharged: false,

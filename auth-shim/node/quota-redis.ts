@@ -53,8 +53,9 @@ const STALE = `redis.error_reply('STALE a later command of this client ran first
 
 /**
  * One atomic round trip per charge: the sliding minute is a sorted set of admitted times, the month a counter kept
- * for MONTHS_KEPT months after it (the billing read). Same rule as `admit`: a refused request is counted nowhere.
- * Times are the shim's clock; expiries are relative, so a clock that differs from Redis's changes nothing.
+ * for MONTHS_KEPT months after it (the billing read). Same rule as `admit`, in its order (a spent month first): a
+ * refused request is counted nowhere. Times are the shim's clock; expiries are relative, so a clock that differs from
+ * Redis's changes nothing.
  */
 const TAKE = `${ONCE(STALE)}
 local now, perMinute, perMonth, monthEnd, use, keep = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[7]), tonumber(ARGV[8])
@@ -66,9 +67,9 @@ local function resetMs()
   return 0
 end
 local m = tonumber(redis.call('GET', KEYS[2]) or '0')
-if n >= perMinute then local r = resetMs(); return {0, 1, 0, r, r, math.max(0, perMonth - m), n, m, 0} end
 local spent = m >= perMonth
-if spent and use == 0 then return {0, 2, perMinute - n, resetMs(), monthEnd - now, 0, n, m, 0} end
+if spent and use == 0 then return {0, 2, math.max(0, perMinute - n), resetMs(), monthEnd - now, 0, n, m, 0} end
+if n >= perMinute then local r = resetMs(); return {0, 1, 0, r, r, math.max(0, perMonth - m), n, m, 0} end
 redis.call('ZADD', KEYS[1], now, ARGV[6])
 redis.call('PEXPIRE', KEYS[1], ${MINUTE_MS})
 local charged = 0

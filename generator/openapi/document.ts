@@ -382,7 +382,7 @@ client.use({
 });
 \`\`\`
 
-What a request costs: an answer with data (\`200\`) counts toward the minute and the month; a \`304\` to \`If-None-Match\` with your copy's \`ETag\`, a \`HEAD\`, and an error answered to an accepted key (a \`400\`, a \`403\`, an unknown asset's \`404\`, a \`502\`) count toward the minute only; a \`429\` counts toward neither window.
+What a request costs: an answer with data (\`200\`) counts toward the minute and the month; a \`304\` to \`If-None-Match\` with your copy's \`ETag\`, a \`HEAD\`, and an error answered to an accepted key (a \`400\`, a \`403\`, an unknown asset's \`404\`, a \`502\`) count toward the minute only; a \`429\` counts toward neither window, except a \`HEAD\` or \`If-None-Match\` request refused \`quota_exceeded\` once the month is spent, which the minute admitted before its answer was known (it may be a \`304\`) and so counts toward it.
 
 ## Pagination
 History is oldest first. \`from\` and \`to\` (YYYY-MM-DD) are inclusive; \`limit\` is the page size (at most your plan's rows a page; above it is clamped, not refused); \`next_cursor\` is the date to pass as \`cursor\` for the next page, and \`null\` on the last one. \`total_row_count\` counts the rows in the \`from\`/\`to\` window across all pages.

@@ -158,6 +158,25 @@ describe.each(stores)('the rule, in the %s store', (_name, make) => {
     expect(await monthlyTotal(s, 'r', month)).toBe(3);
   });
 
+  it('a spent month is said before a spent minute: the caller is told to wait for the month, not the minute', async () => {
+    const s = await open(make);
+    const limits = { perMinute: 3, perMonth: 2 };
+    const month = monthOf(T0);
+    for (let i = 0; i < 2; i++) expect(await s.take('b', limits, T0 + i, month)).toMatchObject({ ok: true });
+    // The minute filled by what counts toward it alone (a HEAD, GET /v1/usage).
+    expect(await s.take('b', limits, T0 + 2, month, 'minute')).toMatchObject({ ok: true, remaining: 0 });
+    expect(await s.take('b', limits, T0 + 3, month)).toMatchObject({
+      ok: false,
+      code: 'quota_exceeded',
+      retryMs: month.end - (T0 + 3),
+      remaining: 0,
+      minuteUsed: 3,
+    });
+    // What the month does not refuse still meets the minute.
+    expect(await s.take('b', limits, T0 + 4, month, 'minute')).toMatchObject({ ok: false, code: 'rate_limited', retryMs: MINUTE_MS - 4 });
+    expect(await monthlyTotal(s, 'b', month)).toBe(2);
+  });
+
   it("a caller's own standing (GET /v1/usage) counts in the minute, never in the month, and is not refused by it", async () => {
     const s = await open(make);
     const limits = { perMinute: 3, perMonth: 1 };
