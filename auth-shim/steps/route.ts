@@ -36,7 +36,7 @@ export const ALLOW = READ_ONLY.join(', ');
 /** The method must be GET or HEAD: checked first, before the path means anything. */
 export function readOnly(request: { method: string }): void {
   if (request.method !== 'GET' && request.method !== 'HEAD')
-    throw new Refusal('method_not_allowed', `${request.method.slice(0, 16)} is not allowed: the API is read-only; use GET or HEAD`, {
+    throw new Refusal('method_not_allowed', `${request.method.slice(0, 16)} is not allowed on this path; use GET or HEAD`, {
       Allow: ALLOW,
     });
 }

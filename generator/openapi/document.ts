@@ -43,7 +43,7 @@ const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   unknown_asset: 'No asset NOTSERVED is served',
   unknown_universe: 'No universe europe; the universes are crypto, ai_infrastructure, quantum, bitcoin_equities, us_stock_market',
   no_signal: 'SPY has no regression model, so no DCA signal',
-  method_not_allowed: 'POST is not allowed: the API is read-only; use GET',
+  method_not_allowed: 'POST is not allowed on this path; use GET or HEAD',
   rate_limited: "Quota exceeded: the basic plan's 5 requests per minute; retry in 41 s",
   quota_exceeded: "Quota exceeded: the basic plan's 1000 requests this month (UTC); retry in 432000 s",
   upstream_error: 'The data origin could not be read',
@@ -385,7 +385,7 @@ client.use({
 What a request costs: an answer with data (\`200\`) counts toward the minute and the month; a \`304\` to \`If-None-Match\` with your copy's \`ETag\`, a \`HEAD\`, and an error answered to an accepted key (a \`400\`, a \`403\`, an unknown asset's \`404\`, a \`502\`) count toward the minute only; a \`429\` counts toward neither window, except a \`HEAD\` or \`If-None-Match\` request refused \`quota_exceeded\` once the month is spent, which the minute admitted before its answer was known (it may be a \`304\`) and so counts toward it.
 
 ## Pagination
-History is oldest first. \`from\` and \`to\` (YYYY-MM-DD) are inclusive; \`limit\` is the page size (at most your plan's rows a page; above it is clamped, not refused); \`next_cursor\` is the date to pass as \`cursor\` for the next page, and \`null\` on the last one. \`total_row_count\` counts the rows in the \`from\`/\`to\` window across all pages.
+History is oldest first. \`from\` and \`to\` (YYYY-MM-DD) are inclusive; \`limit\` is the page size (at most your plan's rows a page; above it, up to 1000, is clamped, not refused; above 1000 is \`400 bad_parameter\`); \`next_cursor\` is the date to pass as \`cursor\` for the next page, and \`null\` on the last one. \`total_row_count\` counts the rows in the \`from\`/\`to\` window across all pages.
 
 ## What changed
 \`GET /v1/changes\` lists the events of the refreshes: each is \`{published_at, symbol, universe, field, from, to, model, as_of}\`, raised when a refresh moves a level, band, label, zone or status, or an asset's free-tier, catalogue or stale membership. Scores moving within a band are not events. It pages like history; \`next_cursor\` is an event's position in the feed. A daily job asks for yesterday: \`from\` and \`to\` both set to yesterday's date (UTC).
