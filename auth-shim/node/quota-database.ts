@@ -368,9 +368,10 @@ export function restored(db: DatabaseSync, file: string, log: (m: string) => voi
   renameSync(copy, file);
   const again = openDatabase(file, false);
   witnessed(file, again.prepare(`SELECT value FROM meta WHERE key = 'id'`).get()?.value as string);
-  log(
-    `quotas: ${file} was ${replaced ? `replaced (what was there is in ${aside})` : aside ? `removed (its -wal and -shm, left behind, are in ${aside})` : 'removed'} while serve ran; written again from the database serve had open, nothing lost`,
-  );
+  const what = replaced
+    ? `replaced (what was there is in ${aside})`
+    : `removed${aside ? ` (its -wal and -shm, left behind, are in ${aside})` : ''}`;
+  log(`quotas: ${file} was ${what} while serve ran; written again from the database serve had open, nothing lost`);
   return again;
 }
 
