@@ -1,9 +1,9 @@
 /**
  * Quotas per credential (decisions 6, 21, 35, 36 and 38): at most the plan's per-minute limit in any rolling 60
- * seconds (a sliding window, so no double burst across a minute boundary) and the per-month limit in the calendar
- * month (UTC). A refused request counts toward no window that refused it. Each credential's monthly totals are kept
- * for the current month and the MONTHS_KEPT before it, so a month can be invoiced once it has ended. Stores decide
- * where the counts live; the rule is here.
+ * seconds (a sliding window: no double burst across a minute boundary) and the per-month limit in the calendar month
+ * (UTC). A refused request counts toward no window that refused it. Monthly totals are kept for the current month and
+ * the MONTHS_KEPT before it, so a month can be invoiced once it has ended. Stores decide where counts live; the rule
+ * is here.
  */
 
 export const MINUTE_MS = 60_000;
@@ -16,13 +16,12 @@ export interface Limits {
 }
 
 /**
- * How a request uses the month (its charge is returned, `refund`, when the answer carries no data: decision 100):
+ * How a request uses the month (decisions 35, 36, 100):
  * - `request`: counted in the minute and the month, refused when either is spent;
- * - `minute`: counted in the minute only, whatever the month says (`GET /v1/usage`, decision 36);
- * - `revalidation`: a conditional request, which may be answered 304 (decision 35). While the month has room it is
- *   charged to it like any request, and the charge is returned (`refund`) when the answer is 304: the month may be
- *   briefly one too high, never too low. Once the month is spent it is admitted by the minute alone, and answered
- *   304 if the caller's copy is current, or refused `quota_exceeded` if the answer would carry data.
+ * - `minute`: counted in the minute only (`GET /v1/usage`);
+ * - `revalidation`: a conditional request. While the month has room it is charged like any request, and the charge
+ *   is returned (`refund`) if the answer is a 304: the month may be briefly one too high, never too low. Once the
+ *   month is spent the minute alone admits it, and it is answered 304, or refused if the answer would carry data.
  */
 export type MonthUse = 'request' | 'minute' | 'revalidation';
 
@@ -51,15 +50,12 @@ export interface QuotaStore {
   take(credential: string, limits: Limits, now: number, month: MonthWindow, use?: MonthUse): Admission | Promise<Admission>;
   /** Returns the month's charge of an admitted request whose answer carried no data (a 304 or a refusal, decision 100). */
   refund(credential: string, month: MonthWindow, admission: Admission): void | Promise<void>;
-  /** Counts what was admitted elsewhere meanwhile (while this shared store could not be reached), refusing none. */
+  /** Counts what was admitted elsewhere while this shared store could not be reached, refusing none. */
   record?(charges: Charge[]): Promise<void | number>;
   close?(): Promise<void>;
 }
 
-/**
- * What an instance counted while the shared store could not be reached, kept until it is back: a request (its
- * minute and its month), a request counted in the minute alone (usage, revalidation), or a month's charge returned.
- */
+/** What an instance counted while the shared store could not be reached: a request, a minute-only one, or a refund. */
 export interface Charge {
   credential: string;
   now: number;
@@ -97,10 +93,7 @@ export function monthsAfter(start: number, n: number): number {
 /** `YYYY-MM` of the month starting at `start` (UTC). */
 export const monthName = (start: number): string => new Date(start).toISOString().slice(0, 7);
 
-/**
- * One credential's state: admitted times in the rolling minute (oldest first), its current month's count, and the
- * totals of the months before it.
- */
+/** One credential's state: admitted times in the rolling minute (oldest first), this month's count, earlier totals. */
 export interface Counts {
   minute: number[];
   monthStart: number;
@@ -111,21 +104,25 @@ export interface Counts {
 
 export const newCounts = (month: MonthWindow): Counts => ({ minute: [], monthStart: month.start, month: 0, past: [] });
 
+/** Drops the leading entries of a sorted list for which `old` holds. */
+function dropWhile<T>(list: T[], old: (t: T) => boolean): void {
+  let n = 0;
+  while (n < list.length && old(list[n]!)) n++;
+  if (n) list.splice(0, n);
+}
+
 /** Moves the current month on to the one starting at `start` when that is later, keeping the earlier total. */
 function turn(c: Counts, start: number): void {
   if (start <= c.monthStart) return;
   if (c.month > 0) c.past.push([c.monthStart, c.month]);
   [c.monthStart, c.month] = [start, 0];
   const oldest = monthsAfter(start, -MONTHS_KEPT);
-  let drop = 0;
-  while (drop < c.past.length && c.past[drop]![0] < oldest) drop++;
-  if (drop) c.past.splice(0, drop);
+  dropWhile(c.past, ([s]) => s < oldest);
 }
 
 /** The requests counted in the month starting at `start`. */
 export function monthTotal(c: Counts, start: number): number {
-  if (start === c.monthStart) return c.month;
-  return c.past.find(([s]) => s === start)?.[1] ?? 0;
+  return start === c.monthStart ? c.month : (c.past.find(([s]) => s === start)?.[1] ?? 0);
 }
 
 /** Every credential's requests in the month starting at `start`, as billing reads them (decision 38); none left out. */
@@ -138,16 +135,10 @@ export function totalsOf(counts: Map<string, Counts>, start: number): Map<string
   return out;
 }
 
-/**
- * Sets the total of the month starting at `start`: the current one, a later one (the month turned), or an earlier
- * one (a charge that arrives after its month, from an outage or a 304 answered across midnight).
- */
+/** Sets the total of a month: the current one, a later one (it turned), or an earlier one (a charge arriving late). */
 function setMonth(c: Counts, start: number, total: number): void {
   turn(c, start);
-  if (start === c.monthStart) {
-    c.month = total;
-    return;
-  }
+  if (start === c.monthStart) return void (c.month = total);
   const i = c.past.findIndex(([s]) => s >= start);
   if (c.past[i]?.[0] === start) c.past[i]![1] = total;
   else if (start >= monthsAfter(c.monthStart, -MONTHS_KEPT)) c.past.splice(i < 0 ? c.past.length : i, 0, [start, total]);
@@ -155,12 +146,8 @@ function setMonth(c: Counts, start: number, total: number): void {
 
 const addToMonth = (c: Counts, start: number, n: number) => setMonth(c, start, Math.max(0, monthTotal(c, start) + n));
 
-/** Drops the times that have left the rolling minute at `now` (oldest first, so they are at the front). */
-function dropOld(minute: number[], now: number): void {
-  let drop = 0;
-  while (drop < minute.length && minute[drop]! <= now - MINUTE_MS) drop++;
-  if (drop) minute.splice(0, drop);
-}
+/** Drops the times that have left the rolling minute at `now`. */
+const dropOld = (minute: number[], now: number) => dropWhile(minute, (t) => t <= now - MINUTE_MS);
 
 /** Puts `now` into the rolling minute in time order (isolates' clocks may differ a little). */
 function insertTime(minute: number[], now: number): void {
@@ -177,42 +164,18 @@ export function admit(c: Counts, limits: Limits, now: number, month: MonthWindow
   const used = monthTotal(c, month.start);
   const spent = used >= limits.perMonth;
   // A spent month answers first (decision 100): a caller told to wait out the minute would then meet the month.
-  if (spent && use === 'request') {
-    return {
-      ok: false,
-      code: 'quota_exceeded',
-      remaining: Math.max(0, limits.perMinute - recent.length),
-      resetMs: recent.length ? recent[0]! + MINUTE_MS - now : 0,
-      retryMs: month.end - now,
-      monthRemaining: 0,
-      minuteUsed: recent.length,
-      monthUsed: used,
-      monthCharged: false,
-    };
-  }
-  if (recent.length >= limits.perMinute) {
-    const wait = recent[0]! + MINUTE_MS - now;
-    return {
-      ok: false,
-      code: 'rate_limited',
-      remaining: 0,
-      resetMs: wait,
-      retryMs: wait,
-      monthRemaining: Math.max(0, limits.perMonth - used),
-      minuteUsed: recent.length,
-      monthUsed: used,
-      monthCharged: false,
-    };
-  }
-  insertTime(recent, now);
-  const charged = use === 'request' || (use === 'revalidation' && !spent);
+  const code = spent && use === 'request' ? 'quota_exceeded' : recent.length >= limits.perMinute ? 'rate_limited' : undefined;
+  const charged = !code && (use === 'request' || (use === 'revalidation' && !spent));
+  if (!code) insertTime(recent, now);
   if (charged) addToMonth(c, month.start, 1);
   const monthUsed = charged ? used + 1 : used;
+  const resetMs = recent.length ? recent[0]! + MINUTE_MS - now : 0;
   return {
-    ok: true,
-    remaining: limits.perMinute - recent.length,
-    resetMs: recent[0]! + MINUTE_MS - now,
-    retryMs: 0,
+    ok: !code,
+    ...(code && { code }),
+    remaining: Math.max(0, limits.perMinute - recent.length),
+    resetMs,
+    retryMs: code === 'quota_exceeded' ? month.end - now : code ? resetMs : 0,
     monthRemaining: Math.max(0, limits.perMonth - monthUsed),
     minuteUsed: recent.length,
     monthUsed,
@@ -224,8 +187,7 @@ export function admit(c: Counts, limits: Limits, now: number, month: MonthWindow
 export const refundMonth = (c: Counts, month: MonthWindow): void => addToMonth(c, month.start, -1);
 
 /**
- * What was counted elsewhere (by a fallback while this store could not be reached), or what a journal says was
- * counted, counted in place: into its minute, in time order (dropping what had left the minute by then), and into
+ * A charge counted elsewhere (by a fallback, or in a log), counted in place: into its minute in time order and into
  * its month, refusing nothing.
  */
 export function recordCharge(c: Counts, charge: Pick<Charge, 'now' | 'month' | 'kind'>): void {
@@ -237,7 +199,7 @@ export function recordCharge(c: Counts, charge: Pick<Charge, 'now' | 'month' | '
 
 /**
  * One process's counts, for tests, benchmarks and the fallback of a shared store. Memory is bounded by the
- * credentials that made requests (at most a plan's per-minute limit of times each, and fourteen months' totals).
+ * credentials that made requests (a per-minute limit of times each, and fourteen months' totals).
  */
 export class MemoryQuotaStore implements QuotaStore {
   protected counts = new Map<string, Counts>();
@@ -257,11 +219,7 @@ export class MemoryQuotaStore implements QuotaStore {
     if (c) refundMonth(c, month);
   }
 
-  /**
-   * Takes in what a shared store answered, so that this process's counts go on from there if it goes away: the
-   * request in the minute, and the month's total as the shared store has it. The times that left the minute go, as
-   * in `admit`: a process that mirrors every request would otherwise keep each one it ever saw.
-   */
+  /** What a shared store answered, taken in, so that this process's counts go on from there if it goes away. */
   mirror(credential: string, a: Admission, now: number, month: MonthWindow): void {
     const c = this.countsOf(credential, month);
     dropOld(c.minute, now);
@@ -300,21 +258,27 @@ const seqOf = (e: unknown): number | undefined => (e as { seq?: number } | null)
 
 /**
  * A shared store (Redis, the Durable Objects) with an in-process fallback, so that a shared store that cannot be
- * reached never takes the API down (decision 21): the requests are counted here meanwhile (logged at most once a
- * minute, never a 5xx), and each charge made meanwhile is kept and recorded in the shared store once it answers.
+ * reached never takes the API down (decision 21): requests are counted here meanwhile (logged at most once a minute,
+ * never a 5xx), and each charge made meanwhile is recorded in the shared store once it answers.
  *
- * No rolling minute ever admits more than the limit across the outage, in this process: this process's counts
- * mirror what the shared store answered, so they go on from there when it goes away; and while any charge is owed
- * every request is counted here, so no request reaches the shared store before it has every charge of this process.
+ * No rolling minute admits more than the limit across the outage, in this process: the counts here mirror what the
+ * shared store answered, and while any charge is owed every request is counted here, so none reaches the shared
+ * store before every charge of this process has.
  */
 export class FallbackQuotaStore implements QuotaStore {
-  private lastLog = -Infinity;
-  private lastTry = -Infinity;
   private readonly local = new MemoryQuotaStore();
-  private owed: Charge[] = [];
+  private owed: Charge[];
   private dropped = 0;
   private settling: Promise<void> | null = null;
+  private lastTry = -Infinity;
   private readonly retryMs: number;
+  /** While charges are owed (where they can be kept): each second they are kept and tried, idle or not. */
+  private retrying: ReturnType<typeof setInterval> | undefined;
+  /** Whether charges were owed since the last keep. */
+  private unkept = false;
+  private closing = false;
+  /** When each kind of trouble was last logged (at most once a minute each). */
+  private readonly logged = new Map<'unreachable' | 'keep', number>();
 
   constructor(
     private shared: QuotaStore,
@@ -326,36 +290,36 @@ export class FallbackQuotaStore implements QuotaStore {
     if (this.owed.length) this.owing();
   }
 
-  /** While charges are owed: each second they are kept (`keep`) and tried, idle or not. */
-  private retrying: ReturnType<typeof setInterval> | undefined;
-  /** Whether charges were owed since the last keep. */
-  private unkept = false;
-  private lastKeepLog = -Infinity;
-  private closing = false;
+  private trouble(kind: 'unreachable' | 'keep', m: string): void {
+    if (Date.now() - (this.logged.get(kind) ?? -Infinity) < MINUTE_MS) return;
+    this.logged.set(kind, Date.now());
+    this.log(m);
+  }
+
   private owing(): void {
     if (this.closing) return;
     this.retrying ??= setInterval(() => {
-      if (!this.owed.length) return this.stopRetrying();
+      if (!this.owed.length) {
+        clearInterval(this.retrying);
+        return (this.retrying = undefined);
+      }
       this.keepOwed();
       this.trySettling();
     }, this.retryMs);
     this.retrying.unref?.();
   }
-  private stopRetrying(): void {
-    clearInterval(this.retrying);
-    this.retrying = undefined;
-  }
+
   private keepOwed(): void {
     if (!this.unkept || !this.options.keep) return;
     try {
       this.options.keep(this.owed);
       this.unkept = false;
-      if (this.lastKeepLog > -Infinity) this.log('quotas: the charges owed to the shared store are kept on disk again');
-      this.lastKeepLog = -Infinity;
+      if (this.logged.delete('keep')) this.log('quotas: the charges owed to the shared store are kept on disk again');
     } catch (e) {
-      if (Date.now() - this.lastKeepLog < MINUTE_MS) return;
-      this.lastKeepLog = Date.now();
-      this.log(`quotas: the charges owed to the shared store cannot be kept on disk (${(e as Error).message}); a crash would lose them`);
+      this.trouble(
+        'keep',
+        `quotas: the charges owed to the shared store cannot be kept on disk (${(e as Error).message}); a crash would lose them`,
+      );
     }
   }
 
@@ -364,10 +328,6 @@ export class FallbackQuotaStore implements QuotaStore {
       this.trySettling();
       return this.takeHere(credential, limits, now, month, use);
     }
-    return this.takeShared(credential, limits, now, month, use);
-  }
-
-  private takeShared(credential: string, limits: Limits, now: number, month: MonthWindow, use: MonthUse): Promise<Admission> {
     const here = (e: unknown) => {
       this.unreachable(e);
       this.lastTry = Date.now();
@@ -377,7 +337,7 @@ export class FallbackQuotaStore implements QuotaStore {
     try {
       shared = this.shared.take(credential, limits, now, month, use);
     } catch (e) {
-      return Promise.resolve(here(e));
+      return here(e);
     }
     // Chained, not awaited: a charge waits on the shared store once, not on an async function's own promise too.
     return Promise.resolve(shared).then((a) => {
@@ -413,9 +373,8 @@ export class FallbackQuotaStore implements QuotaStore {
   }
 
   private unreachable(e: unknown): void {
-    if (Date.now() - this.lastLog < MINUTE_MS) return;
-    this.lastLog = Date.now();
-    this.log(`quotas: the shared store cannot be reached (${(e as Error)?.message ?? e}); counting in this process until it is back`);
+    const why = (e as Error)?.message ?? e;
+    this.trouble('unreachable', `quotas: the shared store cannot be reached (${why}); counting in this process until it is back`);
   }
 
   private trySettling(): void {
@@ -440,16 +399,16 @@ export class FallbackQuotaStore implements QuotaStore {
         applied += typeof n === 'number' ? n : batch.length; // a store that says how many it had not applied already
       }
     } catch (e) {
-      this.unreachable(e);
-      return;
+      return this.unreachable(e);
     }
-    const notes =
-      (sent > applied
+    const skipped =
+      sent > applied
         ? `; ${sent - applied} of them it had already (sent before and run late, or recorded before): skipped, not counted twice`
-        : '') + (this.dropped ? `; ${this.dropped} more could not be kept` : '');
+        : '';
+    const lost = this.dropped ? `; ${this.dropped} more could not be kept` : '';
     this.dropped = 0;
     this.options.recorded?.();
-    this.log(`quotas: the shared store is back; ${sent} charge(s) counted in this process meanwhile are recorded in it${notes}`);
+    this.log(`quotas: the shared store is back; ${sent} charge(s) counted in this process meanwhile are recorded in it${skipped}${lost}`);
   }
 
   /** Waits for a recording in progress (tests, and close). */
@@ -457,13 +416,10 @@ export class FallbackQuotaStore implements QuotaStore {
     await this.settling;
   }
 
-  /**
-   * Records what is owed, trying for CLOSE_MS; what still cannot be recorded goes to `keep` and the stop says where
-   * (UnrecordedCharges), so a stop during an outage loses no charge.
-   */
+  /** Records what is owed, trying for CLOSE_MS; the rest goes to `keep` and the stop says where (UnrecordedCharges). */
   async close(): Promise<void> {
     this.closing = true;
-    this.stopRetrying();
+    clearInterval(this.retrying);
     for (const until = Date.now() + CLOSE_MS; ; await new Promise((r) => setTimeout(r, 250))) {
       await this.settling;
       if (!this.owed.length || Date.now() >= until) break;

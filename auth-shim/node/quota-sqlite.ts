@@ -1,10 +1,8 @@
 /**
  * The Node server's own quota store (decisions 21 and 97), counting in the quota database (quota-database.ts). The
- * counts are held in memory, where the rule (`admit`) reads them on the request path, and saved each second (`flush`),
- * so a crash (kill -9) loses at most the last second's counts; `close()` (SIGTERM) saves the rest: none.
- *
- * One process counts in a database at a time (`<file>.lock`, as a build's lock): the counts in memory are that
- * process's, and a second one would overwrite them.
+ * rule (`admit`) reads counts held in memory; they are saved each second, so a kill -9 loses at most the last
+ * second's, and `close()` (SIGTERM) saves the rest. One process counts in a database at a time (`<file>.lock`): a
+ * second would overwrite the first's counts.
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync, realpathSync, statSync } from 'node:fs';
@@ -47,10 +45,7 @@ export class QuotaStoreHeld extends Error {}
 
 /** How often the months rows are brought up to the charges (a busy credential's row is written once per FOLD_MS). */
 const FOLD_MS = 30_000;
-/**
- * How long a running store waits for another process's write lock (a `webhooks disable` takes far less): node:sqlite
- * waits on the event loop, so a longer wait would hold every request. A stop waits CLOSE_WAIT_S.
- */
+/** How long a save waits for another process's write lock: node:sqlite waits on the event loop, holding every request. */
 const BUSY_MS = 50;
 const CLOSE_WAIT_S = 5;
 
@@ -71,13 +66,13 @@ function realFile(file: string): string {
 }
 
 const COMMAND = `risk-readings serve (pid ${process.pid})`;
-/** The claims of this process's stores that have closed (one whose row a held lock kept it from removing holds nothing). */
+/** The claims of this process's closed stores (a row a held lock kept from being removed holds nothing). */
 const closed = new Set<string>();
 
 /**
- * This process as the one counting in the database, in its `meta` (`counting`), which every name of the file shares:
- * `<file>.lock` is beside one name, and a hard link is another. A live process counting in this very file (its inode;
- * a copy is another file) holds it: LockHeld, which `open` waits on as on the lock.
+ * This process as the one counting in the database, in its `meta` row `counting`, which every name of the file shares
+ * (`<file>.lock` is beside one name only; a hard link is another). A live process counting in this very file (its
+ * inode: a copy is another file) holds it: LockHeld, which `open` waits on as on the lock.
  */
 function claim(db: DatabaseSync, file: string, token: string): void {
   const me = { ...holderOf(`${file}.lock`, COMMAND), inode: statSync(file).ino, token };
@@ -140,10 +135,7 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     this.timer.unref();
   }
 
-  /**
-   * Opens the database at `given` (through any symlink: the lock is the real file's), waiting up to `waitMs` for
-   * another process to let go of it: a serve's lock (a rolling restart), or SQLite's write lock (a `sqlite3` shell).
-   */
+  /** Opens the database at `given`, waiting up to `waitMs` for a serve's lock (a rolling restart) or a write lock. */
   static async open(given: string, o: SqliteOptions = {}): Promise<SqliteQuotaStore> {
     const { waitMs = 30_000, flushMs = 1_000, log = () => {} } = o;
     const file = realFile(given);
@@ -196,11 +188,10 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
   }
 
   /**
-   * Logs the charges counted before the save began as `charges` rows, SLICE to a transaction with the event loop free
-   * between, so a crash (kill -9) loses at most the last second's. Every FOLD_MS (and at `close`) one transaction then
-   * logs the rest and writes the months rows of the credentials changed since the last fold from memory, which so
-   * count exactly the charges up to the last row (`through`): a busy credential costs a row per FOLD_MS, not one a
-   * second. The rows the months count go once a minute old (the minute reads them till then). What fails is kept.
+   * Logs the charges counted since the last save as `charges` rows, SLICE to a transaction with the event loop free
+   * between. Every FOLD_MS (and at `close`) one transaction also writes, from memory, the months rows of the
+   * credentials changed since the last fold, each counting exactly the charges up to the last row (`through`): a busy
+   * credential costs a row per FOLD_MS, not one a second. Rows the months count go once a minute old. What fails is kept.
    */
   private async save(fold: boolean): Promise<void> {
     try {
@@ -224,10 +215,7 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     }
   }
 
-  /**
-   * Logs `charges` as `charges` rows, in one transaction with what `also` writes then, having noted the credentials
-   * whose months rows they put behind; what fails goes back to the front of the pending charges.
-   */
+  /** Logs `charges` in one transaction with what `also` writes, noting whose months they put behind; a failure keeps them. */
   private append(charges: Logged[], also = (_last: number) => {}): void {
     // The earliest month changed, from the earliest time: one monthOf per row, not per charge.
     let earliest = Infinity;
@@ -250,10 +238,7 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     this.lastRow = last;
   }
 
-  /**
-   * The database (or its `-wal`) written again at its path from the one open here, and opened there. A folder gone
-   * (a tree moved while served) leaves the counts going on in the file open here, wherever it went.
-   */
+  /** The database (or its `-wal`), removed under serve, written again from the one open here; a folder gone, left be. */
   private reopen(walOnly: boolean): void {
     if (!existsSync(dirname(this.file))) {
       if (!this.folderGone) this.log(`quotas: the folder of ${this.file} is gone; counting on in the database serve has open`);
@@ -266,9 +251,8 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
   }
 
   /**
-   * Saves everything, waiting up to CLOSE_WAIT_S for another process's write lock (nothing else waits on the event
-   * loop now); what still cannot be saved goes to `<file>.unsaved-<time>.json`, which the next start (and `usage`)
-   * counts, and the error says so.
+   * Saves everything, waiting up to CLOSE_WAIT_S for another process's write lock; what still cannot be saved goes to
+   * `<file>.unsaved-<time>.json`, which the next start (and `usage`) counts, and the error says so.
    */
   async close(): Promise<void> {
     clearInterval(this.timer);
