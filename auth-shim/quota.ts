@@ -172,7 +172,7 @@ export function admit(c: Counts, limits: Limits, now: number, month: MonthWindow
   const resetMs = recent.length ? recent[0]! + MINUTE_MS - now : 0;
   return {
     ok: !code,
-    ...(code && { code }),
+    code,
     remaining: Math.max(0, limits.perMinute - recent.length),
     resetMs,
     retryMs: code === 'quota_exceeded' ? month.end - now : code ? resetMs : 0,

@@ -1,10 +1,9 @@
 /**
- * The quota database as a file (decision 97): made, checked and read. One SQLite database (`node:sqlite`), which an
- * operator can open with `sqlite3` (its tables are in docs/shim.md). Damage is never read as "no counts": a database
- * that fails SQLite's integrity check, or is gone or empty while its witness (`<file>.id`, written with it) says it
- * held counts, is refused (QuotaStoreDamaged, serve's and usage's exit 3) unless the operator asks to start from the
- * rows that still read. A quota file of an earlier release is imported here, and the charges a stop could not save
- * (`<file>.unsaved-<time>.json`) are taken in. The store that counts in it is quota-sqlite.ts.
+ * The quota database as a file (decision 97): made, checked and read; the store that counts in it is quota-sqlite.ts.
+ * One SQLite database (`node:sqlite`; its tables are in docs/shim.md). Damage is never read as "no counts": a database
+ * that fails SQLite's integrity check, or is gone or empty while its witness (`<file>.id`) says it held counts, is
+ * refused (QuotaStoreDamaged, exit 3) unless the operator asks to start from the rows that still read. A quota file
+ * of an earlier release is imported here, and the charges a stop could not save (`<file>.unsaved-<time>.json`) taken in.
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -173,10 +172,8 @@ export interface Read {
 
 /**
  * Each credential's counts as the database holds them: its months rows, then the charges after each row's `through`
- * (and every request's time, for the minute). With `upTo`, damage ends the reading instead of failing it: what was
- * read before it is kept, and the error passed on. With `unsaved` (usage), the charges of the files a stop could not
- * save that no start has taken in yet too (a start takes them in after it reads: a salvage that read them would count
- * them twice).
+ * (every request's time, for the minute). With `upTo`, damage ends the reading, keeping what was read before it.
+ * With `unsaved` (usage), the files of charges a stop could not save that no start has taken in yet too.
  */
 export function readCounts(
   db: DatabaseSync,
@@ -262,10 +259,7 @@ export function transaction(db: DatabaseSync, write: () => void, begin: 'BEGIN' 
   }
 }
 
-/**
- * The months rows of the credentials `behind`, from its earliest month on, written from `counts`, each naming the last
- * `charges` row it counts (`through`): a month is its row plus the charges after that row.
- */
+/** The months rows of the credentials `behind` from its earliest month, each naming the last row it counts (`through`). */
 export function writeMonths(db: DatabaseSync, counts: Map<string, Counts>, behind: Behind, through: number): void {
   const put = db.prepare(
     'INSERT INTO months VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET requests = excluded.requests, through = excluded.through',
@@ -339,10 +333,7 @@ export function prepare(file: string, o: RecoveryOptions, log: (m: string) => vo
   return db;
 }
 
-/**
- * The months rows brought up to every charge after them (a crash leaves them behind), in one transaction; then the
- * charges a minute old, all counted in months rows now, go. Returns the counts and the last `charges` row.
- */
+/** The months rows brought up to every charge (a crash leaves them behind); charges a minute old then go. */
 export function caughtUp(db: DatabaseSync, { counts, behind }: Read): { counts: Map<string, Counts>; last: number } {
   const last = Number(db.prepare(`SELECT coalesce(max(id), 0) AS n FROM charges`).get()!.n);
   transaction(db, () => {
@@ -353,9 +344,8 @@ export function caughtUp(db: DatabaseSync, { counts, behind }: Read): { counts: 
 }
 
 /**
- * The database `db` has open, written again at `file`, which was removed or replaced while it was open (by hand: a
- * stop would have lost every count in it): a copy of all it holds, webhook tables included, made by SQLite itself
- * (`VACUUM INTO`). What is at `file` now is moved aside, never deleted. Closes `db`; returns the new connection.
+ * The database `db` has open, written again at `file`, which was removed or replaced under serve (a stop would have
+ * lost every count in it), by SQLite itself (`VACUUM INTO`); what is at `file` now is moved aside. Closes `db`.
  */
 export function restored(db: DatabaseSync, file: string, log: (m: string) => void): DatabaseSync {
   const copy = `${file}.restoring`;
@@ -376,9 +366,8 @@ export function restored(db: DatabaseSync, file: string, log: (m: string) => voi
 }
 
 /**
- * The database `db` has open, opened again after its `-wal` file was removed while it was open: the pages in it (which
- * only `db` still reaches) folded into the database file first, or, where a reader keeps them from folding, the whole
- * database written again (`restored`). Closes `db`; returns the new connection.
+ * The database `db` has open, opened again after its `-wal` was removed under serve: the pages only `db` still reaches
+ * folded in first, or, where a reader keeps them from folding, the whole database written again. Closes `db`.
  */
 export function walRestored(db: DatabaseSync, file: string, log: (m: string) => void): DatabaseSync {
   const folded = db.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get()?.busy === 0;
@@ -418,10 +407,7 @@ function filled(file: string, counts: Map<string, Counts>): DatabaseSync {
   return db;
 }
 
-/**
- * A quota file of an earlier release, imported exactly into a new database at `file`: written whole under another
- * name first, then the old files linked into a folder beside (kept, never deleted) and the database renamed into place.
- */
+/** A quota file of an earlier release imported exactly into a new database at `file`; the old files kept beside. */
 function importLegacy(legacy: string, file: string, o: RecoveryOptions, log: (m: string) => void): DatabaseSync {
   const { counts, notes } = readLegacyQuotaFile(legacy, { salvage: o.discardDamaged });
   const next = `${file}.importing`;
