@@ -1,0 +1,56 @@
+/**
+ * docs/shim.md's way back from a damaged quota database, run as written (decision 99): a copy made with `sqlite3`'s
+ * `.backup` while the store has the database open, made private, then put back after damage; `serve` and `usage`
+ * take it and count on from what it held.
+ */
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, readFileSync, statSync, truncateSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { QuotaStoreDamaged, SqliteQuotaStore } from '../../auth-shim/node/quota-sqlite.js';
+import { monthTotals } from '../../auth-shim/node/quota-totals.js';
+import { monthOf } from '../../auth-shim/quota.js';
+import { ROOT, tempDir } from '../helpers.js';
+
+const SQLITE3 = 'sqlite3';
+const noSqlite = spawnSync(SQLITE3, ['-version']).status === 0 ? null : `${SQLITE3} is not on PATH`;
+if (noSqlite && process.env.CI === 'true') throw new Error(`CI=true and ${noSqlite} (apt-get install sqlite3): the copy recipe cannot run`);
+
+/** The command of docs/shim.md quoted as `<start>…`, with its words FILE and COPY in place. */
+function recipe(start: string, file: string, copy: string): string[] {
+  const text = readFileSync(join(ROOT, 'docs', 'shim.md'), 'utf8').replace(/\s*\n\s*/g, ' ');
+  const found = [...text.matchAll(new RegExp('`(' + start.replace(/[.*]/g, '\\$&') + '[^`]*)`', 'g'))].map((m) => m[1]!);
+  expect(found, `one \`${start}…\` in docs/shim.md`).toHaveLength(1);
+  // The quoted command's words, its one double-quoted argument kept whole.
+  return [...found[0]!.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => (m[1] ?? m[2]!).replace('FILE', file).replace('COPY', copy));
+}
+
+describe.skipIf(noSqlite !== null)(`a copy of a running quota database (skipped: ${noSqlite ?? 'no'})`, () => {
+  it('is made beside the running store, private once chmod ran, and restores the counts it held after damage', async () => {
+    const root = tempDir('rr-shim-recipes-');
+    const [file, copy] = [join(root, 'quotas.sqlite'), join(root, 'quotas.copy')];
+    const month = monthOf(Date.now());
+    const limits = { perMinute: 100, perMonth: 1_000 };
+    const store = await SqliteQuotaStore.open(file);
+    for (let i = 0; i < 5; i++) expect(store.take('key:a', limits, Date.now(), month).ok).toBe(true);
+    await store.flush(); // saved, as each second while serve runs
+
+    const [backup, ...args] = recipe('sqlite3 FILE', file, copy);
+    const made = spawnSync(backup!, args, { encoding: 'utf8' });
+    expect(made.status, made.stderr).toBe(0);
+    const [chmod, ...modeArgs] = recipe('chmod 600 COPY', file, copy);
+    expect(spawnSync(chmod!, modeArgs).status).toBe(0);
+    expect(statSync(copy).mode & 0o777).toBe(0o600);
+
+    store.take('key:a', limits, Date.now(), month); // after the copy: not in it
+    await store.close();
+    truncateSync(file, 0); // the damage: a cut file, which the witness says held counts
+    await expect(monthTotals(file, month)).rejects.toThrow(QuotaStoreDamaged);
+
+    copyFileSync(copy, file); // "restore a copy (stop serve first)"
+    expect((await monthTotals(file, month)).get('key:a')).toBe(5);
+    const again = await SqliteQuotaStore.open(file);
+    expect(again.take('key:a', limits, Date.now(), month).monthUsed).toBe(6);
+    await again.close();
+  });
+});
