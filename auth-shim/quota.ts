@@ -18,7 +18,7 @@ export interface Limits {
 /**
  * How a request uses the month (decisions 35, 36, 100):
  * - `request`: counted in the minute and the month, refused when either is spent;
- * - `minute`: counted in the minute only (`GET /v1/usage`);
+ * - `minute`: counted in the minute only, whatever the month says (`GET /v1/usage`);
  * - `revalidation`: a conditional request. While the month has room it is charged like any request, and the charge
  *   is returned (`refund`) if the answer is a 304: the month may be briefly one too high, never too low. Once the
  *   month is spent the minute alone admits it, and it is answered 304, or refused if the answer would carry data.
@@ -219,7 +219,10 @@ export class MemoryQuotaStore implements QuotaStore {
     if (c) refundMonth(c, month);
   }
 
-  /** What a shared store answered, taken in, so that this process's counts go on from there if it goes away. */
+  /**
+   * What a shared store answered, taken in, so that this process's counts go on from there if it goes away. The times
+   * that left the minute go, as in `admit`: a process that mirrors every request would otherwise keep each one.
+   */
   mirror(credential: string, a: Admission, now: number, month: MonthWindow): void {
     const c = this.countsOf(credential, month);
     dropOld(c.minute, now);
@@ -301,7 +304,8 @@ export class FallbackQuotaStore implements QuotaStore {
     this.retrying ??= setInterval(() => {
       if (!this.owed.length) {
         clearInterval(this.retrying);
-        return (this.retrying = undefined);
+        this.retrying = undefined;
+        return;
       }
       this.keepOwed();
       this.trySettling();

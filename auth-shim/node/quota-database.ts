@@ -173,7 +173,8 @@ export interface Read {
 /**
  * Each credential's counts as the database holds them: its months rows, then the charges after each row's `through`
  * (every request's time, for the minute). With `upTo`, damage ends the reading, keeping what was read before it.
- * With `unsaved` (usage), the files of charges a stop could not save that no start has taken in yet too.
+ * With `unsaved` (usage), the files of charges a stop could not save that no start has taken in yet too (a start
+ * takes them in after it reads, so that a salvage does not count them twice).
  */
 export function readCounts(
   db: DatabaseSync,

@@ -238,7 +238,10 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     this.lastRow = last;
   }
 
-  /** The database (or its `-wal`), removed under serve, written again from the one open here; a folder gone, left be. */
+  /**
+   * The database (or its `-wal`), removed under serve, written again from the one open here. A folder gone (a tree
+   * moved while served) leaves the counts going on in the file open here, wherever it went.
+   */
   private reopen(walOnly: boolean): void {
     if (!existsSync(dirname(this.file))) {
       if (!this.folderGone) this.log(`quotas: the folder of ${this.file} is gone; counting on in the database serve has open`);
