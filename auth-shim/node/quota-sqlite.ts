@@ -191,7 +191,8 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
    * Logs the charges counted since the last save as `charges` rows, SLICE to a transaction with the event loop free
    * between. Every FOLD_MS (and at `close`) one transaction also writes, from memory, the months rows of the
    * credentials changed since the last fold, each counting exactly the charges up to the last row (`through`): a busy
-   * credential costs a row per FOLD_MS, not one a second. Rows the months count go once a minute old. What fails is kept.
+   * credential costs a row per FOLD_MS, not one a second. Rows the months count go once a minute old (the minute reads
+   * them till then). What fails is kept.
    */
   private async save(fold: boolean): Promise<void> {
     try {

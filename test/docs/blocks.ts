@@ -13,3 +13,13 @@ export function block(doc: string, lang: string, marker: string): string {
   expect(found, `one ${lang} block with ${marker} in docs/${doc}`).toHaveLength(1);
   return found[0]!.replace(/^ {2}/gm, '');
 }
+
+/** The one code span of `docs/<doc>`'s prose that starts with `start` (a command quoted in a sentence), lines joined. */
+export function inline(doc: string, start: string): string {
+  const prose = readFileSync(join(ROOT, 'docs', doc), 'utf8')
+    .replace(/```[\s\S]*?```/g, '')
+    .replace(/\s*\n\s*/g, ' ');
+  const found = prose.split('`').filter((span, i) => i % 2 === 1 && span.startsWith(start));
+  expect(found, `one \`${start}…\` in docs/${doc}`).toHaveLength(1);
+  return found[0]!;
+}

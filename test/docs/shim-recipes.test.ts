@@ -4,30 +4,26 @@
  * take it and count on from what it held.
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, readFileSync, statSync, truncateSync } from 'node:fs';
+import { copyFileSync, statSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { QuotaStoreDamaged, SqliteQuotaStore } from '../../auth-shim/node/quota-sqlite.js';
 import { monthTotals } from '../../auth-shim/node/quota-totals.js';
 import { monthOf } from '../../auth-shim/quota.js';
-import { ROOT, tempDir } from '../helpers.js';
+import { tempDir } from '../helpers.js';
+import { inline } from './blocks.js';
 
 const SQLITE3 = 'sqlite3';
 const noSqlite = spawnSync(SQLITE3, ['-version']).status === 0 ? null : `${SQLITE3} is not on PATH`;
 if (noSqlite && process.env.CI === 'true') throw new Error(`CI=true and ${noSqlite} (apt-get install sqlite3): the copy recipe cannot run`);
 
-/** The command of docs/shim.md quoted as `<start>…`, with its words FILE and COPY in place. */
-function recipe(start: string, file: string, copy: string): string[] {
-  const text = readFileSync(join(ROOT, 'docs', 'shim.md'), 'utf8').replace(/\s*\n\s*/g, ' ');
-  const found = [...text.matchAll(new RegExp('`(' + start.replace(/[.*]/g, '\\$&') + '[^`]*)`', 'g'))].map((m) => m[1]!);
-  expect(found, `one \`${start}…\` in docs/shim.md`).toHaveLength(1);
-  // The quoted command's words, its one double-quoted argument kept whole.
-  return [...found[0]!.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => (m[1] ?? m[2]!).replace('FILE', file).replace('COPY', copy));
-}
+/** The command docs/shim.md quotes as `<start>…`, as words, its double-quoted argument whole, FILE and COPY in place. */
+const recipe = (start: string, file: string, copy: string): string[] =>
+  [...inline('shim.md', start).matchAll(/"([^"]*)"|(\S+)/g)].map((m) => (m[1] ?? m[2]!).replace('FILE', file).replace('COPY', copy));
+const root = tempDir('rr-shim-recipes-');
 
 describe.skipIf(noSqlite !== null)(`a copy of a running quota database (skipped: ${noSqlite ?? 'no'})`, () => {
   it('is made beside the running store, private once chmod ran, and restores the counts it held after damage', async () => {
-    const root = tempDir('rr-shim-recipes-');
     const [file, copy] = [join(root, 'quotas.sqlite'), join(root, 'quotas.copy')];
     const month = monthOf(Date.now());
     const limits = { perMinute: 100, perMonth: 1_000 };
