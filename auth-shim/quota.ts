@@ -5,6 +5,7 @@
  * the MONTHS_KEPT before it, so a month can be invoiced once it has ended. Stores decide where counts live; the rule
  * is here.
  */
+import { TroubleLog } from './trouble-log.js';
 
 export const MINUTE_MS = 60_000;
 /** Months of totals kept before the current one: last month to invoice, and a year before it to compare. */
@@ -280,8 +281,7 @@ export class FallbackQuotaStore implements QuotaStore {
   /** Whether charges were owed since the last keep. */
   private unkept = false;
   private closing = false;
-  /** When each kind of trouble was last logged (at most once a minute each). */
-  private readonly logged = new Map<'unreachable' | 'keep', number>();
+  private readonly troubles: TroubleLog<'unreachable' | 'keep'>;
 
   constructor(
     private shared: QuotaStore,
@@ -289,14 +289,9 @@ export class FallbackQuotaStore implements QuotaStore {
     private readonly options: FallbackOptions = {},
   ) {
     this.retryMs = options.retryMs ?? RETRY_MS;
+    this.troubles = new TroubleLog(log);
     this.owed = [...(options.owed ?? [])];
     if (this.owed.length) this.owing();
-  }
-
-  private trouble(kind: 'unreachable' | 'keep', m: string): void {
-    if (Date.now() - (this.logged.get(kind) ?? -Infinity) < MINUTE_MS) return;
-    this.logged.set(kind, Date.now());
-    this.log(m);
   }
 
   private owing(): void {
@@ -318,9 +313,9 @@ export class FallbackQuotaStore implements QuotaStore {
     try {
       this.options.keep(this.owed);
       this.unkept = false;
-      if (this.logged.delete('keep')) this.log('quotas: the charges owed to the shared store are kept on disk again');
+      if (this.troubles.over('keep')) this.log('quotas: the charges owed to the shared store are kept on disk again');
     } catch (e) {
-      this.trouble(
+      this.troubles.say(
         'keep',
         `quotas: the charges owed to the shared store cannot be kept on disk (${(e as Error).message}); a crash would lose them`,
       );
@@ -378,7 +373,7 @@ export class FallbackQuotaStore implements QuotaStore {
 
   private unreachable(e: unknown): void {
     const why = (e as Error)?.message ?? e;
-    this.trouble('unreachable', `quotas: the shared store cannot be reached (${why}); counting in this process until it is back`);
+    this.troubles.say('unreachable', `quotas: the shared store cannot be reached (${why}); counting in this process until it is back`);
   }
 
   private trySettling(): void {

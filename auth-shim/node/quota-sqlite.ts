@@ -38,6 +38,7 @@ import {
   type Logged,
   type RecoveryOptions,
 } from './quota-database.js';
+import { TroubleLog } from '../trouble-log.js';
 
 export { QuotaStoreDamaged, QuotaStoreUnwritable } from './quota-database.js';
 /** Another process counts in this database (serve's exit 3): names it and what to use instead. */
@@ -112,7 +113,8 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
   /** The inodes of the database file and its `-wal`: others at their paths mean they were removed under this store. */
   private files: [number | null, number | null];
   private folderGone = false;
-  private lastProblem = -Infinity;
+  private readonly troubles: TroubleLog<'save'>;
+  /** Why the last save failed, which a stop that cannot save says. */
   private problem = '';
   private lastFold = -Infinity;
 
@@ -128,6 +130,7 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
   ) {
     super();
     this.files = filesOf(file);
+    this.troubles = new TroubleLog(log);
     [this.counts, this.lastRow, this.folded] = [counts, last, last];
     // A write lock another process holds fails a save at once, kept for the next (SQLite's wait is 5 s at open).
     database.exec(`PRAGMA busy_timeout = ${BUSY_MS}`);
@@ -209,10 +212,10 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
       this.db.prepare('DELETE FROM charges WHERE id <= ? AND saved <= ?').run(this.folded, Date.now() - MINUTE_MS);
     } catch (e) {
       this.problem = (e as Error).message;
-      if (Date.now() - this.lastProblem >= MINUTE_MS) {
-        this.lastProblem = Date.now();
-        this.log(`quotas: cannot save to ${this.file} (${(e as Error).message}); the counts are kept in memory and saved once it can`);
-      }
+      this.troubles.say(
+        'save',
+        `quotas: cannot save to ${this.file} (${this.problem}); the counts are kept in memory and saved once it can`,
+      );
     }
   }
 

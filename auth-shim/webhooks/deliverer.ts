@@ -9,6 +9,7 @@ import { WEBHOOK_ATTEMPT_MS_MAX, WEBHOOK_RETRY_AFTER_MAX_MS, WEBHOOK_RETRY_MS } 
 import type { Feed } from './feed.js';
 import { nextMessage } from './messages.js';
 import { signedHeaders } from './sign.js';
+import { TroubleLog } from '../trouble-log.js';
 import type { Attempt, EndpointRecord, Pending, WebhookStore } from './store.js';
 
 /** What one attempt came to. */
@@ -85,6 +86,7 @@ export class Deliverer {
     this.concurrency = o.concurrency ?? 256;
     this.random = o.random ?? Math.random;
     this.log = o.log ?? (() => {});
+    this.troubles = new TroubleLog(this.log);
   }
 
   /** Looks for due work every `ms` until stopped. */
@@ -110,19 +112,21 @@ export class Deliverer {
     while (this.working.size) await Promise.all(this.working);
   }
 
-  /** When a look last failed and said so: said again a minute on at most, as the quotas say theirs. */
-  private lastFailure = -Infinity;
+  /** A look that fails is said again a minute on at most, as the quotas say theirs. */
+  private readonly troubles: TroubleLog<'look'>;
 
   /** One look: every endpoint with work due and a free slot is worked on. One look at a time. */
   tick(): Promise<void> {
     this.ticking ??= this.look()
       .then(
-        () => void (this.lastFailure = -Infinity),
+        () => void this.troubles.over('look'),
         (e: unknown) => {
           // A look cut short by the stop (its store closed under it) is no failure to report.
-          if (this.stopping || Date.now() - this.lastFailure < 60_000) return;
-          this.lastFailure = Date.now();
-          this.log(`webhooks: cannot read the endpoints (${(e as Error).message}); trying again each second, said once a minute`);
+          if (this.stopping) return;
+          this.troubles.say(
+            'look',
+            `webhooks: cannot read the endpoints (${(e as Error).message}); trying again each second, said once a minute`,
+          );
         },
       )
       .finally(() => (this.ticking = null));
