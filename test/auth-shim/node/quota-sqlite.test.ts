@@ -119,6 +119,39 @@ describe('the SQLite store: counts that survive', () => {
     db.close();
   });
 
+  it('a fold of many credentials lets requests in between its slices; one failing part-way leaves them all behind', async () => {
+    const file = fresh('slices');
+    const s = await open(file, { flushMs: 3_600_000 });
+    const limits = { perMinute: 10, perMonth: 100 };
+    for (let i = 0; i < 5_000; i++) s.take(`k${i}`, limits, T0, month); // three slices, in key order: k999 is last
+    await s.flush(false); // the charges logged, no months row yet
+    const db = new DatabaseSync(file);
+    db.exec(`CREATE TRIGGER refuse BEFORE INSERT ON months WHEN NEW.credential = 'k999' BEGIN SELECT RAISE(ABORT, 'disk full'); END`);
+    const rows = () => db.prepare('SELECT count(*) AS n FROM months').get()!.n;
+    const folding = s.flush(true);
+    let between: unknown;
+    setImmediate(() => {
+      between = rows(); // two slices in, the event loop free
+      s.take('k1', limits, T0 + 1, month); // counted after its slice: behind for the next fold
+    });
+    await folding;
+    expect(between).toBe(4_000);
+    expect(rows()).toBe(4_000); // the third slice refused
+    // Billing reads each month exact meanwhile: k1's second request, refused with the slice, is in memory still.
+    for (const [k, n] of [
+      ['k1', 1],
+      ['k4999', 1],
+      ['k999', 1],
+    ] as const)
+      expect(await totalOf(file, k)).toBe(n);
+    db.exec('DROP TRIGGER refuse');
+    await s.flush(true);
+    expect(rows()).toBe(5_000);
+    expect(db.prepare(`SELECT sum(requests) AS n FROM months`).get()).toEqual({ n: 5_001 });
+    expect(db.prepare(`SELECT requests FROM months WHERE credential = 'k1'`).get()).toEqual({ requests: 2 });
+    db.close();
+  });
+
   it('keeps thirteen months before the current one and drops older ones when it opens', async () => {
     const file = fresh('months');
     const s = await SqliteQuotaStore.open(file);
