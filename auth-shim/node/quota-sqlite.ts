@@ -218,7 +218,7 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
 
   /**
    * Writes the months rows of the credentials behind, SLICE to a transaction with the event loop free between (20,000
-   * in one held every request 60 to 125 ms), in key order so that a slice rewrites a few of the table's pages, not
+   * in one held every request 55 to 125 ms), in key order so that a slice rewrites a few of the table's pages, not
    * most. Each transaction first logs what was counted meanwhile, so its rows count exactly the charges up to their
    * `through`; the last also writes the rows of those counted since the fold began, so a fold leaves none behind. A
    * failure leaves them all behind.
