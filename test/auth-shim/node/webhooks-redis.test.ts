@@ -1,7 +1,7 @@
 /**
  * The Redis webhook store (decision 108): the suite every webhook store passes, then what a fleet needs of it —
  * two instances on one Redis share endpoints, the owner's limit and the claims — the key layout an operator reads
- * with redis-cli, and a list of many endpoints in one round trip. Tests use REDIS_URL (default
+ * with redis-cli, and a list of many endpoints in two round trips. Tests use REDIS_URL (default
  * redis://127.0.0.1:6379), each under a key prefix of its own removed when the file ends; where no Redis answers
  * they are skipped with the reason, except under CI=true.
  */
@@ -91,7 +91,7 @@ describe.skipIf(noRedis !== null)(`Redis webhook store (skipped: ${noRedis ?? 'R
     expect(await r.keys(`${p}*`)).toEqual([`${p}wh:claim:${e.id}`]);
   });
 
-  it('lists a thousand endpoints in one round trip', async () => {
+  it('lists a thousand endpoints in two round trips: their ids, then one pipeline', async () => {
     const s = await open(() => new RedisWebhookStore(REDIS_URL, prefix()));
     const owners = ['label:a', 'label:b', 'marketplace:c', 'key:d'];
     await Promise.all(
@@ -99,14 +99,14 @@ describe.skipIf(noRedis !== null)(`Redis webhook store (skipped: ${noRedis ?? 'R
         s.add(endpoint(owners[i % 4]!, new Date(Date.UTC(2026, 0, 1) + ((i * 7919) % 1_000) * 1_000).toISOString()), 1_000),
       ),
     );
-    const started = performance.now();
+    // Round trips counted as writes to Redis's socket, not timed: a busy machine makes them slower, not more.
+    const writes = vi.spyOn(s.redis.stream, 'write');
     const all = await s.list();
-    const took = performance.now() - started;
+    expect(writes).toHaveBeenCalledTimes(2); // SMEMBERS, then one pipeline of the 1,000 HGETALL
+    writes.mockRestore();
     expect(all).toHaveLength(1_000);
     expect(all.map((e) => e.created_at)).toEqual(all.map((e) => e.created_at).sort());
     expect((await s.list('label:b')).every((e) => e.owner === 'label:b')).toBe(true);
-    // Generous for a busy machine: a round trip per endpoint would take several times this on a remote Redis.
-    expect(took).toBeLessThan(1_000);
   });
 
   it('waits for Redis to connect rather than fail the first commands', async () => {
