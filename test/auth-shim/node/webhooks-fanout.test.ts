@@ -3,21 +3,18 @@
  * tree with 1,000 endpoints in the server's SQLite store, the next day's build swapped in, and every endpoint's
  * message timed from the swap to its arrival at a loopback receiver.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startServer } from '../../../auth-shim/node/server.js';
 import { SqliteWebhookStore } from '../../../auth-shim/node/webhooks-sqlite.js';
 import { sampleEndpoint } from '../webhooks/endpoint.js';
-import { buildSmall, smallSite } from '../../helpers.js';
+import { buildSmall, smallSite, tempDir } from '../../helpers.js';
 import { copiedTree, KEYS_FILE, treeJson } from '../tree.js';
 
 const ENDPOINTS = 1_000;
-const dir = mkdtempSync(join(tmpdir(), 'rr-wh-fanout-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('rr-wh-fanout-');
 
 describe('webhooks: one server, 1,000 endpoints', () => {
   it('delivers the next refresh to every endpoint within 60 s of the swap', async () => {
