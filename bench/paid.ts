@@ -11,6 +11,7 @@
  * was an error.
  */
 import { writeFileSync } from 'node:fs';
+import { Redis } from 'ioredis';
 import { join } from 'node:path';
 import { sha256 } from '../generator/output/manifest.js';
 import { writeRotation, type Load } from './load.js';
@@ -30,7 +31,8 @@ export interface PaidOptions {
   rounds: number;
   /** Direct-key requests each server answers before any load is measured (at least one per key). */
   warm: number;
-  redis: boolean;
+  /** The Redis the Redis paths count in, where one answers. */
+  redisUrl?: string;
   at: Placement;
 }
 
@@ -66,6 +68,8 @@ export const median = (xs: number[]): number | null => {
 };
 
 export async function paidPaths(o: PaidOptions) {
+  // This run's keys in Redis, removed when it ends.
+  const redisPrefix = `rr-bench:${process.pid}:`;
   // 20,000 ultra keys that no load exhausts, and 100 basic keys every load takes past their minute.
   const direct = Array.from({ length: DIRECT_KEYS }, (_, i) => `rr_bench_${i.toString(36).padStart(6, '0')}`);
   const limited = Array.from({ length: 100 }, (_, i) => `rr_bench_basic_${i}`);
@@ -101,7 +105,7 @@ export async function paidPaths(o: PaidOptions) {
   const startPair = async (kinds: string[]): Promise<Running[]> => {
     const pair: Running[] = [];
     for (const [i, kind] of kinds.entries()) {
-      const s = await startBenchServer(kind, o.tree, keyFile, join(o.work, `${kind}-${i}.log`), o.at);
+      const s = await startBenchServer(kind, o.tree, keyFile, join(o.work, `${kind}-${i}.log`), o.at, { BENCH_REDIS_PREFIX: redisPrefix });
       running.add(s);
       pair.push(s);
     }
@@ -117,15 +121,15 @@ export async function paidPaths(o: PaidOptions) {
     );
     return pair;
   };
-  const stop = () => {
-    for (const s of running) s.stop();
+  const stop = async () => {
+    await Promise.all([...running].map((s) => s.stop()));
     running.clear();
   };
   try {
     const pairs: { name: string; reference: string; shim: string; target: keyof typeof targets; judged: boolean }[] = [
       { name: 'direct_key_memory', reference: 'reference', shim: 'paid-memory', target: 'direct', judged: true },
       { name: 'direct_key_sqlite', reference: 'reference', shim: 'paid-sqlite', target: 'direct', judged: true },
-      ...(o.redis
+      ...(o.redisUrl
         ? [{ name: 'direct_key_redis', reference: 'reference-redis', shim: 'paid-redis', target: 'direct' as const, judged: true }]
         : []),
       { name: 'marketplace', reference: 'reference', shim: 'paid-memory', target: 'market', judged: true },
@@ -172,7 +176,7 @@ export async function paidPaths(o: PaidOptions) {
         c.valid.push(sharedFairly(base!, l!) && (!p.judged || (answered(base!) && answered(l!))));
         c.p99_ratios.push(l!.p99 / base!.p99);
         c.cpu_ratios.push(base!.server_us_per_request / l!.server_us_per_request);
-        stop();
+        await stop();
       }
       const [memory, sqlite] = [compared.direct_key_memory!, compared.direct_key_sqlite!];
       // The two stores were loaded at different times: each p99 is taken against the reference's beside it.
@@ -202,7 +206,19 @@ export async function paidPaths(o: PaidOptions) {
       },
     };
   } finally {
-    stop();
+    await stop();
+    if (o.redisUrl) await removeKeys(o.redisUrl, redisPrefix);
+  }
+}
+
+/** Removes every key under `prefix` from the Redis at `url`: what a run counted there, which would otherwise live on for months. */
+async function removeKeys(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url);
+  try {
+    for await (const keys of redis.scanStream({ match: `${prefix}*`, count: 1_000 }) as AsyncIterable<string[]>)
+      if (keys.length) await redis.unlink(...keys);
+  } finally {
+    redis.disconnect();
   }
 }
 

@@ -26,8 +26,8 @@ export interface ReferenceOptions {
   keysFile: string;
   /** The access log's file. */
   logFile: string;
-  /** Count in Redis at this URL instead of in this process. */
-  redisUrl?: string;
+  /** Count in Redis at this URL, under this key prefix, instead of in this process. */
+  redis?: { url: string; prefix: string };
 }
 
 const MINUTE = 60_000;
@@ -51,7 +51,7 @@ export async function referenceServer(o: ReferenceOptions): Promise<ReturnType<t
     ['ULTRA', 'ultra'],
   ]);
   const counts = new Map<string, { minuteStart: number; minute: number; month: number }>();
-  const redis = o.redisUrl ? new Redis(o.redisUrl) : undefined;
+  const [redis, prefix] = o.redis ? [new Redis(o.redis.url), o.redis.prefix] : [];
   redis?.defineCommand('count', { numberOfKeys: 2, lua: COUNT });
   const monthOf = (now: number) => {
     const d = new Date(now);
@@ -160,7 +160,7 @@ export async function referenceServer(o: ReferenceOptions): Promise<ReturnType<t
     const minuteStart = now - (now % MINUTE);
     if (redis) {
       const count = (redis as unknown as { count(a: string, b: string): Promise<[number, number]> }).count;
-      count.call(redis, `ref:${hash}:${minuteStart}`, `ref:${hash}:${month.start}`).then(
+      count.call(redis, `${prefix}${hash}:${minuteStart}`, `${prefix}${hash}:${month.start}`).then(
         ([minute, m]) => send(req, res, start, rec.plan, credential, { minute, month: m, resetMs: minuteStart + MINUTE - now }),
         () => res.destroy(),
       );

@@ -114,7 +114,8 @@ function hotMb(out: string): number {
   return bytes / 2 ** 20;
 }
 
-async function redisAnswers(url: string): Promise<boolean> {
+/** REDIS_URL (or the local default) where a Redis answers there, else undefined. */
+async function answeringRedis(url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'): Promise<string | undefined> {
   const probe = new Redis(url, {
     lazyConnect: true,
     connectTimeout: 1_000,
@@ -131,7 +132,7 @@ async function redisAnswers(url: string): Promise<boolean> {
       () => false,
     );
   probe.disconnect();
-  return ok;
+  return ok ? url : undefined;
 }
 
 if (only !== 'build') checkWrk();
@@ -183,8 +184,7 @@ async function measurePaid(work: string) {
   await writeSite({ out: site, day: 1, assets, catalog: loadCatalog() });
   const out = join(work, 'tree');
   buildOnce([site, out, join(site, 'catalog.json')]);
-  const redis = await redisAnswers(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-  const paid = await paidPaths({ work, tree: out, seconds, connections, rounds, warm, redis, at });
+  const paid = await paidPaths({ work, tree: out, seconds, connections, rounds, warm, redisUrl: await answeringRedis(), at });
   return { date: new Date().toISOString().slice(0, 10), machine: machineOf(load1), paid };
 }
 
@@ -411,8 +411,7 @@ async function measure(work: string) {
   }
   for (const s of servers.values()) s.stop();
 
-  const redis = await redisAnswers(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-  const paid = await paidPaths({ work, tree: out, seconds, connections, rounds, warm, redis, at });
+  const paid = await paidPaths({ work, tree: out, seconds, connections, rounds, warm, redisUrl: await answeringRedis(), at });
 
   const ratioSummary = (rs: { ratio: number; valid: boolean }[]) => ({
     rounds: rs.map((r) => r.ratio),

@@ -19,12 +19,16 @@ import { join } from 'node:path';
 import handler from 'serve-handler';
 import { startServer } from '../auth-shim/node/server.js';
 import { openQuotaStore } from '../auth-shim/node/quota-stores.js';
+import { RedisQuotaStore } from '../auth-shim/node/quota-redis.js';
+import { FallbackQuotaStore } from '../auth-shim/quota.js';
 import { createLogger } from '../auth-shim/node/observe.js';
 import { MARKETPLACE } from './marketplace.js';
 import { referenceServer } from './reference.js';
 
 const [kind, publicDir, keysFile, logFile] = process.argv.slice(2) as [string, string, string, string];
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+/** The run's own Redis keys (paid.ts removes them after): never the default prefix a shim on the same Redis counts under. */
+const redisPrefix = process.env.BENCH_REDIS_PREFIX ?? 'rr-bench:';
 const listen = (server: ReturnType<typeof createServer>) =>
   new Promise<string>((resolve) =>
     server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as { port: number }).port}`)),
@@ -69,15 +73,18 @@ if (kind === 'shim' || kind === 'shim-quiet') {
     }),
   );
 } else if (kind === 'reference' || kind === 'reference-redis') {
-  url = await listen(await referenceServer({ publicDir, keysFile, logFile, redisUrl: kind === 'reference-redis' ? redisUrl : undefined }));
+  const redis = kind === 'reference-redis' ? { url: redisUrl, prefix: `${redisPrefix}ref:` } : undefined;
+  url = await listen(await referenceServer({ publicDir, keysFile, logFile, redis }));
 } else if (kind.startsWith('paid-')) {
   // The path paying callers take, on the real clock: direct keys counted in the named store, and the
   // marketplace's proxy-secret path (counted by the marketplace).
   const spec = kind.slice('paid-'.length);
-  const quotas = await openQuotaStore(
-    spec === 'sqlite' ? join(publicDir, `.bench-quotas-${process.pid}.sqlite`) : spec === 'redis' ? redisUrl : 'memory',
-    (m) => process.stderr.write(m + '\n'),
-  );
+  const log = (m: string) => process.stderr.write(m + '\n');
+  // Redis as `openQuotaStore` composes it (the store behind its fallback), under the run's own prefix.
+  const quotas =
+    spec === 'redis'
+      ? new FallbackQuotaStore(new RedisQuotaStore(redisUrl, redisPrefix, { log }), log)
+      : await openQuotaStore(spec === 'sqlite' ? join(publicDir, `.bench-quotas-${process.pid}.sqlite`) : 'memory', log);
   url = (
     await startServer({
       publicDir,

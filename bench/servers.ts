@@ -30,7 +30,8 @@ export interface Running {
   pid: number;
   /** The access log's file (truncated after each load, so a long bench does not fill the disk). */
   log: string;
-  stop(): void;
+  /** Stops it; resolves once its process has exited (nothing of it writes after). */
+  stop(): Promise<void>;
 }
 
 /** Every bench server still running: stopped when the bench exits, a failed run's included. */
@@ -39,16 +40,31 @@ process.once('exit', () => {
   for (const p of started) p.kill();
 });
 
-/** Starts `server.js <kind>` over a tree and a key file, its access log into `log`; resolves once it listens. */
-export function startBenchServer(kind: string, tree: string, keys: string, log: string, at: Placement): Promise<Running> {
+/**
+ * Starts `server.js <kind>` over a tree and a key file, its access log into `log`, with `env` added to this process's
+ * environment; resolves once it listens.
+ */
+export function startBenchServer(
+  kind: string,
+  tree: string,
+  keys: string,
+  log: string,
+  at: Placement,
+  env: NodeJS.ProcessEnv = {},
+): Promise<Running> {
   const args = [join(here, 'server.js'), kind, tree, keys, log];
   const [command, argv] =
     at.server === undefined ? [process.execPath, args] : ['taskset', ['-c', String(at.server), process.execPath, ...args]];
   return new Promise((resolve, reject) => {
-    const p = spawn(command, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
+    const p = spawn(command, argv, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
     started.add(p);
+    const exited = new Promise<void>((r) => p.once('exit', () => r()));
     p.once('exit', () => started.delete(p));
-    p.stdout.once('data', (d: Buffer) => resolve({ kind, url: d.toString().trim(), pid: p.pid!, log, stop: () => p.kill() }));
+    const stop = () => {
+      p.kill();
+      return exited;
+    };
+    p.stdout.once('data', (d: Buffer) => resolve({ kind, url: d.toString().trim(), pid: p.pid!, log, stop }));
     p.once('error', reject);
     p.once('exit', (code) => reject(new Error(`bench server ${kind} exited (${code}) before it listened`)));
   });

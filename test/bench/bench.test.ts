@@ -5,13 +5,25 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
 import { ROOT, readJson, tempDir } from '../helpers.js';
+import { REDIS_URL } from '../services.js';
 
 const RUN = join(ROOT, 'dist', 'bench', 'run.js');
 
+async function keysInRedis(): Promise<string[]> {
+  const redis = new Redis(REDIS_URL);
+  try {
+    return await redis.keys('*');
+  } finally {
+    redis.disconnect();
+  }
+}
+
 describe('bench', () => {
-  it('runs on a tiny site and writes the table as JSON', () => {
+  it('runs on a tiny site and writes the table as JSON', async () => {
     const out = join(tempDir('rr-bench-'), 'results.json');
+    const before = new Set(await keysInRedis());
     const r = spawnSync(
       process.execPath,
       [
@@ -121,5 +133,8 @@ describe('bench', () => {
     expect(r.stdout).toMatch(/SQLite p99 \/ memory p99/);
     const rss = res.paid.rss_after_start;
     expect([rss.shim_mb, rss.bare_mb, rss.tree_hot_mb].every((v: number) => v > 0)).toBe(true);
+    // The Redis paths counted there, and the run removed every key it wrote (a month's counts live for months).
+    const after = await keysInRedis();
+    expect(after.filter((k) => !before.has(k))).toEqual([]);
   });
 });
