@@ -3,7 +3,7 @@ import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, onTestFinished } from 'vitest';
+import { atEnd } from './at-end.js';
 import { loadCatalog, type Asset } from '../generator/catalog/catalog.js';
 import { writeSite } from '../fixtures/synth/site.js';
 import { build, type BuildOptions } from '../generator/build.js';
@@ -16,14 +16,7 @@ export const CATALOG: Asset[] = loadCatalog();
 /** A temporary folder removed when the test that made it ends, or, made outside a test, when the test file ends. */
 export function tempDir(prefix = 'rr-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  const remove = () => rmSync(dir, { recursive: true, force: true });
-  // An afterAll registered inside a running test never runs (its folders were left behind); outside one,
-  // onTestFinished throws. (expect's state cannot tell: it keeps the last test's name where files share a worker.)
-  try {
-    onTestFinished(remove);
-  } catch {
-    afterAll(remove);
-  }
+  atEnd(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
 

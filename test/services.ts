@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll } from 'vitest';
+import { atEnd } from './at-end.js';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -74,6 +75,20 @@ export function redisPrefixes(away: string | null): () => string {
     prefixes.push(p);
     return p;
   };
+}
+
+/**
+ * For a server that counts under the default prefix (as `serve` and `usage` do): the keys matching `pattern` in the
+ * Redis at `url` that were not there now are removed when the test (or, called outside one, the file) ends.
+ */
+export async function removesAddedKeys(url: string, pattern = 'rr:q:*'): Promise<void> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+  const before = new Set(await redis.keys(pattern));
+  atEnd(async () => {
+    const added = (await redis.keys(pattern)).filter((k) => !before.has(k));
+    if (added.length) await redis.del(...added);
+    redis.disconnect();
+  });
 }
 
 /** Opens a store with `make` and closes it when the test file ends: `open(() => new SomeStore(...))`. */

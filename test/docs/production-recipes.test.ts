@@ -10,7 +10,7 @@ import { chmodSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildSmall, ROOT, smallSite, tempDir } from '../helpers.js';
-import { freePort, redisAway, REDIS_URL } from '../services.js';
+import { freePort, redisAway, REDIS_URL, removesAddedKeys } from '../services.js';
 import { builtTree, copiedTree, KEYS_FILE } from '../auth-shim/tree.js';
 import { block as docBlock } from './blocks.js';
 
@@ -43,6 +43,7 @@ const noRedis = await redisAway('the systemd unit recipe');
 describe.skipIf(noSystemd !== null || noRedis !== null)(`the systemd unit (skipped: ${noSystemd ?? noRedis ?? 'no'})`, () => {
   it('passes systemd-analyze verify, and its EnvironmentFile reaches serve: RISK_READINGS_QUOTAS picks the Redis', async () => {
     const [port, metrics] = [await freePort(), await freePort()];
+    await removesAddedKeys(REDIS_URL); // what serve writes under its default prefix on the shared Redis
     const dir = join(root, 'unit');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'marketplace-secret'), 'not-a-real-secret\n');
@@ -82,7 +83,9 @@ describe.skipIf(noSystemd !== null || noRedis !== null)(`the systemd unit (skipp
     const serve = await started(exec, { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', ...env }, cwd);
     expect(serve.output()).toContain(`quotas in ${REDIS_URL}`);
     expect((await fetch(`http://127.0.0.1:${port}/v1/health`)).status).toBe(200);
+    const exited = new Promise((r) => serve.child.once('exit', r));
     serve.child.kill('SIGTERM');
+    await exited;
   });
 });
 

@@ -21,7 +21,7 @@ import { sendWebhook } from '../../../auth-shim/node/webhook-send.js';
 import { RedisWebhookStore } from '../../../auth-shim/node/webhooks-redis.js';
 import { MemoryWebhookStore, type WebhookStore } from '../../../auth-shim/webhooks/store.js';
 import { BIN, buildSmall, cliAsync, readJson, smallSite, tempDir, until } from '../../helpers.js';
-import { freePort, redisAway, redisPrefixes, REDIS_URL } from '../../services.js';
+import { freePort, redisAway, redisPrefixes, REDIS_URL, removesAddedKeys } from '../../services.js';
 import { KEY, KEYS_FILE } from '../tree.js';
 
 const root = tempDir('rr-webhooks-e2e-');
@@ -518,11 +518,7 @@ describe.skipIf(noRedis !== null)(`webhooks end to end: a fleet on one Redis (sk
     // An endpoint a run of this test cut short left behind goes; any other would be delivered to by this fleet.
     for (const e of await store.list()) if (e.description === HARD_STOP) await store.remove(e.id);
     expect(await store.list(), `database 15 of ${REDIS_URL} holds webhook endpoints this test did not make`).toEqual([]);
-    const before = new Set(await redis.keys('rr:q:*'));
-    onTestFinished(async () => {
-      const added = (await redis.keys('rr:q:*')).filter((k) => !before.has(k));
-      if (added.length) await redis.del(...added);
-    });
+    await removesAddedKeys(fleetUrl);
 
     const out = await treeAt('killed');
     const port = await freePort();
