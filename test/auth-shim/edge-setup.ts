@@ -160,7 +160,11 @@ export async function startEdge(o: EdgeOptions): Promise<Edge> {
   // Bundled first: wrangler's build step makes the assets folder the config names, which reading the config needs.
   const scriptPath = runBundle(o.entry);
   const workerOptions = await configuredOptions();
+  // The storage Miniflare would keep in a folder of its own under /tmp, which its dispose removes without waiting (a
+  // test process that ends first leaves it behind): in one of ours, removed by close.
+  const storage = mkdtempSync(join(tmpdir(), 'rr-edge-storage-'));
   const mf = new Miniflare({
+    defaultPersistRoot: storage,
     workers: [
       {
         ...workerOptions,
@@ -226,6 +230,7 @@ export async function startEdge(o: EdgeOptions): Promise<Edge> {
     putKeys,
     close: async () => {
       await mf.dispose();
+      rmSync(storage, { recursive: true, force: true });
       origin.closeAllConnections();
       await new Promise<void>((r) => origin.close(() => r()));
     },
