@@ -19,8 +19,7 @@ import { join } from 'node:path';
 import handler from 'serve-handler';
 import { startServer } from '../auth-shim/node/server.js';
 import { openQuotaStore } from '../auth-shim/node/quota-stores.js';
-import { RedisQuotaStore } from '../auth-shim/node/quota-redis.js';
-import { FallbackQuotaStore } from '../auth-shim/quota.js';
+import { redisWithFallback } from '../auth-shim/node/quota-redis.js';
 import { createLogger } from '../auth-shim/node/observe.js';
 import { MARKETPLACE } from './marketplace.js';
 import { referenceServer } from './reference.js';
@@ -80,10 +79,10 @@ if (kind === 'shim' || kind === 'shim-quiet') {
   // marketplace's proxy-secret path (counted by the marketplace).
   const spec = kind.slice('paid-'.length);
   const log = (m: string) => process.stderr.write(m + '\n');
-  // Redis as `openQuotaStore` composes it (the store behind its fallback), under the run's own prefix.
+  // Redis as `openQuotaStore` opens it, under the run's own prefix.
   const quotas =
     spec === 'redis'
-      ? new FallbackQuotaStore(new RedisQuotaStore(redisUrl, redisPrefix, { log }), log)
+      ? redisWithFallback(redisUrl, log, undefined, redisPrefix)
       : await openQuotaStore(spec === 'sqlite' ? join(publicDir, `.bench-quotas-${process.pid}.sqlite`) : 'memory', log);
   url = (
     await startServer({

@@ -311,10 +311,11 @@ function heldByAnother(name: string): boolean {
 /**
  * The Redis store behind the in-process fallback (decision 21), with the charges a stop before could not record
  * (kept in `dir`) owed from the start, and what this one's stop cannot record kept there in turn. Each keeps the
- * number its client gave it, so a file recorded twice (a crash before its removal) counts once.
+ * number its client gave it, so a file recorded twice (a crash before its removal) counts once. `prefix` namespaces
+ * its keys (the bench's own); serve counts under the default.
  */
-export function redisWithFallback(url: string, log: (m: string) => void, dir?: string): FallbackQuotaStore {
-  const redis = new RedisQuotaStore(url, DEFAULT_REDIS_PREFIX, { log });
+export function redisWithFallback(url: string, log: (m: string) => void, dir?: string, prefix = DEFAULT_REDIS_PREFIX): FallbackQuotaStore {
+  const redis = new RedisQuotaStore(url, prefix, { log });
   if (!dir) return new FallbackQuotaStore(redis, log);
   const files = readdirSync(dir)
     .filter((n) => n.startsWith(OWED) && n.endsWith('.json') && !heldByAnother(n))
