@@ -8,9 +8,11 @@
 import { randomUUID } from 'node:crypto';
 import {
   chmodSync,
+  copyFileSync,
   existsSync,
   linkSync,
   mkdirSync,
+  mkdtempSync,
   readdirSync,
   readFileSync,
   renameSync,
@@ -83,7 +85,12 @@ function witnessed(file: string, id: string): void {
 
 /** `text` written whole to `file` (then renamed into place), readable by its owner alone: it names credentials. */
 export function writePrivately(file: string, text: string): void {
-  writeFileSync(`${file}.tmp`, text, { mode: 0o600 });
+  try {
+    writeFileSync(`${file}.tmp`, text, { mode: 0o600 });
+  } catch (e) {
+    rmSync(`${file}.tmp`, { force: true }); // a full disk leaves no empty file behind
+    throw e;
+  }
   renameSync(`${file}.tmp`, file);
 }
 
@@ -255,7 +262,11 @@ export function transaction(db: DatabaseSync, write: () => void, begin: 'BEGIN' 
     write();
     db.exec('COMMIT');
   } catch (e) {
-    db.exec('ROLLBACK');
+    try {
+      db.exec('ROLLBACK');
+    } catch {
+      // SQLite rolled back itself (a full disk, say): the error said is the write's, not "no transaction is active".
+    }
     throw e;
   }
 }
@@ -309,6 +320,16 @@ export function prepare(file: string, o: RecoveryOptions, log: (m: string) => vo
   } catch (e) {
     if (!(e instanceof QuotaStoreDamaged) || !o.discardDamaged) throw e;
     db = salvage(file, log);
+  }
+  if (o.discardDamaged && !importing) {
+    // A row that does not read (its pages pass SQLite's check) is damage too, which the salvage reads up to.
+    try {
+      readCounts(db, file);
+    } catch (e) {
+      if (!(e instanceof QuotaStoreDamaged)) throw e;
+      db.close();
+      db = salvage(file, log);
+    }
   }
   try {
     let id = db.prepare(`SELECT value FROM meta WHERE key = 'id'`).get()?.value as string | undefined;
@@ -378,17 +399,28 @@ export function walRestored(db: DatabaseSync, file: string, log: (m: string) => 
   return openDatabase(file, false);
 }
 
-/** The counts of a damaged database that still read, in a new one at `file`; the damaged files moved aside, never deleted. */
+/**
+ * The counts of a damaged database that still read, in a new one at `file`. The damaged files are moved aside first,
+ * never deleted or changed, and read from a scratch copy: SQLite deletes the `-wal` of a database file it finds empty.
+ */
 function salvage(file: string, log: (m: string) => void): DatabaseSync {
+  const aside = setAside(file, 'damaged', [file, `${file}-wal`, `${file}-shm`, witnessOf(file)]);
   let counts = new Map<string, Counts>();
+  const scratch = mkdtempSync(join(dirname(file), `.${basename(file)}.salvage-`));
   try {
-    const old = new DatabaseSync(file, { readOnly: true });
-    ({ counts } = readCounts(old, file, { upTo: (e) => log(`quotas: ${file}: reading stopped at the damage (${e.message})`) }));
-    old.close();
+    for (const f of [file, `${file}-wal`])
+      if (aside && existsSync(`${aside}/${basename(f)}`)) copyFileSync(`${aside}/${basename(f)}`, `${scratch}/${basename(f)}`);
+    const old = new DatabaseSync(`${scratch}/${basename(file)}`, { readOnly: true });
+    try {
+      ({ counts } = readCounts(old, file, { upTo: (e) => log(`quotas: ${file}: reading stopped at the damage (${e.message})`) }));
+    } finally {
+      old.close();
+    }
   } catch (e) {
     log(`quotas: ${file}: nothing in it reads (${(e as Error).message})`);
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
   }
-  const aside = setAside(file, 'damaged', [file, `${file}-wal`, `${file}-shm`, witnessOf(file)]);
   const db = filled(file, counts);
   log(
     `quotas: --discard-damaged-quotas: counting on from the ${counts.size} credentials that still read; the damaged files are in ${aside}`,

@@ -20,7 +20,7 @@ import {
   truncateSync,
   writeFileSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { readLegacyQuotaFile } from '../../../auth-shim/node/quota-import.js';
@@ -444,6 +444,30 @@ describe('the SQLite store: a month is its row plus the charges after it', () =>
     await expect(monthTotals(file, month)).rejects.toThrow(said);
   });
 
+  it('--discard-damaged-quotas reads past a charges row that does not read, up to it, where the check alone finds no damage', async () => {
+    const file = crashed('salvage-row', 0, [[['k', T0]]]);
+    const db = new DatabaseSync(file);
+    db.prepare('INSERT INTO charges (saved, charges) VALUES (?, ?)').run(T0, '[["k", 1');
+    db.close();
+    const said: string[] = [];
+    await (await SqliteQuotaStore.open(file, { discardDamaged: true, log: (m) => said.push(m) })).close();
+    expect(said.join('\n')).toMatch(/reading stopped at the damage \(.*charges row 2 is not JSON.*\n.*counting on from the 1 credentials/);
+    expect(await totalOf(file, 'k')).toBe(4); // the months row's 3 and the charge of the row before the damage
+  });
+
+  it('a save the disk has no room for says so, and keeps the counts', async () => {
+    const said: string[] = [];
+    const s = await open(fresh('full'), { flushMs: 3_600_000, log: (m) => said.push(m) });
+    // The database may not grow: SQLite answers as a full disk does, and rolls the transaction back itself.
+    s.db.exec(`PRAGMA max_page_count = ${Number(s.db.prepare('PRAGMA page_count').get()!.page_count)}`);
+    for (let i = 0; i < 2_000; i++) s.take(`key:${'f'.repeat(60)}${i}`, basic, T0, month);
+    await s.flush(true);
+    expect(said).toEqual([expect.stringMatching(/cannot save to .* \(database or disk is full\); the counts are kept in memory/)]);
+    s.db.exec('PRAGMA max_page_count = 1073741823');
+    await s.flush(true);
+    expect(await totalOf(s.file, `key:${'f'.repeat(60)}1999`)).toBe(1);
+  });
+
   it('a database of the first release (a row per request in `minutes`) is read by usage as it is, and taken on by serve', async () => {
     const file = fresh('schema-1');
     const db = new DatabaseSync(file);
@@ -531,6 +555,23 @@ describe('the SQLite store: damage is named, never read as empty', () => {
     await (await SqliteQuotaStore.open(file, { discardDamaged: true, log: (m) => said.push(m) })).close();
     expect(said.join('\n')).toMatch(/counting on from the 1 credentials that still read.*\n.*took in 2 charges a stop could not save/);
     expect(await totalOf(file, 'key:g')).toBe(3);
+  });
+
+  it('--discard-damaged-quotas moves every file aside unchanged, the -wal of an emptied database included', async () => {
+    // A database whose last counts are in its -wal (a crash: no stop folded it back), then emptied.
+    const s = await open(fresh('live'), { flushMs: 3_600_000 });
+    s.take('key:g', basic, T0, month);
+    await s.flush(true);
+    const file = fresh('emptied-wal');
+    for (const end of ['', '-wal', '.id']) copyFileSync(`${s.file}${end}`, `${file}${end}`);
+    await s.close();
+    truncateSync(file, 0);
+    const wal = readFileSync(`${file}-wal`);
+    expect(wal.length).toBeGreaterThan(0);
+    await (await SqliteQuotaStore.open(file, { discardDamaged: true })).close();
+    const [aside] = readdirSync(root).filter((n) => n.startsWith(`${basename(file)}.damaged-`));
+    expect(readFileSync(join(root, aside!, `${basename(file)}-wal`)).equals(wal)).toBe(true);
+    expect(readdirSync(root).filter((n) => n.includes('.salvage-'))).toEqual([]);
   });
 
   it('serve and usage exit 3 naming the damaged database; --discard-damaged-quotas starts from the rows that read', async () => {
