@@ -58,7 +58,8 @@ export const shownUrl = (url: string): string => url.replace(/\/\/[^@/]*@/, '//*
 
 async function redisTotals(url: string, month: MonthWindow, prefix: string): Promise<Map<string, number>> {
   const redis = new Redis(url, { lazyConnect: true, connectTimeout: 5_000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  redis.on('error', () => {}); // reported by the failing command below
+  let why = ''; // the connection's own failure (a wrong password), which "Connection is closed" would hide
+  redis.on('error', (e: Error) => (why ||= e.message));
   try {
     await redis.connect();
     // The months' counters are found by their names: `<prefix><credential>:month:<month start>`.
@@ -77,7 +78,7 @@ async function redisTotals(url: string, month: MonthWindow, prefix: string): Pro
     }
     return out;
   } catch (e) {
-    throw new TotalsUnreadable(`${shownUrl(url)}: cannot read the quota counts (${(e as Error).message})`, { cause: e });
+    throw new TotalsUnreadable(`${shownUrl(url)}: cannot read the quota counts (${why || (e as Error).message})`, { cause: e });
   } finally {
     redis.disconnect();
   }

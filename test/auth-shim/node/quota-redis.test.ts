@@ -377,7 +377,20 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
     redis.kill('SIGKILL');
     await new Promise((r) => redis.on('exit', r));
     const error = await store.record!([{ credential: 'k', now: t, month: monthOf(t), kind: 'request' }]).catch((e: unknown) => e);
-    expect((error as Error).message).toBe('the connection to Redis is down');
+    expect((error as Error).message).toMatch(/^the connection to Redis is down( \(.+\))?$/);
+    expect((error as Error).message).not.toMatch(/enableOfflineQueue|maxRetriesPerRequest/);
+  });
+
+  it('a password Redis refuses is said as such, by serve and by usage, and never shown', async () => {
+    const wrong = new URL(REDIS_URL);
+    [wrong.username, wrong.password] = ['rr-nobody', 'not-the-password'];
+    const store = await open(() => new RedisQuotaStore(wrong.href, prefix()));
+    const t = Date.now();
+    const refused = await Promise.resolve(store.take('k', PLAN_LIMITS.pro, t, monthOf(t))).catch((e: unknown) => e);
+    expect((refused as Error).message).toMatch(/^the connection to Redis is down \(WRONGPASS /);
+    const billed = await monthTotals(wrong.href, monthOf(t)).catch((e: unknown) => e);
+    expect((billed as Error).message).toMatch(/: cannot read the quota counts \(WRONGPASS /);
+    for (const said of [refused, billed]) expect((said as Error).message).not.toContain('not-the-password');
   });
 });
 
