@@ -68,7 +68,10 @@ export function readLegacyQuotaFile(file: string, { salvage = false } = {}): Leg
     throw new LegacyQuotaDamaged(`${file}: not JSON (${(e as Error).message}); restore it from ${file}.bak or a backup of your own`);
   }
   const parsed = Snapshot.safeParse(doc);
-  if (!parsed.success) throw new LegacyQuotaDamaged(`${file}: not a quota snapshot (${parsed.error.issues[0]!.message})`);
+  if (!parsed.success)
+    throw new LegacyQuotaDamaged(
+      `${file}: a JSON document, but not the quota file of an earlier release ({"schema": 2, "journal": N, "credentials": {...}}); --quotas takes the quota database serve counts in (by default <public>/.risk-readings-quotas.sqlite)`,
+    );
   const counts = new Map<string, Counts>();
   for (const [k, c] of Object.entries(parsed.data.credentials))
     counts.set(k, { minute: c.minute, monthStart: c.monthStart, month: c.month, past: c.past ?? [] });

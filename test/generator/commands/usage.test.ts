@@ -171,6 +171,12 @@ describe('risk-readings usage', () => {
     const cut = await usage('--quotas', damaged);
     expect(cut.status).toBe(3);
     expect(cut.stderr).toMatch(new RegExp(`^risk-readings usage: ${damaged}: not JSON \\(.+\\); restore it from ${damaged}\\.bak`));
+    // The key file given as the store (a JSON document of another kind): named as the wrong file, with the right one.
+    const keysAsStore = await usage('--quotas', keysFile);
+    expect(keysAsStore.status).toBe(3);
+    expect(keysAsStore.stderr).toMatch(
+      /: a JSON document, but not the quota file of an earlier release .*--quotas takes the quota database/,
+    );
     const notJson = join(root, 'not-json-keys.json');
     writeFileSync(notJson, '{"keys": [');
     const port = await freePort();
