@@ -372,17 +372,25 @@ export function caughtUp(db: DatabaseSync, { counts, behind }: Read): { counts: 
 export function restored(db: DatabaseSync, file: string, log: (m: string) => void): DatabaseSync {
   const copy = `${file}.restoring`;
   rmSync(copy, { force: true });
-  db.exec(`VACUUM INTO '${copy.replaceAll("'", "''")}'`);
+  try {
+    db.exec(`VACUUM INTO '${copy.replaceAll("'", "''")}'`);
+  } catch (e) {
+    rmSync(copy, { force: true }); // pages it could not read (a file emptied under it): the save fails, said, and no copy stays
+    throw e;
+  }
   chmodSync(copy, 0o600);
   const replaced = existsSync(file);
+  const emptied = replaced && statSync(file).size === 0;
   const aside = setAside(file, 'replaced', [file, `${file}-wal`, `${file}-shm`]);
   db.close();
   renameSync(copy, file);
   const again = openDatabase(file, false);
   witnessed(file, again.prepare(`SELECT value FROM meta WHERE key = 'id'`).get()?.value as string);
-  const what = replaced
-    ? `replaced (what was there is in ${aside})`
-    : `removed${aside ? ` (its -wal and -shm, left behind, are in ${aside})` : ''}`;
+  const what = emptied
+    ? `emptied (the empty file is in ${aside})`
+    : replaced
+      ? `replaced (what was there is in ${aside})`
+      : `removed${aside ? ` (its -wal and -shm, left behind, are in ${aside})` : ''}`;
   log(`quotas: ${file} was ${what} while serve ran; written again from the database serve had open, nothing lost`);
   return again;
 }

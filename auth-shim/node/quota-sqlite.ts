@@ -97,8 +97,14 @@ const inodeOf = (file: string): number | null => {
     return null;
   }
 };
-/** Which files the database and its `-wal` are, as their inodes. */
-const filesOf = (file: string): [number | null, number | null] => [inodeOf(file), inodeOf(`${file}-wal`)];
+/**
+ * Which files the database and its `-wal` are, as their inodes. A database file emptied in place (`truncate -s 0`) is
+ * no longer the database (SQLite writes its header at once), as one removed is not.
+ */
+const filesOf = (file: string): [number | null, number | null] => [
+  existsSync(file) && statSync(file).size === 0 ? null : inodeOf(file),
+  inodeOf(`${file}-wal`),
+];
 
 export class SqliteQuotaStore extends MemoryQuotaStore {
   /** The credentials whose months rows are behind the charges logged since the last fold. */

@@ -395,6 +395,22 @@ describe('the SQLite store: a month is its row plus the charges after it', () =>
     await reopened.close();
   });
 
+  it('a database emptied in place under a running store (truncate -s 0) is written again, or its saves fail aloud', async () => {
+    const file = fresh('emptied');
+    const said: string[] = [];
+    const s = await SqliteQuotaStore.open(file, { flushMs: 3_600_000, log: (m) => said.push(m) });
+    const limits = { perMinute: 100, perMonth: 100 };
+    for (let i = 0; i < 5; i++) s.take('k', limits, T0 + i, month);
+    await s.flush(true);
+    truncateSync(file, 0);
+    s.take('k', limits, T0 + 5, month);
+    await s.close();
+    // Small enough that every page is still in the -wal or the cache: nothing lost. A larger one fails its saves,
+    // logged, and its stop keeps the charges beside it (exit 3), as any database it cannot write.
+    expect(said.join('\n')).toMatch(/was emptied \(the empty file is in \S+\.replaced-[^)]+\) while serve ran; written again/);
+    expect(await totalOf(file, 'k')).toBe(6);
+  });
+
   it('a -wal removed under a running store is folded in first; a folder moved away takes the counts with it', async () => {
     const file = fresh('wal-removed');
     const said: string[] = [];
