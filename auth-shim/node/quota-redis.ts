@@ -96,12 +96,10 @@ return m
 `;
 
 /**
- * What a fallback counted meanwhile, recorded without a check, a batch in one script (a script per charge recorded
- * about 10,000 a second beside a loaded server: slower than it counted, so it never caught up): each into the minute
- * (a later take drops it once old) and the month. One already applied (as a take, a refund or an earlier record) is
- * skipped, as ONCE skips it: a charge's number against its client's watermark, raised to it. KEYS are a charge's
- * minute, month and watermark keys in turn, ARGV its number, time, month's life, member and kind; returns how many
- * it applied.
+ * What a fallback counted meanwhile, recorded without a check, a batch to a script (one per charge was too slow for
+ * a loaded server to catch up): each into the minute (a later take drops it once old) and the month. One already
+ * applied (as a take, a refund or an earlier record) is skipped, as ONCE skips it. KEYS are each charge's minute,
+ * month and watermark keys, ARGV its number, time, month's life, member and kind; returns how many it applied.
  */
 const RECORD = `
 local marks, raised, applied = {}, {}, 0
@@ -174,8 +172,10 @@ export class RedisQuotaStore implements QuotaStore {
       lazyConnect: false,
     });
     this.redis.on('error', (e: Error) => (this.why = e.message)); // reported through the failing commands, once a minute
-    this.redis.on('ready', () => (this.why = ''));
-    this.redis.on('ready', () => void this.lost(log));
+    this.redis.on('ready', () => {
+      this.why = '';
+      void this.lost(log);
+    });
     this.redis.defineCommand('rrTake', { numberOfKeys: 3, lua: TAKE });
     this.redis.defineCommand('rrRefund', { numberOfKeys: 2, lua: REFUND });
     this.redis.defineCommand('rrRecord', { lua: RECORD }); // its number of keys first: a batch's own
