@@ -420,7 +420,9 @@ function salvage(file: string, log: (m: string) => void): DatabaseSync {
       if (aside && existsSync(`${aside}/${basename(f)}`)) copyFileSync(`${aside}/${basename(f)}`, `${scratch}/${basename(f)}`);
     const old = new DatabaseSync(`${scratch}/${basename(file)}`, { readOnly: true });
     try {
-      ({ counts } = readCounts(old, file, { upTo: (e) => log(`quotas: ${file}: reading stopped at the damage (${e.message})`) }));
+      // The damage said without the way on, which this salvage is.
+      const at = (e: Error) => e.message.replace(`; ${way}`, '');
+      ({ counts } = readCounts(old, file, { upTo: (e) => log(`quotas: ${file}: reading stopped at the damage (${at(e)})`) }));
     } finally {
       old.close();
     }

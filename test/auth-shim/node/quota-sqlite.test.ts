@@ -468,6 +468,7 @@ describe('the SQLite store: a month is its row plus the charges after it', () =>
     const said: string[] = [];
     await (await SqliteQuotaStore.open(file, { discardDamaged: true, log: (m) => said.push(m) })).close();
     expect(said.join('\n')).toMatch(/reading stopped at the damage \(.*charges row 2 is not JSON.*\n.*counting on from the 1 credentials/);
+    expect(said[0]).not.toMatch(/--discard-damaged-quotas/); // the salvage is the way on: not offered again
     expect(await totalOf(file, 'k')).toBe(4); // the months row's 3 and the charge of the row before the damage
   });
 
