@@ -395,13 +395,19 @@ describe('the SQLite store: a month is its row plus the charges after it', () =>
     await reopened.close();
   });
 
-  it('a database emptied in place under a running store (truncate -s 0) is written again, or its saves fail aloud', async () => {
-    const file = fresh('emptied');
+  /** A store counting in a new database, `n` requests of `k` saved, its log in `said`. */
+  async function saved(name: string, n: number) {
+    const file = fresh(name);
     const said: string[] = [];
     const s = await SqliteQuotaStore.open(file, { flushMs: 3_600_000, log: (m) => said.push(m) });
-    const limits = { perMinute: 100, perMonth: 100 };
-    for (let i = 0; i < 5; i++) s.take('k', limits, T0 + i, month);
+    for (let i = 0; i < n; i++) s.take('k', limits, T0 + i, month);
     await s.flush(true);
+    return { file, said, s };
+  }
+  const limits = { perMinute: 100, perMonth: 100 };
+
+  it('a database emptied in place under a running store (truncate -s 0) is written again, or its saves fail aloud', async () => {
+    const { file, said, s } = await saved('emptied', 5);
     truncateSync(file, 0);
     s.take('k', limits, T0 + 5, month);
     await s.close();
@@ -412,12 +418,7 @@ describe('the SQLite store: a month is its row plus the charges after it', () =>
   });
 
   it('a -wal removed under a running store is folded in first; a folder moved away takes the counts with it', async () => {
-    const file = fresh('wal-removed');
-    const said: string[] = [];
-    const s = await SqliteQuotaStore.open(file, { flushMs: 3_600_000, log: (m) => said.push(m) });
-    const limits = { perMinute: 100, perMonth: 100 };
-    for (let i = 0; i < 4; i++) s.take('k', limits, T0 + i, month);
-    await s.flush(true);
+    const { file, said, s } = await saved('wal-removed', 4);
     rmSync(`${file}-wal`);
     s.take('k', limits, T0 + 4, month);
     await s.flush(true);
