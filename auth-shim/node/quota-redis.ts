@@ -271,6 +271,7 @@ export class RedisQuotaStore implements QuotaStore {
    * Returns how many Redis had not applied already.
    */
   async record(charges: Charge[]): Promise<number> {
+    const redis = this.redis as unknown as { rrRecord: Script<number> };
     let applied = 0;
     for (let i = 0; i < charges.length; i += 500) {
       const [keys, args]: [string[], (string | number)[]] = [[], []];
@@ -279,7 +280,6 @@ export class RedisQuotaStore implements QuotaStore {
         keys.push(...redisKeys(this.prefix, c.credential, c.month), c.client ? `${this.prefix}applied:${c.client}` : this.applied);
         args.push(c.seq, c.now, keepMs(c.month, c.now || Date.now()), this.member(c.now, c.seq, c.client), c.kind);
       }
-      const redis = this.redis as unknown as { rrRecord: Script<number> };
       applied += await redis.rrRecord(keys.length, ...keys, ...args).catch((e: Error) => Promise.reject(this.said(e)));
     }
     return applied;

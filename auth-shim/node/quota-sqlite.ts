@@ -90,21 +90,20 @@ function claim(db: DatabaseSync, file: string, token: string): void {
   );
 }
 
-const inodeOf = (file: string): number | null => {
+/** The inode of `file`, or null where it is gone (or, with `emptyIsGone`, emptied in place: no longer a database). */
+const inodeOf = (file: string, emptyIsGone = false): number | null => {
   try {
-    return statSync(file).ino;
+    const s = statSync(file);
+    return emptyIsGone && s.size === 0 ? null : s.ino;
   } catch {
     return null;
   }
 };
 /**
  * Which files the database and its `-wal` are, as their inodes. A database file emptied in place (`truncate -s 0`) is
- * no longer the database (SQLite writes its header at once), as one removed is not.
+ * no longer the database (SQLite writes its header at once), as one removed is not; an empty `-wal` is a `-wal`.
  */
-const filesOf = (file: string): [number | null, number | null] => [
-  existsSync(file) && statSync(file).size === 0 ? null : inodeOf(file),
-  inodeOf(`${file}-wal`),
-];
+const filesOf = (file: string): [number | null, number | null] => [inodeOf(file, true), inodeOf(`${file}-wal`)];
 
 export class SqliteQuotaStore extends MemoryQuotaStore {
   /** The credentials whose months rows are behind the charges logged since the last fold. */
