@@ -282,6 +282,8 @@ export class FallbackQuotaStore implements QuotaStore {
   private unkept = false;
   private closing = false;
   private readonly troubles: TroubleLog<'unreachable' | 'keep'>;
+  /** The charges an instance before this one owed (FallbackOptions.owed): not counted in this process. */
+  private readonly inherited: WeakSet<Charge>;
 
   constructor(
     private shared: QuotaStore,
@@ -291,6 +293,7 @@ export class FallbackQuotaStore implements QuotaStore {
     this.retryMs = options.retryMs ?? RETRY_MS;
     this.troubles = new TroubleLog(log);
     this.owed = [...(options.owed ?? [])];
+    this.inherited = new WeakSet(this.owed);
     if (this.owed.length) this.owing();
   }
 
@@ -388,13 +391,14 @@ export class FallbackQuotaStore implements QuotaStore {
    */
   private async settle(): Promise<void> {
     this.owed.sort((a, b) => (a.seq ?? Number.MAX_SAFE_INTEGER) - (b.seq ?? Number.MAX_SAFE_INTEGER));
-    let [sent, applied] = [0, 0];
+    let [sent, applied, earlier] = [0, 0, 0];
     try {
       while (this.owed.length) {
         const batch = this.owed.slice(0, BATCH);
         const n = await this.shared.record!(batch);
         this.owed.splice(0, batch.length);
         sent += batch.length;
+        earlier += batch.filter((c) => this.inherited.has(c)).length;
         applied += typeof n === 'number' ? n : batch.length; // a store that says how many it had not applied already
       }
     } catch (e) {
@@ -407,7 +411,13 @@ export class FallbackQuotaStore implements QuotaStore {
     const lost = this.dropped ? `; ${this.dropped} more could not be kept` : '';
     this.dropped = 0;
     this.options.recorded?.();
-    this.log(`quotas: the shared store is back; ${sent} charge(s) counted in this process meanwhile are recorded in it${skipped}${lost}`);
+    // Over: the next outage is said when it starts, as this one's end is.
+    this.troubles.over('unreachable');
+    const what = [
+      sent > earlier ? `${sent - earlier} charge(s) counted in this process meanwhile` : '',
+      earlier ? `${earlier} charge(s) an instance before this one could not record` : '',
+    ];
+    this.log(`quotas: the shared store is back; ${what.filter(Boolean).join(' and ')} are recorded in it${skipped}${lost}`);
   }
 
   /** Waits for a recording in progress (tests, and close). */

@@ -45,6 +45,35 @@ describe('the fallback of a shared store', () => {
     expect(kept.length).toBe(keeps); // nothing owed: no more keeps
     await store.close();
   });
+  it('says each outage when it starts and when it ends, a second one a moment after the first included', async () => {
+    const logs: string[] = [];
+    let up = true;
+    const down = () => Promise.reject(new Error('the connection to Redis is down'));
+    // Takes only while it is down: once owed, requests are counted here until it is recorded.
+    const shared: QuotaStore = {
+      take: () => down(),
+      refund: () => down(),
+      record: (charges) => (up ? Promise.resolve(charges.length) : down()),
+    };
+    const store = new FallbackQuotaStore(shared, (m) => logs.push(m), { retryMs: 20, keep: () => 'owed.json' });
+    const limits = { perMinute: 100, perMonth: 1_000 };
+    const t = Date.now();
+    const unreachable = () => logs.filter((l) => l.includes('cannot be reached')).length;
+    const back = () => logs.filter((l) => l.includes('the shared store is back')).length;
+    for (const outage of [1, 2]) {
+      up = false;
+      await store.take('k', limits, t + outage, monthOf(t));
+      await store.take('k', limits, t + outage, monthOf(t));
+      expect(unreachable()).toBe(outage);
+      up = true;
+      await until(() => back() === outage, 10_000, 10); // recorded by the retry each 20 ms, no request needed
+    }
+    expect(logs.filter((l) => l.includes('the shared store is back'))).toEqual([
+      'quotas: the shared store is back; 2 charge(s) counted in this process meanwhile are recorded in it',
+      'quotas: the shared store is back; 2 charge(s) counted in this process meanwhile are recorded in it',
+    ]);
+    await store.close();
+  });
 });
 
 describe('a count of charges in a message', () => {
