@@ -63,8 +63,12 @@ const isCharge = (e: unknown): boolean =>
   Number.isFinite(e[1]) &&
   (e.length === 2 || (e.length === 3 && (e[2] === 'minute' || e[2] === 'refund')));
 const witnessOf = (file: string) => `${file}.id`;
-/** What an operator can do about a damaged database, said with each way it is found damaged. */
-const way = `restore it from a copy (stop serve first), or start serve once with --discard-damaged-quotas, which keeps the rows that still read and moves the damaged file aside`;
+/**
+ * What an operator can do about a damaged database, said with each way it is found damaged. The witness goes with a
+ * restore: it would refuse a copy older than the last save, and its removal says the counts after the copy are let go.
+ */
+const wayOn = (file: string) =>
+  `restore it from a copy (stop serve first, put the copy in its place and remove ${witnessOf(file)}), or start serve once with --discard-damaged-quotas, which keeps the rows that still read and moves the damaged file aside`;
 export const asideName = (file: string, what: string) => `${file}.${what}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
 
 /** The `names` that are there moved into a new folder `asideName(file, what)`, never deleted; the folder, or null. */
@@ -77,10 +81,20 @@ function setAside(file: string, what: string, names: string[]): string | null {
   return aside;
 }
 
-/** The witness beside `file` naming database `id`, written when it names another (or none). */
-function witnessed(file: string, id: string): void {
-  if (readWitness(file) !== id)
-    writeFileSync(witnessOf(file), JSON.stringify({ database: id, file, created: new Date().toISOString() }) + '\n');
+/**
+ * The witness beside `file`: database `id` and the last `charges` row saved in it (`saved`, kept when not given),
+ * written whole when either changes. A database behind its witness lost rows without a trace (its `-wal` deleted
+ * after a crash): `checkedDatabase` refuses it.
+ */
+export function witnessed(file: string, id: string, saved?: number): void {
+  const w = readWitness(file);
+  const same = w?.database === id;
+  saved ??= same ? w.saved : undefined;
+  if (!same || w.saved !== saved)
+    writePrivately(
+      witnessOf(file),
+      JSON.stringify({ database: id, file, created: same ? w.created : new Date().toISOString(), saved }) + '\n',
+    );
 }
 
 /** `text` written whole to `file` (then renamed into place), readable by its owner alone: it names credentials. */
@@ -109,7 +123,7 @@ export function checkedDatabase(file: string, readOnly = false, busyMs = 5_000):
   if (!existsSync(file) || statSync(file).size === 0) {
     if (witness)
       throw new QuotaStoreDamaged(
-        `${file}: the quota database is ${existsSync(file) ? 'empty' : 'gone'}, but ${witnessOf(file)} says it held the counts of database ${witness} since it was made; ${way}`,
+        `${file}: the quota database is ${existsSync(file) ? 'empty' : 'gone'}, but ${witnessOf(file)} says it held the counts of database ${witness.database} since it was made; ${wayOn(file)}`,
       );
     return openDatabase(file, readOnly, busyMs);
   }
@@ -122,13 +136,18 @@ export function checkedDatabase(file: string, readOnly = false, busyMs = 5_000):
       .map((r) => String(Object.values(r)[0]));
     if (check.join() !== 'ok') throw new Error(check.slice(0, 3).join('; '));
     const id = (db.prepare(`SELECT value FROM meta WHERE key = 'id'`).get()?.value as string | undefined) ?? null;
-    if (witness && id !== witness) throw new Error(`it is database ${id}, where ${witnessOf(file)} names ${witness}`);
+    if (witness && id !== witness.database) throw new Error(`it is database ${id}, where ${witnessOf(file)} names ${witness.database}`);
+    const last = lastRowOf(db);
+    if (witness?.saved !== undefined && last < witness.saved)
+      throw new Error(
+        `its charges end at row ${last}, where ${witnessOf(file)} says row ${witness.saved} was saved: the rows after are gone (its -wal deleted after a crash: put it back if you have it; or an older copy put in its place)`,
+      );
     return db;
   } catch (e) {
     db?.close();
     const refused = unwritable(file, e);
     if (refused !== e || isBusy(e)) throw refused;
-    throw new QuotaStoreDamaged(`${file}: the quota database fails its check (${(e as Error).message}); ${way}`, { cause: e });
+    throw new QuotaStoreDamaged(`${file}: the quota database fails its check (${(e as Error).message}); ${wayOn(file)}`, { cause: e });
   }
 }
 
@@ -157,13 +176,25 @@ function openDatabase(file: string, readOnly: boolean, busyMs = 5_000): Database
 
 const has = (db: DatabaseSync, table: string) => !!db.prepare(`SELECT 1 FROM sqlite_master WHERE name = ?`).get(table);
 
-function readWitness(file: string): string | null {
+interface Witness {
+  database: string;
+  created?: string;
+  saved?: number;
+}
+function readWitness(file: string): Witness | null {
   try {
-    return (JSON.parse(readFileSync(witnessOf(file), 'utf8')) as { database?: string }).database ?? null;
+    const w = JSON.parse(readFileSync(witnessOf(file), 'utf8')) as Partial<Witness>;
+    return typeof w.database === 'string'
+      ? { ...w, database: w.database, saved: Number.isSafeInteger(w.saved) ? w.saved : undefined }
+      : null;
   } catch {
     return null;
   }
 }
+
+/** The last `charges` row ever written (AUTOINCREMENT keeps it after the rows go). */
+const lastRowOf = (db: DatabaseSync): number =>
+  has(db, 'sqlite_sequence') ? Number(db.prepare(`SELECT max(seq) AS n FROM sqlite_sequence WHERE name = 'charges'`).get()?.n ?? 0) : 0;
 
 /** The credentials whose months rows are behind the charges logged after them, and the earliest month changed. */
 export interface Behind {
@@ -228,7 +259,8 @@ export function readCounts(
     };
     for (const r of rows) {
       const id = Number(r.id);
-      const damaged = (why: string, cause?: unknown) => new QuotaStoreDamaged(`${file}: charges row ${id} ${why}; ${way}`, { cause });
+      const damaged = (why: string, cause?: unknown) =>
+        new QuotaStoreDamaged(`${file}: charges row ${id} ${why}; ${wayOn(file)}`, { cause });
       let logged: unknown;
       try {
         logged = JSON.parse(String(r.charges));
@@ -357,7 +389,7 @@ export function prepare(file: string, o: RecoveryOptions, log: (m: string) => vo
 
 /** The months rows brought up to every charge (a crash leaves them behind); charges a minute old then go. */
 export function caughtUp(db: DatabaseSync, { counts, behind }: Read): { counts: Map<string, Counts>; last: number } {
-  const last = Number(db.prepare(`SELECT coalesce(max(id), 0) AS n FROM charges`).get()!.n);
+  const last = lastRowOf(db);
   transaction(db, () => {
     writeMonths(db, counts, behind, last);
     db.prepare('DELETE FROM charges WHERE saved <= ?').run(Date.now() - MINUTE_MS);
@@ -414,24 +446,26 @@ export function walRestored(db: DatabaseSync, file: string, log: (m: string) => 
 function salvage(file: string, log: (m: string) => void): DatabaseSync {
   const aside = setAside(file, 'damaged', [file, `${file}-wal`, `${file}-shm`, witnessOf(file)]);
   let counts = new Map<string, Counts>();
+  let old: DatabaseSync | undefined;
   const scratch = mkdtempSync(join(dirname(file), `.${basename(file)}.salvage-`));
+  // The damage said without the way on, which this salvage is.
+  const stopped = (what: string) => (e: Error) =>
+    log(`quotas: ${file}: reading ${what} stopped at the damage (${e.message.replace(`; ${wayOn(file)}`, '')})`);
   try {
     for (const f of [file, `${file}-wal`])
       if (aside && existsSync(`${aside}/${basename(f)}`)) copyFileSync(`${aside}/${basename(f)}`, `${scratch}/${basename(f)}`);
-    const old = new DatabaseSync(`${scratch}/${basename(file)}`, { readOnly: true });
-    try {
-      // The damage said without the way on, which this salvage is.
-      const at = (e: Error) => e.message.replace(`; ${way}`, '');
-      ({ counts } = readCounts(old, file, { upTo: (e) => log(`quotas: ${file}: reading stopped at the damage (${at(e)})`) }));
-    } finally {
-      old.close();
-    }
+    old = new DatabaseSync(`${scratch}/${basename(file)}`, { readOnly: true });
+    ({ counts } = readCounts(old, file, { upTo: stopped('the counts') }));
   } catch (e) {
     log(`quotas: ${file}: nothing in it reads (${(e as Error).message})`);
+  }
+  let db: DatabaseSync;
+  try {
+    db = filled(file, counts);
   } finally {
+    old?.close();
     rmSync(scratch, { recursive: true, force: true });
   }
-  const db = filled(file, counts);
   log(
     `quotas: --discard-damaged-quotas: counting on from the ${counts.size} credentials that still read; the damaged files are in ${aside}`,
   );

@@ -33,6 +33,7 @@ import {
   transaction,
   walRestored,
   unwritable,
+  witnessed,
   writeMonths,
   writeUnsaved,
   type Logged,
@@ -122,6 +123,8 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
   /** Why the last save failed, which a stop that cannot save says. */
   private problem = '';
   private lastFold = -Infinity;
+  /** The database's id (`meta`), which its witness names. */
+  private readonly id: string;
 
   private constructor(
     readonly file: string,
@@ -137,6 +140,7 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     this.files = filesOf(file);
     this.troubles = new TroubleLog(log);
     [this.counts, this.lastRow, this.folded] = [counts, last, last];
+    this.id = String(database.prepare(`SELECT value FROM meta WHERE key = 'id'`).get()?.value);
     // A write lock another process holds fails a save at once, kept for the next (SQLite's wait is 5 s at open).
     database.exec(`PRAGMA busy_timeout = ${BUSY_MS}`);
     this.timer = setInterval(() => void this.flush(), flushMs);
@@ -212,6 +216,8 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
       }
       if (fold) await this.fold();
       this.db.prepare('DELETE FROM charges WHERE id <= ? AND saved <= ?').run(this.folded, Date.now() - MINUTE_MS);
+      // After the commit, never before: a witness may trail its database, never lead it.
+      if (!this.folderGone) witnessed(this.file, this.id, this.lastRow);
     } catch (e) {
       this.problem = (e as Error).message;
       this.troubles.say(

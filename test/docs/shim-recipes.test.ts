@@ -1,7 +1,7 @@
 /**
  * docs/shim.md's way back from a damaged quota database, run as written (decision 99): a copy made with `sqlite3`'s
- * `.backup` while the store has the database open, made private, then put back after damage; `serve` and `usage`
- * take it and count on from what it held.
+ * `.backup` while the store has the database open, made private, then put back after damage with its witness removed;
+ * `serve` and `usage` take it and count on from what it held.
  */
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, statSync, truncateSync } from 'node:fs';
@@ -44,6 +44,10 @@ describe.skipIf(noSqlite !== null)(`a copy of a running quota database (skipped:
     await expect(monthTotals(file, month)).rejects.toThrow(QuotaStoreDamaged);
 
     copyFileSync(copy, file); // "restore a copy (stop serve first)"
+    // Older than the last save: refused until its witness, which says so, is removed as the recipe says.
+    await expect(monthTotals(file, month)).rejects.toThrow(/its charges end at row \d+, where .* says row \d+ was saved/);
+    const [rm, ...rmArgs] = recipe('rm FILE.id', file, copy);
+    expect(spawnSync(rm!, rmArgs).status).toBe(0);
     expect((await monthTotals(file, month)).get('key:a')).toBe(5);
     const again = await SqliteQuotaStore.open(file);
     expect(again.take('key:a', limits, Date.now(), month).monthUsed).toBe(6);

@@ -468,7 +468,9 @@ describe('the SQLite store: a month is its row plus the charges after it', () =>
     db.close();
     const said: string[] = [];
     await (await SqliteQuotaStore.open(file, { discardDamaged: true, log: (m) => said.push(m) })).close();
-    expect(said.join('\n')).toMatch(/reading stopped at the damage \(.*charges row 2 is not JSON.*\n.*counting on from the 1 credentials/);
+    expect(said.join('\n')).toMatch(
+      /reading the counts stopped at the damage \(.*charges row 2 is not JSON.*\n.*counting on from the 1 credentials/,
+    );
     expect(said[0]).not.toMatch(/--discard-damaged-quotas/); // the salvage is the way on: not offered again
     expect(await totalOf(file, 'k')).toBe(4); // the months row's 3 and the charge of the row before the damage
   });
@@ -590,6 +592,33 @@ describe('the SQLite store: damage is named, never read as empty', () => {
     const [aside] = readdirSync(root).filter((n) => n.startsWith(`${basename(file)}.damaged-`));
     expect(readFileSync(join(root, aside!, `${basename(file)}-wal`)).equals(wal)).toBe(true);
     expect(readdirSync(root).filter((n) => n.includes('.salvage-'))).toEqual([]);
+  });
+
+  it('a database behind its witness (its -wal deleted after a crash) is refused by the store and usage; the salvage counts on from it', async () => {
+    const s = await open(fresh('ahead'), { flushMs: 3_600_000 });
+    s.take('key:g', basic, T0, month);
+    await s.flush(true);
+    s.db.exec('PRAGMA wal_checkpoint(TRUNCATE)'); // the database file holds the first request
+    s.take('key:g', basic, T0 + 1, month);
+    await s.flush(true); // the second is in the -wal alone, and the witness says it was saved
+    // What a kill -9 leaves, with the -wal then deleted: the database file and its witness.
+    const file = fresh('behind');
+    for (const end of ['', '.id']) copyFileSync(`${s.file}${end}`, `${file}${end}`);
+    const said =
+      /its charges end at row (\d+), where \S+\.id says row (\d+) was saved: the rows after are gone \(its -wal deleted after a crash/;
+    const error = await SqliteQuotaStore.open(file).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(QuotaStoreDamaged);
+    expect((error as Error).message).toMatch(
+      new RegExp(`^${file}: the quota database fails its check \\(${said.source}.*--discard-damaged-quotas`),
+    );
+    const billed = await cliAsync(['usage', '--quotas', file, '--keys', KEYS_FILE]);
+    expect(billed.status).toBe(3);
+    expect(billed.stderr).toMatch(said);
+    const logged: string[] = [];
+    await (await SqliteQuotaStore.open(file, { discardDamaged: true, log: (m) => logged.push(m) })).close();
+    expect(logged.join('\n')).toMatch(/counting on from the 1 credentials that still read/);
+    expect(await totalOf(file, 'key:g')).toBe(1); // what it held: the loss is said, then counted on from
+    expect(await totalOf(s.file, 'key:g')).toBe(2);
   });
 
   it('serve and usage exit 3 naming the damaged database; --discard-damaged-quotas starts from the rows that read', async () => {
@@ -759,7 +788,8 @@ describe('the SQLite store under load: SIGTERM loses nothing, kill -9 at most th
     const base = file.split('/').pop()!;
     const left = readdirSync(root).filter((n) => n.startsWith(base));
     expect(left.sort()).toEqual(expect.arrayContaining([base]));
-    expect(left.every((n) => [base, `${base}-wal`, `${base}-shm`, `${base}.id`, `${base}.lock`].includes(n))).toBe(true);
+    // (`.id.tmp`: a kill between the witness's write and its rename, written over by the next.)
+    expect(left.every((n) => [base, `${base}-wal`, `${base}-shm`, `${base}.id`, `${base}.id.tmp`, `${base}.lock`].includes(n))).toBe(true);
     console.log(
       `kill -9 x4: ${admitted} admitted, ${admitted - losses.at(-1)!} counted; lost after each kill (cumulative): ${losses.join(', ')}; allowed: ${bounds.join(', ')}`,
     );
