@@ -462,6 +462,7 @@ function salvage(file: string, log: (m: string) => void): DatabaseSync {
   let db: DatabaseSync;
   try {
     db = filled(file, counts);
+    if (old) carryOver(old, db, stopped);
   } finally {
     old?.close();
     rmSync(scratch, { recursive: true, force: true });
@@ -470,6 +471,41 @@ function salvage(file: string, log: (m: string) => void): DatabaseSync {
     `quotas: --discard-damaged-quotas: counting on from the ${counts.size} credentials that still read; the damaged files are in ${aside}`,
   );
   return db;
+}
+
+/**
+ * The tables a salvaged database held beside the counts (the webhook store's endpoints and attempts), copied from
+ * `old` into `db` with their indexes, each as far as its rows read: a customer's endpoint is not lost with a page.
+ */
+function carryOver(old: DatabaseSync, db: DatabaseSync, stopped: (what: string) => (e: Error) => void): void {
+  const ours = ['months', 'charges', 'meta'];
+  let schema: Record<string, unknown>[];
+  try {
+    schema = old
+      .prepare(
+        `SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY type = 'index'`,
+      )
+      .all()
+      .filter((t) => !ours.includes(String(t.tbl_name)));
+  } catch (e) {
+    return stopped('its other tables')(e as Error);
+  }
+  for (const { type, name, sql } of schema) {
+    db.exec(String(sql));
+    if (type !== 'table') continue;
+    transaction(db, () => {
+      let insert: ReturnType<DatabaseSync['prepare']> | undefined;
+      try {
+        for (const row of old.prepare(`SELECT * FROM "${String(name)}"`).iterate()) {
+          const values = Object.values(row);
+          insert ??= db.prepare(`INSERT INTO "${String(name)}" VALUES (${values.map(() => '?').join(', ')})`);
+          insert.run(...values);
+        }
+      } catch (e) {
+        stopped(String(name))(e as Error);
+      }
+    });
+  }
 }
 
 /** A new database at `file` holding `counts`: their months, and their minutes as charges of the minute alone. */

@@ -577,6 +577,23 @@ describe('the SQLite store: damage is named, never read as empty', () => {
     expect(await totalOf(file, 'key:g')).toBe(3);
   });
 
+  it('--discard-damaged-quotas keeps the webhook endpoints and attempts beside the counts', async () => {
+    const file = fresh('salvage-webhooks');
+    const s = await SqliteQuotaStore.open(file);
+    const endpoint = sampleEndpoint({ id: 'ep_kept' });
+    const attempt = { message_id: 'm1', attempt: 1, at: '2026-12-01T00:00:00.000Z', status: 200, error: null, ms: 5 };
+    await new SqliteWebhookStore(s).add(endpoint, 5);
+    await new SqliteWebhookStore(s).logAttempt('ep_kept', attempt);
+    s.take('key:g', basic, T0, month);
+    await s.close();
+    writeFileSync(`${file}.id`, JSON.stringify({ database: '00000000-0000-0000-0000-000000000000' })); // damage
+    const salvaged = await open(file, { discardDamaged: true });
+    const endpoints = new SqliteWebhookStore(salvaged);
+    expect(await endpoints.get('ep_kept')).toEqual(endpoint);
+    expect(await endpoints.attempts('ep_kept')).toEqual([attempt]);
+    expect(salvaged.take('key:g', basic, T0 + 1, month).monthUsed).toBe(2);
+  });
+
   it('--discard-damaged-quotas moves every file aside unchanged, the -wal of an emptied database included', async () => {
     // A database whose last counts are in its -wal (a crash: no stop folded it back), then emptied.
     const s = await open(fresh('live'), { flushMs: 3_600_000 });
