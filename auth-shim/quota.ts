@@ -250,10 +250,12 @@ export interface FallbackOptions {
   /** Charges a stop before could not record (they keep their numbers): owed from the start. */
   owed?: Charge[];
   /**
-   * Keeps what is owed where the next start takes it in (each second while any is owed, so a crash loses at most the
-   * last second's; and at a stop); returns where (the stop's message names it).
+   * Keeps the charges owed since the last keep (`fresh`) where the next start takes them in: each second while any is
+   * owed, so a crash loses at most the last second's, and at a stop. `owed` is all that is owed now, which it may
+   * write instead: what it kept before may hold charges recorded since (one recorded twice counts once). Returns where
+   * (the stop's message names it).
    */
-  keep?: (charges: Charge[]) => string;
+  keep?: (fresh: Charge[], owed: Charge[]) => string;
   /** Everything owed is recorded: what `keep` kept before may go. */
   recorded?: () => void;
 }
@@ -278,8 +280,8 @@ export class FallbackQuotaStore implements QuotaStore {
   private readonly retryMs: number;
   /** While charges are owed (where they can be kept): each second they are kept and tried, idle or not. */
   private retrying: ReturnType<typeof setInterval> | undefined;
-  /** Whether charges were owed since the last keep. */
-  private unkept = false;
+  /** The charges owed since the last keep, where they can be kept. */
+  private unkept: Charge[];
   private closing = false;
   private readonly troubles: TroubleLog<'unreachable' | 'keep'>;
   /** The charges an instance before this one owed (FallbackOptions.owed): not counted in this process. */
@@ -294,6 +296,7 @@ export class FallbackQuotaStore implements QuotaStore {
     this.troubles = new TroubleLog(log);
     this.owed = [...(options.owed ?? [])];
     this.inherited = new WeakSet(this.owed);
+    this.unkept = options.keep ? [...this.owed] : [];
     if (this.owed.length) this.owing();
   }
 
@@ -312,10 +315,10 @@ export class FallbackQuotaStore implements QuotaStore {
   }
 
   private keepOwed(): void {
-    if (!this.unkept || !this.options.keep) return;
+    if (!this.unkept.length || !this.options.keep) return;
     try {
-      this.options.keep(this.owed);
-      this.unkept = false;
+      this.options.keep(this.unkept, this.owed);
+      this.unkept = [];
       if (this.troubles.over('keep')) this.log('quotas: the charges owed to the shared store are kept on disk again');
     } catch (e) {
       this.troubles.say(
@@ -367,8 +370,10 @@ export class FallbackQuotaStore implements QuotaStore {
   private owe(charge: Charge): void {
     // Only where there is somewhere to keep them (Node): an edge isolate runs no timer of its own between requests.
     if (this.options.keep) this.owing();
-    this.unkept = true;
-    if (this.owed.length < MAX_OWED) return void this.owed.push(charge);
+    if (this.owed.length < MAX_OWED) {
+      if (this.options.keep) this.unkept.push(charge);
+      return void this.owed.push(charge);
+    }
     // Dropping the newest keeps the order of what is sent; the shared store then misses these, so say how many.
     if (this.dropped++ === 0)
       this.log(`quotas: more than ${MAX_OWED} charges owed to the shared store; dropping new ones until it is back`);
@@ -410,6 +415,7 @@ export class FallbackQuotaStore implements QuotaStore {
         : '';
     const lost = this.dropped ? `; ${this.dropped} more could not be kept` : '';
     this.dropped = 0;
+    this.unkept = [];
     this.options.recorded?.();
     // Over: the next outage is said when it starts, as this one's end is.
     this.troubles.over('unreachable');
@@ -436,7 +442,7 @@ export class FallbackQuotaStore implements QuotaStore {
       this.trySettling();
       await this.settling;
     }
-    const kept = this.owed.length && this.options.keep ? this.options.keep(this.owed) : null;
+    const kept = this.owed.length && this.options.keep ? this.options.keep(this.unkept, this.owed) : null;
     await this.shared.close?.();
     if (kept)
       throw new UnrecordedCharges(

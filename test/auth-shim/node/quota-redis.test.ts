@@ -4,6 +4,8 @@
  * private redis-server processes; where none answers they are skipped with the reason, except under CI=true.
  */
 import { cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -143,7 +145,7 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
       const stopped = await first.close().catch((e: unknown) => e);
       expect(stopped).toBeInstanceOf(UnrecordedCharges);
       const kept = (stopped as Error).message.match(
-        /could not be recorded in 5 s; they are kept in (\S+\.json), which the next start/,
+        /could not be recorded in 5 s; they are kept in (\S+\.jsonl), which the next start/,
       )?.[1];
       expect(statSync(kept!).mode & 0o777).toBe(0o600); // credentials: as private as the quota database
       const copy = readFileSync(kept!);
@@ -170,6 +172,26 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
     }
   });
 
+  it('an owed file whose last line a full disk cut short is recorded without it, said; a line that is not charges is refused', async () => {
+    const dir = tempDir('rr-owed-cut-');
+    const space = prefix();
+    const m = monthOf(Date.now());
+    const charge = (seq: number) => ({ credential: 'cut', now: Date.now(), month: m, kind: 'request', seq, client: 'c0ffee' });
+    // Left by an instance no longer running (a pid that has exited).
+    const file = join(dir, `.risk-readings-quotas.owed-${spawnSync('true').pid}-2026-12-01T00-00-00-000Z.jsonl`);
+    writeFileSync(file, `${JSON.stringify([charge(1), charge(2)])}\n${JSON.stringify([charge(3)])}\n[{"credential":"cu`);
+    const logs: string[] = [];
+    const store = redisWithFallback(REDIS_URL, (l) => logs.push(l), dir, space);
+    expect(await until(() => !existsSync(file), 60_000, 20)).toBe(true);
+    await store.close();
+    expect(logs.join('\n')).toMatch(new RegExp(`${file}: its last line was cut short; the 18 bytes of it are dropped`));
+    expect((await monthTotals(REDIS_URL, m, space)).get('cut')).toBe(3);
+    writeFileSync(file, `${JSON.stringify([charge(4)])}\n{"not": "charges"}\n`);
+    expect(() => redisWithFallback(REDIS_URL, () => {}, dir, space)).toThrow(
+      new RegExp(`^${file}: not the charges a stop kept \\(line 2: the line: Invalid input`),
+    );
+  });
+
   it('kill -9 during an outage loses at most the last second of what was owed; the next start records it once', async () => {
     const { url, redis } = await privateRedis();
     // A tree of its own: the charges owed are kept beside it.
@@ -193,6 +215,11 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
       await beside.close();
       expect(logs.join('\n')).not.toMatch(/owed to it/);
       expect(owedFiles()).toEqual([expect.stringContaining(`.owed-${server.child.pid}-`)]);
+      // Appended each second, not written again whole: what was kept stays as it was.
+      const kept = () => readFileSync(join(tree, owedFiles()[0]!), 'utf8');
+      const before = kept();
+      expect(await until(() => kept().length > before.length, 60_000, 20)).toBe(true);
+      expect(kept().startsWith(before)).toBe(true);
       const killedAt = Date.now();
       await stopped(server.child, 'SIGKILL');
       await l.stop();
