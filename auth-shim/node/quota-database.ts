@@ -64,11 +64,12 @@ const isCharge = (e: unknown): boolean =>
   (e.length === 2 || (e.length === 3 && (e[2] === 'minute' || e[2] === 'refund')));
 const witnessOf = (file: string) => `${file}.id`;
 /**
- * What an operator can do about a damaged database, said with each way it is found damaged. The witness goes with a
- * restore: it would refuse a copy older than the last save, and its removal says the counts after the copy are let go.
+ * What an operator can do about a damaged database, said with each way it is found damaged. A restore moves the -wal
+ * aside too (SQLite would replay it onto the copy), and the witness (it would refuse a copy older than the last save:
+ * moving it says the counts after the copy are let go).
  */
 const wayOn = (file: string) =>
-  `restore it from a copy (stop serve first, put the copy in its place and remove ${witnessOf(file)}), or start serve once with --discard-damaged-quotas, which keeps the rows that still read and moves the damaged file aside`;
+  `restore it from a copy (stop serve first; move it, its -wal, -shm and witness ${witnessOf(file)} aside; put the copy in its place), or start serve once with --discard-damaged-quotas, which keeps the rows that still read and moves the damaged files aside`;
 export const asideName = (file: string, what: string) => `${file}.${what}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
 
 /** The `names` that are there moved into a new folder `asideName(file, what)`, never deleted; the folder, or null. */
@@ -87,13 +88,18 @@ function setAside(file: string, what: string, names: string[]): string | null {
  * after a crash): `checkedDatabase` refuses it.
  */
 export function witnessed(file: string, id: string, saved?: number): void {
-  const w = readWitness(file);
-  const same = w?.database === id;
-  saved ??= same ? w.saved : undefined;
-  if (!same || w.saved !== saved)
+  let w: Witness | null = null;
+  try {
+    w = readWitness(file);
+  } catch {
+    // Damaged under a running serve, whose database is whole: written again.
+  }
+  const kept = w?.database === id ? w : null;
+  saved ??= kept?.saved;
+  if (!kept || kept.saved !== saved)
     writePrivately(
       witnessOf(file),
-      JSON.stringify({ database: id, file, created: same ? w.created : new Date().toISOString(), saved }) + '\n',
+      JSON.stringify({ database: id, file, created: kept?.created ?? new Date().toISOString(), saved }) + '\n',
     );
 }
 
@@ -129,20 +135,26 @@ export function checkedDatabase(file: string, readOnly = false, busyMs = 5_000):
   }
   let db: DatabaseSync | undefined;
   try {
-    db = openDatabase(file, readOnly, busyMs);
+    // Checked read-only: a connection that can write folds a -wal into the file, and deletes it, as it closes, and a
+    // refusal must leave the damaged files as they were.
+    db = openDatabase(file, true, busyMs);
     const check = db
       .prepare('PRAGMA integrity_check')
       .all()
       .map((r) => String(Object.values(r)[0]));
     if (check.join() !== 'ok') throw new Error(check.slice(0, 3).join('; '));
-    const id = (db.prepare(`SELECT value FROM meta WHERE key = 'id'`).get()?.value as string | undefined) ?? null;
+    const id = has(db, 'meta')
+      ? ((db.prepare(`SELECT value FROM meta WHERE key = 'id'`).get()?.value as string | undefined) ?? null)
+      : null;
     if (witness && id !== witness.database) throw new Error(`it is database ${id}, where ${witnessOf(file)} names ${witness.database}`);
     const last = lastRowOf(db);
     if (witness?.saved !== undefined && last < witness.saved)
       throw new Error(
         `its charges end at row ${last}, where ${witnessOf(file)} says row ${witness.saved} was saved: the rows after are gone (its -wal deleted after a crash: put it back if you have it; or an older copy put in its place)`,
       );
-    return db;
+    if (readOnly) return db;
+    db.close();
+    return (db = openDatabase(file, false, busyMs));
   } catch (e) {
     db?.close();
     const refused = unwritable(file, e);
@@ -181,16 +193,22 @@ interface Witness {
   created?: string;
   saved?: number;
 }
+/** The witness beside `file`, or null where there is none; one that does not read is damage (it would check nothing). */
 function readWitness(file: string): Witness | null {
+  const w = witnessOf(file);
+  let read: Partial<Witness> | null;
   try {
-    const w = JSON.parse(readFileSync(witnessOf(file), 'utf8')) as Partial<Witness>;
-    return typeof w.database === 'string'
-      ? { ...w, database: w.database, saved: Number.isSafeInteger(w.saved) ? w.saved : undefined }
-      : null;
-  } catch {
-    return null;
+    read = JSON.parse(readFileSync(w, 'utf8')) as Partial<Witness> | null;
+  } catch (e) {
+    if ((e as { code?: string }).code === 'ENOENT') return null;
+    throw new QuotaStoreDamaged(`${w}: the quota database's witness does not read (${(e as Error).message}); ${witnessWay(file)}`);
   }
+  if (typeof read?.database !== 'string')
+    throw new QuotaStoreDamaged(`${w}: the quota database's witness names no database; ${witnessWay(file)}`);
+  return { ...read, database: read.database, saved: Number.isSafeInteger(read.saved) ? read.saved : undefined };
 }
+const witnessWay = (file: string) =>
+  `it says which database the counts of ${file} are in and how far they were saved: put back the one serve wrote, or move it aside to count on from the database as it is`;
 
 /** The last `charges` row ever written (AUTOINCREMENT keeps it after the rows go). */
 const lastRowOf = (db: DatabaseSync): number =>
@@ -460,15 +478,16 @@ function salvage(file: string, log: (m: string) => void): DatabaseSync {
     log(`quotas: ${file}: nothing in it reads (${(e as Error).message})`);
   }
   let db: DatabaseSync;
+  let beside: string[] = [];
   try {
     db = filled(file, counts);
-    if (old) carryOver(old, db, stopped);
+    if (old) beside = carryOver(old, db, stopped);
   } finally {
     old?.close();
     rmSync(scratch, { recursive: true, force: true });
   }
   log(
-    `quotas: --discard-damaged-quotas: counting on from the ${counts.size} credentials that still read; the damaged files are in ${aside}`,
+    `quotas: --discard-damaged-quotas: counting on from the ${counts.size} credentials that still read${beside.length ? `, with ${beside.join(', ')}` : ''}; the damaged files are in ${aside}`,
   );
   return db;
 }
@@ -477,7 +496,7 @@ function salvage(file: string, log: (m: string) => void): DatabaseSync {
  * The tables a salvaged database held beside the counts (the webhook store's endpoints and attempts), copied from
  * `old` into `db` with their indexes, each as far as its rows read: a customer's endpoint is not lost with a page.
  */
-function carryOver(old: DatabaseSync, db: DatabaseSync, stopped: (what: string) => (e: Error) => void): void {
+function carryOver(old: DatabaseSync, db: DatabaseSync, stopped: (what: string) => (e: Error) => void): string[] {
   const ours = ['months', 'charges', 'meta'];
   let schema: Record<string, unknown>[];
   try {
@@ -488,11 +507,14 @@ function carryOver(old: DatabaseSync, db: DatabaseSync, stopped: (what: string) 
       .all()
       .filter((t) => !ours.includes(String(t.tbl_name)));
   } catch (e) {
-    return stopped('its other tables')(e as Error);
+    stopped('the tables beside the counts')(e as Error);
+    return [];
   }
+  const kept: string[] = [];
   for (const { type, name, sql } of schema) {
     db.exec(String(sql));
     if (type !== 'table') continue;
+    let n = 0;
     transaction(db, () => {
       let insert: ReturnType<DatabaseSync['prepare']> | undefined;
       try {
@@ -500,12 +522,15 @@ function carryOver(old: DatabaseSync, db: DatabaseSync, stopped: (what: string) 
           const values = Object.values(row);
           insert ??= db.prepare(`INSERT INTO "${String(name)}" VALUES (${values.map(() => '?').join(', ')})`);
           insert.run(...values);
+          n++;
         }
       } catch (e) {
-        stopped(String(name))(e as Error);
+        stopped(`${String(name)} after ${n} rows`)(e as Error);
       }
     });
+    kept.push(`${n} row${n === 1 ? '' : 's'} of ${String(name)}`);
   }
+  return kept;
 }
 
 /** A new database at `file` holding `counts`: their months, and their minutes as charges of the minute alone. */

@@ -1,10 +1,10 @@
 /**
  * docs/shim.md's way back from a damaged quota database, run as written (decision 99): a copy made with `sqlite3`'s
- * `.backup` while the store has the database open, made private, then put back after damage with its witness removed;
- * `serve` and `usage` take it and count on from what it held.
+ * `.backup` while the store has the database open, made private, then put back after a crash and damage, the damaged
+ * files moved aside first; `serve` and `usage` take it and count on from what it held.
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, statSync, truncateSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { QuotaStoreDamaged, SqliteQuotaStore } from '../../auth-shim/node/quota-sqlite.js';
@@ -39,17 +39,25 @@ describe.skipIf(noSqlite !== null)(`a copy of a running quota database (skipped:
     expect(statSync(copy).mode & 0o777).toBe(0o600);
 
     store.take('key:a', limits, Date.now(), month); // after the copy: not in it
+    await store.flush();
+    // A kill -9 then (its -wal beside the file), and the file lost: the witness says it held counts.
+    const crashed = join(root, 'crashed.sqlite');
+    for (const end of ['-wal', '.id']) copyFileSync(`${file}${end}`, `${crashed}${end}`);
     await store.close();
-    truncateSync(file, 0); // the damage: a cut file, which the witness says held counts
-    await expect(monthTotals(file, month)).rejects.toThrow(QuotaStoreDamaged);
+    await expect(monthTotals(crashed, month)).rejects.toThrow(QuotaStoreDamaged);
 
-    copyFileSync(copy, file); // "restore a copy (stop serve first)"
-    // Older than the last save: refused until its witness, which says so, is removed as the recipe says.
-    await expect(monthTotals(file, month)).rejects.toThrow(/its charges end at row \d+, where .* says row \d+ was saved/);
-    const [rm, ...rmArgs] = recipe('rm FILE.id', file, copy);
-    expect(spawnSync(rm!, rmArgs).status).toBe(0);
-    expect((await monthTotals(file, month)).get('key:a')).toBe(5);
-    const again = await SqliteQuotaStore.open(file);
+    // "move the damaged database's files aside, FILE and those of FILE-wal, FILE-shm and FILE.id that are there"
+    mkdirSync(join(root, 'aside'));
+    for (const end of ['', '-wal', '-shm', '.id'])
+      if (existsSync(`${crashed}${end}`)) renameSync(`${crashed}${end}`, join(root, 'aside', `crashed.sqlite${end}`));
+    const [cp, ...cpArgs] = recipe('cp COPY FILE', crashed, copy);
+    expect(spawnSync(cp!, cpArgs).status).toBe(0);
+    expect((await monthTotals(crashed, month)).get('key:a')).toBe(5);
+    // Its witness alone left in place: refused, as a copy older than the last save.
+    copyFileSync(join(root, 'aside', 'crashed.sqlite.id'), `${crashed}.id`);
+    await expect(monthTotals(crashed, month)).rejects.toThrow(/its charges end at row \d+, where .* says row \d+ was saved/);
+    renameSync(`${crashed}.id`, join(root, 'aside', 'crashed.sqlite.id'));
+    const again = await SqliteQuotaStore.open(crashed);
     expect(again.take('key:a', limits, Date.now(), month).monthUsed).toBe(6);
     await again.close();
   });

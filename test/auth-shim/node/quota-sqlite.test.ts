@@ -577,6 +577,37 @@ describe('the SQLite store: damage is named, never read as empty', () => {
     expect(await totalOf(file, 'key:g')).toBe(3);
   });
 
+  it('a witness that does not read is damage too, for the store and usage; the salvage counts on', async () => {
+    const file = await held('garbled-witness');
+    writeFileSync(`${file}.id`, 'not json {');
+    const said = new RegExp(`^${file}\\.id: the quota database's witness does not read \\(.*\\); it says which database the counts`);
+    await expect(SqliteQuotaStore.open(file)).rejects.toThrow(said);
+    const billed = await cliAsync(['usage', '--quotas', file, '--keys', KEYS_FILE]);
+    expect(billed.status).toBe(3);
+    expect(billed.stderr.replace('risk-readings usage: ', '')).toMatch(said);
+    await (await SqliteQuotaStore.open(file, { discardDamaged: true })).close();
+    expect(await totalOf(file, 'key:g')).toBe(1);
+  });
+
+  it('a start that refuses a damaged database leaves it as it was, the -wal of a crash included', async () => {
+    const s = await open(fresh('crashing'), { flushMs: 3_600_000 });
+    for (let i = 0; i < 50; i++) s.take(`key:${i}`, basic, T0, month);
+    await s.flush(true);
+    s.db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+    for (let i = 0; i < 50; i++) s.take(`key:${i}`, basic, T0 + 1, month);
+    await s.flush(true); // these in the -wal alone, as a kill -9 leaves them
+    const file = fresh('crashed');
+    for (const end of ['', '-wal', '.id']) copyFileSync(`${s.file}${end}`, `${file}${end}`);
+    const bytes = readFileSync(file);
+    bytes.fill(0x5a, bytes.length - 4096 + 8, bytes.length); // a page of the file overwritten
+    writeFileSync(file, bytes);
+    const [db, wal] = [readFileSync(file), readFileSync(`${file}-wal`)];
+    expect(wal.length).toBeGreaterThan(0);
+    await expect(SqliteQuotaStore.open(file)).rejects.toThrow(QuotaStoreDamaged);
+    expect(readFileSync(file).equals(db)).toBe(true);
+    expect(readFileSync(`${file}-wal`).equals(wal)).toBe(true);
+  });
+
   it('--discard-damaged-quotas keeps the webhook endpoints and attempts beside the counts', async () => {
     const file = fresh('salvage-webhooks');
     const s = await SqliteQuotaStore.open(file);
@@ -587,7 +618,11 @@ describe('the SQLite store: damage is named, never read as empty', () => {
     s.take('key:g', basic, T0, month);
     await s.close();
     writeFileSync(`${file}.id`, JSON.stringify({ database: '00000000-0000-0000-0000-000000000000' })); // damage
-    const salvaged = await open(file, { discardDamaged: true });
+    const said: string[] = [];
+    const salvaged = await open(file, { discardDamaged: true, log: (m) => said.push(m) });
+    expect(said.join('\n')).toMatch(
+      /counting on from the 1 credentials that still read, with 1 row of webhook_endpoints, 1 row of webhook_attempts;/,
+    );
     const endpoints = new SqliteWebhookStore(salvaged);
     expect(await endpoints.get('ep_kept')).toEqual(endpoint);
     expect(await endpoints.attempts('ep_kept')).toEqual([attempt]);
