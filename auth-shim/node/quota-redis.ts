@@ -3,7 +3,7 @@
  * counted while Redis could not be reached is recorded when it answers again.
  */
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis, ReplyError } from 'ioredis';
 import { z } from 'zod';
@@ -312,10 +312,25 @@ const Owed = z.array(
  * Whether the owed file `name` is a live instance's on this machine (a rolling restart during an outage): it records
  * them itself, and the file is taken in by the next start after it ends.
  */
-function heldByAnother(name: string): boolean {
+function heldByAnother(name: string): number | null {
   const pid = Number(/^(\d+)-\d{4}-/.exec(name.slice(OWED.length))?.[1]);
-  return !!pid && pid !== process.pid && pidAlive(pid);
+  return pid && pid !== process.pid && pidAlive(pid) ? pid : null;
 }
+
+const readsAsCharges = (line: string): boolean => {
+  try {
+    return Owed.safeParse(JSON.parse(line)).success;
+  } catch {
+    return false;
+  }
+};
+const sizeOf = (f: string): number => {
+  try {
+    return statSync(f).size;
+  } catch {
+    return -1;
+  }
+};
 
 /**
  * The charges an owed file holds. A last line without its newline was cut short (a full disk, a machine that
@@ -325,8 +340,10 @@ function readOwed(f: string, log: (m: string) => void): Charge[] {
   const refused = (why: string) => new QuotaStoreDamaged(`${f}: not the charges a stop kept (${why}); move it aside to start without them`);
   const text = readFileSync(f, 'utf8');
   const lines = f.endsWith('.json') ? [text] : text.split('\n');
-  const cut = f.endsWith('.json') ? '' : lines.pop()!;
-  if (cut) log(`quotas: ${f}: its last line was cut short; the ${cut.length} bytes of it are dropped`);
+  const last = f.endsWith('.json') ? '' : lines.pop()!;
+  // Whole but for its newline (written by hand, say): kept; else cut short by a crash or a full disk: dropped, said.
+  if (last && readsAsCharges(last)) lines.push(last);
+  else if (last) log(`quotas: ${f}: its last line was cut short; the ${last.length} bytes of it are dropped`);
   return lines.flatMap((line, i) => {
     let read: unknown;
     try {
@@ -350,8 +367,15 @@ function readOwed(f: string, log: (m: string) => void): Charge[] {
 export function redisWithFallback(url: string, log: (m: string) => void, dir?: string, prefix = DEFAULT_REDIS_PREFIX): FallbackQuotaStore {
   const redis = new RedisQuotaStore(url, prefix, { log });
   if (!dir) return new FallbackQuotaStore(redis, log);
-  const files = readdirSync(dir)
-    .filter((n) => n.startsWith(OWED) && /\.jsonl?$/.test(n) && !heldByAnother(n))
+  const named = readdirSync(dir).filter((n) => n.startsWith(OWED) && /\.jsonl?$/.test(n));
+  for (const n of named) {
+    const pid = heldByAnother(n);
+    // Said: a pid reused since (after a reboot) would otherwise keep a file from being recorded without a word.
+    if (pid)
+      log(`quotas: ${join(dir, n)} is left to process ${pid}, which runs (another serve over this tree); a start after it ends records it`);
+  }
+  const files = named
+    .filter((n) => !heldByAnother(n))
     .sort()
     .map((n) => join(dir, n));
   const owed = files.flatMap((f) => readOwed(f, log));
@@ -361,26 +385,30 @@ export function redisWithFallback(url: string, log: (m: string) => void, dir?: s
     );
   const taken = () => files.splice(0).forEach((f) => rmSync(f, { force: true }));
   let mine: string | undefined; // this instance's file
-  let inMine = 0; // the charges in it
+  let [inMine, bytes] = [0, 0]; // the charges in it, and its size
   const lines = (charges: Charge[]) => JSON.stringify(redis.own(charges)) + '\n';
   return new FallbackQuotaStore(redis, log, {
     owed,
     recorded: () => {
       taken();
       if (mine) rmSync(mine, { force: true });
-      inMine = 0;
+      [inMine, bytes] = [0, 0];
     },
     keep: (fresh, all) => {
       mine ??= `${asideName(join(dir, OWED_BASE), `owed-${process.pid}`)}.jsonl`;
       // The new ones appended (rewriting 200,000 owed each second held every request 300 ms); written whole again
-      // once it holds twice what is owed, so it stays the size of what is owed.
-      if (inMine + fresh.length > 2 * all.length) {
+      // once it holds twice what is owed, so it stays the size of what is owed, or once it is not as it was left
+      // (removed, cut, or an append a full disk cut short).
+      if (inMine + fresh.length > 2 * all.length || sizeOf(mine) !== bytes) {
+        bytes = -1; // a write that fails leaves the file to be written whole again
         writePrivately(mine, lines(all));
         inMine = all.length;
       } else if (fresh.length) {
+        bytes = -1;
         appendFileSync(mine, lines(fresh), { mode: 0o600 });
         inMine += fresh.length;
       }
+      bytes = sizeOf(mine);
       taken(); // what they held is in this one now
       return mine;
     },

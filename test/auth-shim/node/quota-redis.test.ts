@@ -3,7 +3,7 @@
  * never takes the API down nor bills a request twice. Tests use REDIS_URL (default redis://127.0.0.1:6379) and
  * private redis-server processes; where none answers they are skipped with the reason, except under CI=true.
  */
-import { cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
@@ -180,16 +180,54 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
     // Left by an instance no longer running (a pid that has exited).
     const file = join(dir, `.risk-readings-quotas.owed-${spawnSync('true').pid}-2026-12-01T00-00-00-000Z.jsonl`);
     writeFileSync(file, `${JSON.stringify([charge(1), charge(2)])}\n${JSON.stringify([charge(3)])}\n[{"credential":"cu`);
+    // One whole but for its newline (written by hand) is read whole; one of a process that runs is left to it, said.
+    const byHand = file.replace('00-000Z', '01-000Z');
+    writeFileSync(byHand, JSON.stringify([charge(5)]));
+    const running = join(dir, `.risk-readings-quotas.owed-${process.ppid}-2026-12-01T00-00-00-000Z.jsonl`);
+    writeFileSync(running, `${JSON.stringify([charge(6)])}\n`);
     const logs: string[] = [];
     const store = redisWithFallback(REDIS_URL, (l) => logs.push(l), dir, space);
-    expect(await until(() => !existsSync(file), 60_000, 20)).toBe(true);
+    expect(await until(() => !existsSync(file) && !existsSync(byHand), 60_000, 20)).toBe(true);
     await store.close();
     expect(logs.join('\n')).toMatch(new RegExp(`${file}: its last line was cut short; the 18 bytes of it are dropped`));
-    expect((await monthTotals(REDIS_URL, m, space)).get('cut')).toBe(3);
+    expect(logs.join('\n')).toMatch(new RegExp(`${running} is left to process ${process.ppid}, which runs`));
+    expect((await monthTotals(REDIS_URL, m, space)).get('cut')).toBe(4);
+    rmSync(running);
     writeFileSync(file, `${JSON.stringify([charge(4)])}\n{"not": "charges"}\n`);
     expect(() => redisWithFallback(REDIS_URL, () => {}, dir, space)).toThrow(
       new RegExp(`^${file}: not the charges a stop kept \\(line 2: the line: Invalid input`),
     );
+  });
+
+  it('an owed file removed during the outage is written whole again at the next keep; the stop keeps every charge', async () => {
+    const { url, redis } = await privateRedis();
+    const dir = tempDir('rr-owed-gone-');
+    const limits = { perMinute: 1_000, perMonth: 100_000 };
+    const t = Date.now();
+    const m = monthOf(t);
+    const owedFiles = () => readdirSync(dir).filter((n) => n.includes('.owed-'));
+    try {
+      const store = redisWithFallback(url, () => {}, dir);
+      expect((await store.take('k', limits, t, m)).ok).toBe(true);
+      redis.kill('SIGSTOP');
+      for (let i = 1; i <= 5; i++) await store.take('k', limits, t + i, m);
+      expect(await until(() => owedFiles().length === 1, 10_000, 20)).toBe(true);
+      const file = join(dir, owedFiles()[0]!);
+      rmSync(file); // an operator's clean-up while serve runs
+      for (let i = 6; i <= 8; i++) await store.take('k', limits, t + i, m);
+      expect(await until(() => existsSync(file), 10_000, 20)).toBe(true);
+      const stop = await store.close().catch((e: unknown) => e);
+      expect(stop).toBeInstanceOf(UnrecordedCharges);
+      const kept = readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .flatMap((line) => JSON.parse(line) as unknown[]);
+      expect(kept).toHaveLength(8);
+      expect((stop as Error).message).toMatch(/^8 charges counted while/);
+    } finally {
+      redis.kill('SIGCONT');
+      redis.kill('SIGKILL');
+    }
   });
 
   it('kill -9 during an outage loses at most the last second of what was owed; the next start records it once', async () => {
