@@ -131,6 +131,11 @@ export function checkedDatabase(file: string, readOnly = false, busyMs = 5_000):
       throw new QuotaStoreDamaged(
         `${file}: the quota database is ${existsSync(file) ? 'empty' : 'gone'}, but ${witnessOf(file)} says it held the counts of database ${witness.database} since it was made; ${wayOn(file)}`,
       );
+    // A crash's -wal whose database was moved away: SQLite would empty it as it made a new database beside it.
+    if (existsSync(`${file}-wal`) && statSync(`${file}-wal`).size > 0)
+      throw new QuotaStoreDamaged(
+        `${file}: the quota database is ${existsSync(file) ? 'empty' : 'gone'}, but ${file}-wal beside it holds counts of it; move the -wal and -shm to the database they belong to (or aside, to start from zero on purpose)`,
+      );
     return openDatabase(file, readOnly, busyMs);
   }
   let db: DatabaseSync | undefined;
@@ -150,7 +155,7 @@ export function checkedDatabase(file: string, readOnly = false, busyMs = 5_000):
     const last = lastRowOf(db);
     if (witness?.saved !== undefined && last < witness.saved)
       throw new Error(
-        `its charges end at row ${last}, where ${witnessOf(file)} says row ${witness.saved} was saved: the rows after are gone (its -wal deleted after a crash: put it back if you have it; or an older copy put in its place)`,
+        `its charges end at row ${last}, where ${witnessOf(file)} says row ${witness.saved} was saved: the rows after are gone (its -wal deleted or cut after a crash: put it back whole if you have it; or an older copy put in its place)`,
       );
     if (readOnly) return db;
     db.close();
@@ -205,7 +210,9 @@ function readWitness(file: string): Witness | null {
   }
   if (typeof read?.database !== 'string')
     throw new QuotaStoreDamaged(`${w}: the quota database's witness names no database; ${witnessWay(file)}`);
-  return { ...read, database: read.database, saved: Number.isSafeInteger(read.saved) ? read.saved : undefined };
+  if (read.saved !== undefined && !(Number.isSafeInteger(read.saved) && read.saved >= 0))
+    throw new QuotaStoreDamaged(`${w}: the quota database's witness names no row saved; ${witnessWay(file)}`);
+  return { ...read, database: read.database };
 }
 const witnessWay = (file: string) =>
   `it says which database the counts of ${file} are in and how far they were saved: put back the one serve wrote, or move it aside to count on from the database as it is`;

@@ -585,8 +585,28 @@ describe('the SQLite store: damage is named, never read as empty', () => {
     const billed = await cliAsync(['usage', '--quotas', file, '--keys', KEYS_FILE]);
     expect(billed.status).toBe(3);
     expect(billed.stderr.replace('risk-readings usage: ', '')).toMatch(said);
+    // One that names its database but no row a save could have written (a hand edit) checks nothing either.
+    const id = await held('witness-saved');
+    const w = JSON.parse(readFileSync(`${id}.id`, 'utf8')) as Record<string, unknown>;
+    writeFileSync(`${id}.id`, JSON.stringify({ ...w, saved: 'abc' }));
+    await expect(SqliteQuotaStore.open(id)).rejects.toThrow(/witness names no row saved/);
     await (await SqliteQuotaStore.open(file, { discardDamaged: true })).close();
     expect(await totalOf(file, 'key:g')).toBe(1);
+  });
+
+  it("a crash's -wal left without its database is refused, not emptied by a new database", async () => {
+    const s = await open(fresh('orphaning'), { flushMs: 3_600_000 });
+    s.take('key:g', basic, T0, month);
+    await s.flush(true);
+    const file = fresh('orphaned');
+    copyFileSync(`${s.file}-wal`, `${file}-wal`); // the database and its witness moved away, the -wal left
+    const wal = readFileSync(`${file}-wal`);
+    expect(wal.length).toBeGreaterThan(0);
+    await expect(SqliteQuotaStore.open(file)).rejects.toThrow(
+      new RegExp(`^${file}: the quota database is gone, but ${file}-wal beside it holds counts of it; move the -wal and -shm`),
+    );
+    expect(readFileSync(`${file}-wal`).equals(wal)).toBe(true);
+    expect(existsSync(file)).toBe(false);
   });
 
   it('a start that refuses a damaged database leaves it as it was, the -wal of a crash included', async () => {
@@ -657,7 +677,7 @@ describe('the SQLite store: damage is named, never read as empty', () => {
     const file = fresh('behind');
     for (const end of ['', '.id']) copyFileSync(`${s.file}${end}`, `${file}${end}`);
     const said =
-      /its charges end at row (\d+), where \S+\.id says row (\d+) was saved: the rows after are gone \(its -wal deleted after a crash/;
+      /its charges end at row (\d+), where \S+\.id says row (\d+) was saved: the rows after are gone \(its -wal deleted or cut after a crash/;
     const error = await SqliteQuotaStore.open(file).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(QuotaStoreDamaged);
     expect((error as Error).message).toMatch(
