@@ -258,7 +258,14 @@ export interface FallbackOptions {
   keep?: (fresh: Charge[], owed: Charge[]) => string;
   /** Everything owed is recorded: what `keep` kept before may go. */
   recorded?: () => void;
+  /**
+   * Charges other instances kept and left since (they ended: a rolling restart during an outage), asked for every
+   * ADOPT_TRIES retries: owed from then on, as `owed` is from the start.
+   */
+  adopt?: () => Charge[];
 }
+/** How many retry periods between two asks for charges other instances left (10 s by default). */
+const ADOPT_TRIES = 10;
 
 const seqOf = (e: unknown): number | undefined => (e as { seq?: number } | null)?.seq;
 
@@ -286,6 +293,7 @@ export class FallbackQuotaStore implements QuotaStore {
   private readonly troubles: TroubleLog<'unreachable' | 'keep'>;
   /** The charges an instance before this one owed (FallbackOptions.owed): not counted in this process. */
   private readonly inherited: WeakSet<Charge>;
+  private readonly adopting: ReturnType<typeof setInterval> | undefined;
 
   constructor(
     private shared: QuotaStore,
@@ -298,6 +306,18 @@ export class FallbackQuotaStore implements QuotaStore {
     this.inherited = new WeakSet(this.owed);
     this.unkept = options.keep ? [...this.owed] : [];
     if (this.owed.length) this.owing();
+    if (options.adopt) {
+      this.adopting = setInterval(() => this.adopt(options.adopt!()), this.retryMs * ADOPT_TRIES);
+      this.adopting.unref?.();
+    }
+  }
+
+  private adopt(charges: Charge[]): void {
+    if (!charges.length || this.closing) return;
+    for (const c of charges) this.inherited.add(c);
+    this.owed.push(...charges);
+    if (this.options.keep) this.unkept.push(...charges);
+    this.owing();
   }
 
   private owing(): void {
@@ -435,6 +455,7 @@ export class FallbackQuotaStore implements QuotaStore {
   async close(): Promise<void> {
     this.closing = true;
     clearInterval(this.retrying);
+    clearInterval(this.adopting);
     for (const until = Date.now() + CLOSE_MS; ; await new Promise((r) => setTimeout(r, 250))) {
       await this.settling;
       if (!this.owed.length || Date.now() >= until) break;

@@ -367,24 +367,28 @@ function readOwed(f: string, log: (m: string) => void): Charge[] {
 export function redisWithFallback(url: string, log: (m: string) => void, dir?: string, prefix = DEFAULT_REDIS_PREFIX): FallbackQuotaStore {
   const redis = new RedisQuotaStore(url, prefix, { log });
   if (!dir) return new FallbackQuotaStore(redis, log);
-  const named = readdirSync(dir).filter((n) => n.startsWith(OWED) && /\.jsonl?$/.test(n));
-  for (const n of named) {
+  let mine: string | undefined; // this instance's file
+  const [files, refused] = [[] as string[], new Set<string>()];
+  /** The owed files in `dir` that are not this instance's nor another's that runs, and not taken in yet. */
+  const left = (): string[] =>
+    readdirSync(dir)
+      .filter((n) => n.startsWith(OWED) && /\.jsonl?$/.test(n) && !heldByAnother(n))
+      .sort()
+      .map((n) => join(dir, n))
+      .filter((f) => f !== mine && !files.includes(f) && !refused.has(f));
+  files.push(...left());
+  for (const n of readdirSync(dir).filter((n) => n.startsWith(OWED) && /\.jsonl?$/.test(n))) {
     const pid = heldByAnother(n);
     // Said: a pid reused since (after a reboot) would otherwise keep a file from being recorded without a word.
     if (pid)
-      log(`quotas: ${join(dir, n)} is left to process ${pid}, which runs (another serve over this tree); a start after it ends records it`);
+      log(`quotas: ${join(dir, n)} is left to process ${pid}, which runs (another serve over this tree); it is taken in once that ends`);
   }
-  const files = named
-    .filter((n) => !heldByAnother(n))
-    .sort()
-    .map((n) => join(dir, n));
   const owed = files.flatMap((f) => readOwed(f, log));
   if (owed.length)
     log(
       `quotas: owed to Redis: ${chargeCount(owed.length)} an instance before this one (stopped or killed) could not record, from ${files.join(', ')}`,
     );
   const taken = () => files.splice(0).forEach((f) => rmSync(f, { force: true }));
-  let mine: string | undefined; // this instance's file
   let [inMine, bytes] = [0, 0]; // the charges in it, and its size
   const lines = (charges: Charge[]) => JSON.stringify(redis.own(charges)) + '\n';
   return new FallbackQuotaStore(redis, log, {
@@ -394,6 +398,20 @@ export function redisWithFallback(url: string, log: (m: string) => void, dir?: s
       if (mine) rmSync(mine, { force: true });
       [inMine, bytes] = [0, 0];
     },
+    // Another serve over this tree that ended since (a rolling restart during an outage): its file is taken in.
+    adopt: () =>
+      left().flatMap((f) => {
+        try {
+          const charges = readOwed(f, log);
+          files.push(f);
+          log(`quotas: owed to Redis: ${chargeCount(charges.length)} a serve that ended could not record, from ${f}`);
+          return charges;
+        } catch (e) {
+          refused.add(f); // said once; a start after it is refused by it, as any
+          log(`quotas: ${(e as Error).message}`);
+          return [];
+        }
+      }),
     keep: (fresh, all) => {
       mine ??= `${asideName(join(dir, OWED_BASE), `owed-${process.pid}`)}.jsonl`;
       // The new ones appended (rewriting 200,000 owed each second held every request 300 ms); written whole again

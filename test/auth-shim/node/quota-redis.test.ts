@@ -199,6 +199,25 @@ describe.skipIf(noRedis !== null)(`Redis: a fleet shares its counts (skipped: ${
     );
   });
 
+  it('an owed file another serve over the tree left when it ended is taken in while this one runs', async () => {
+    const dir = tempDir('rr-owed-adopt-');
+    const space = prefix();
+    const m = monthOf(Date.now());
+    const logs: string[] = [];
+    const store = redisWithFallback(REDIS_URL, (l) => logs.push(l), dir, space);
+    try {
+      // A rolling restart during an outage: the old serve kept what it owed, then ended (a pid that has exited).
+      const file = join(dir, `.risk-readings-quotas.owed-${spawnSync('true').pid}-2026-12-01T00-00-00-000Z.jsonl`);
+      const charge = { credential: 'left', now: Date.now(), month: m, kind: 'request', seq: 1, client: 'beef01' };
+      writeFileSync(file, `${JSON.stringify([charge])}\n`);
+      expect(await until(() => !existsSync(file), 60_000, 50)).toBe(true); // asked for every 10 s
+      expect(await until(async () => (await monthTotals(REDIS_URL, m, space)).get('left') === 1, 10_000, 50)).toBe(true);
+      expect(logs.join('\n')).toMatch(new RegExp(`owed to Redis: 1 charge a serve that ended could not record, from ${file}`));
+    } finally {
+      await store.close();
+    }
+  });
+
   it('an owed file removed during the outage is written whole again at the next keep; the stop keeps every charge', async () => {
     const { url, redis } = await privateRedis();
     const dir = tempDir('rr-owed-gone-');
