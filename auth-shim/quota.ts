@@ -291,7 +291,7 @@ export class FallbackQuotaStore implements QuotaStore {
   private unkept: Charge[];
   private closing = false;
   private readonly troubles: TroubleLog<'unreachable' | 'keep'>;
-  /** The charges an instance before this one owed (FallbackOptions.owed): not counted in this process. */
+  /** The charges other instances owed (`adopt`): not counted in this process. */
   private readonly inherited: WeakSet<Charge>;
   private readonly adopting: ReturnType<typeof setInterval> | undefined;
 
@@ -302,16 +302,15 @@ export class FallbackQuotaStore implements QuotaStore {
   ) {
     this.retryMs = options.retryMs ?? RETRY_MS;
     this.troubles = new TroubleLog(log);
-    this.owed = [...(options.owed ?? [])];
-    this.inherited = new WeakSet(this.owed);
-    this.unkept = options.keep ? [...this.owed] : [];
-    if (this.owed.length) this.owing();
+    [this.owed, this.unkept, this.inherited] = [[], [], new WeakSet()];
+    this.adopt(options.owed ?? []);
     if (options.adopt) {
       this.adopting = setInterval(() => this.adopt(options.adopt!()), this.retryMs * ADOPT_TRIES);
       this.adopting.unref?.();
     }
   }
 
+  /** Charges another instance counted (a stop before this start, or one that ended since): owed from now on. */
   private adopt(charges: Charge[]): void {
     if (!charges.length || this.closing) return;
     for (const c of charges) this.inherited.add(c);

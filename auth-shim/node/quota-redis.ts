@@ -317,13 +317,6 @@ function heldByAnother(name: string): number | null {
   return pid && pid !== process.pid && pidAlive(pid) ? pid : null;
 }
 
-const readsAsCharges = (line: string): boolean => {
-  try {
-    return Owed.safeParse(JSON.parse(line)).success;
-  } catch {
-    return false;
-  }
-};
 const sizeOf = (f: string): number => {
   try {
     return statSync(f).size;
@@ -340,21 +333,22 @@ function readOwed(f: string, log: (m: string) => void): Charge[] {
   const refused = (why: string) => new QuotaStoreDamaged(`${f}: not the charges a stop kept (${why}); move it aside to start without them`);
   const text = readFileSync(f, 'utf8');
   const lines = f.endsWith('.json') ? [text] : text.split('\n');
-  const last = f.endsWith('.json') ? '' : lines.pop()!;
-  // Whole but for its newline (written by hand, say): kept; else cut short by a crash or a full disk: dropped, said.
-  if (last && readsAsCharges(last)) lines.push(last);
-  else if (last) log(`quotas: ${f}: its last line was cut short; the ${last.length} bytes of it are dropped`);
+  const tail = f.endsWith('.json') ? -1 : lines.length - 1; // after the last newline: '' in a file that ends with one
   return lines.flatMap((line, i) => {
-    let read: unknown;
+    if (i === tail && !line) return [];
+    let owed: ReturnType<typeof Owed.safeParse> | undefined;
+    let why: string;
     try {
-      read = JSON.parse(line);
+      owed = Owed.safeParse(JSON.parse(line));
+      why = owed.success ? '' : `${owed.error.issues[0]!.path.join('.') || 'the line'}: ${owed.error.issues[0]!.message}`;
     } catch (e) {
-      throw refused(`line ${i + 1}: ${(e as Error).message}`);
+      why = (e as Error).message;
     }
-    const owed = Owed.safeParse(read);
-    if (!owed.success)
-      throw refused(`line ${i + 1}: ${owed.error.issues[0]!.path.join('.') || 'the line'}: ${owed.error.issues[0]!.message}`);
-    return owed.data;
+    if (owed?.success) return owed.data;
+    // Whole but for its newline (by hand) it was read above; else cut short by a crash or a full disk: dropped, said.
+    if (i !== tail) throw refused(`line ${i + 1}: ${why}`);
+    log(`quotas: ${f}: its last line was cut short; the ${line.length} bytes of it are dropped`);
+    return [];
   });
 }
 
@@ -370,19 +364,22 @@ export function redisWithFallback(url: string, log: (m: string) => void, dir?: s
   let mine: string | undefined; // this instance's file
   const [files, refused] = [[] as string[], new Set<string>()];
   /** The owed files in `dir` that are not this instance's nor another's that runs, and not taken in yet. */
-  const left = (): string[] =>
+  const left = (said = false): string[] =>
     readdirSync(dir)
-      .filter((n) => n.startsWith(OWED) && /\.jsonl?$/.test(n) && !heldByAnother(n))
+      .filter((n) => n.startsWith(OWED) && /\.jsonl?$/.test(n))
+      .filter((n) => {
+        const pid = heldByAnother(n);
+        // Said at the start: a pid reused since (after a reboot) would otherwise keep a file unrecorded without a word.
+        if (pid && said)
+          log(
+            `quotas: ${join(dir, n)} is left to process ${pid}, which runs (another serve over this tree); it is taken in once that ends`,
+          );
+        return !pid;
+      })
       .sort()
       .map((n) => join(dir, n))
       .filter((f) => f !== mine && !files.includes(f) && !refused.has(f));
-  files.push(...left());
-  for (const n of readdirSync(dir).filter((n) => n.startsWith(OWED) && /\.jsonl?$/.test(n))) {
-    const pid = heldByAnother(n);
-    // Said: a pid reused since (after a reboot) would otherwise keep a file from being recorded without a word.
-    if (pid)
-      log(`quotas: ${join(dir, n)} is left to process ${pid}, which runs (another serve over this tree); it is taken in once that ends`);
-  }
+  files.push(...left(true));
   const owed = files.flatMap((f) => readOwed(f, log));
   if (owed.length)
     log(
@@ -417,12 +414,12 @@ export function redisWithFallback(url: string, log: (m: string) => void, dir?: s
       // The new ones appended (rewriting 200,000 owed each second held every request 300 ms); written whole again
       // once it holds twice what is owed, so it stays the size of what is owed, or once it is not as it was left
       // (removed, cut, or an append a full disk cut short).
-      if (inMine + fresh.length > 2 * all.length || sizeOf(mine) !== bytes) {
-        bytes = -1; // a write that fails leaves the file to be written whole again
+      const whole = inMine + fresh.length > 2 * all.length || sizeOf(mine) !== bytes;
+      bytes = -1; // a write that fails leaves the file to be written whole again
+      if (whole) {
         writePrivately(mine, lines(all));
         inMine = all.length;
       } else if (fresh.length) {
-        bytes = -1;
         appendFileSync(mine, lines(fresh), { mode: 0o600 });
         inMine += fresh.length;
       }
