@@ -12,15 +12,16 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { buildSmall, ROOT, smallSite, tempDir } from '../helpers.js';
 import { freePort, redisAway, REDIS_URL, removesAddedKeys } from '../services.js';
 import { builtTree, copiedTree, KEYS_FILE } from '../auth-shim/tree.js';
+import { stopped } from '../auth-shim/node/serve-load.js';
 import { block as docBlock } from './blocks.js';
 
 const block = (lang: string, marker: string) => docBlock('production.md', lang, marker);
 
 const root = tempDir('rr-recipes-');
 const children: ChildProcess[] = [];
-afterAll(() => {
-  for (const c of children) c.kill('SIGTERM');
-});
+// Each serve stopped and gone before the folder goes (after hooks run last first): a stop still saving its counts
+// into a tree being removed failed the removal.
+afterAll(() => Promise.all(children.map((c) => stopped(c, 'SIGTERM'))));
 
 /** Runs `args` (a serve) until it prints that it serves; resolves with its output so far. */
 function started(argv: string[], env: NodeJS.ProcessEnv, cwd = ROOT): Promise<{ child: ChildProcess; output: () => string }> {
