@@ -15,7 +15,6 @@ import {
   MONTHS_KEPT,
   newCounts,
   recordCharge,
-  refundMonth,
   type Admission,
   type Charge,
   type Counts,
@@ -48,24 +47,11 @@ interface CounterEnv {
   QUOTA_DIRECTORY?: DurableObjectNamespaceLike;
 }
 
-interface TakeRequest {
-  limits: Limits;
-  now: number;
-  month: MonthWindow;
-  use?: MonthUse;
-  /** The credential the object counts for, which its alarm reports under (an isolate of an earlier release omits it). */
-  credential?: string;
-}
-
-interface RefundRequest {
-  month: MonthWindow;
-  credential?: string;
-}
-
-interface RecordRequest {
-  charges: Pick<Charge, 'now' | 'month' | 'kind'>[];
-  credential?: string;
-}
+/** Each request names the credential the object counts for, which its alarm reports under (an isolate of an earlier release omits it). */
+type Named<T> = T & { credential?: string };
+type TakeRequest = Named<{ limits: Limits; now: number; month: MonthWindow; use?: MonthUse }>;
+type RefundRequest = Named<{ month: MonthWindow }>;
+type RecordRequest = Named<{ charges: Pick<Charge, 'now' | 'month' | 'kind'>[] }>;
 
 /** What a counter sends the directory: every monthly total it keeps, by `YYYY-MM` (absolute, so a resend is harmless). */
 interface ReportRequest {
@@ -106,24 +92,17 @@ export class QuotaCounter {
       const c = this.counts ?? (await this.state.storage.get<Counts>('counts'));
       return Response.json(c ? monthsOf(c) : {});
     }
-    if (path === '/refund') {
-      const { month, credential } = (await request.json()) as RefundRequest;
-      const counts = await this.load(month);
-      refundMonth(counts, month);
-      await this.state.storage.put('counts', counts);
-      await this.changed(credential, false);
-      return Response.json({ refunded: 1 });
-    }
-    if (path === '/record') {
-      // What the edge's fallback counted while this object could not be reached, recorded now.
-      const { charges, credential } = (await request.json()) as RecordRequest;
+    if (path === '/refund' || path === '/record') {
+      // A 304's month charge returned, or what the edge's fallback counted while this object could not be reached.
+      const body = (await request.json()) as RefundRequest & RecordRequest;
+      const charges: RecordRequest['charges'] = path === '/record' ? body.charges : [{ now: 0, month: body.month, kind: 'refund' }];
       if (!charges.length) return Response.json({ recorded: 0 });
       const counts = await this.load(charges[0]!.month);
       // An isolate of the release before kinds were sent only ever sent requests.
       for (const c of charges) recordCharge(counts, { ...c, kind: c.kind ?? 'request' });
       await this.state.storage.put('counts', counts);
-      if (charges.some((c) => c.kind !== 'minute')) await this.changed(credential, false);
-      return Response.json({ recorded: charges.length });
+      if (charges.some((c) => c.kind !== 'minute')) await this.changed(body.credential, false);
+      return Response.json(path === '/record' ? { recorded: charges.length } : { refunded: 1 });
     }
     const { limits, now, month, use, credential } = (await request.json()) as TakeRequest;
     const counts = await this.load(month);
@@ -131,8 +110,7 @@ export class QuotaCounter {
     const a = admit(counts, limits, now, month, use);
     if (a.ok) {
       await this.state.storage.put('counts', counts);
-      const report = a.monthCharged ? this.changed(credential, counts.monthStart !== before) : undefined;
-      if (report) await report;
+      if (a.monthCharged) await this.changed(credential, counts.monthStart !== before);
     }
     return Response.json(a);
   }
@@ -140,17 +118,12 @@ export class QuotaCounter {
   /**
    * The monthly totals changed: the directory hears of it by the alarm, set for `reportMs` from now unless one is
    * already set (so at most one report a minute however busy the credential), or at once when the month turned (the
-   * month before is then final here). Without a directory bound, nothing; once the alarm is set, nothing to wait for.
+   * month before is then final here). Without a directory bound, nothing.
    */
-  private changed(credential: string | undefined, turned: boolean): Promise<void> | undefined {
-    if (!this.env.QUOTA_DIRECTORY || !this.state.storage.setAlarm) return;
-    this.changes++;
-    if (this.alarmSet && !turned && (!credential || credential === this.credential)) return;
-    return this.schedule(credential, turned);
-  }
-
-  private async schedule(credential: string | undefined, turned: boolean): Promise<void> {
+  private async changed(credential: string | undefined, turned: boolean): Promise<void> {
     const storage = this.state.storage;
+    if (!this.env.QUOTA_DIRECTORY || !storage.setAlarm) return;
+    this.changes++;
     if (credential && credential !== this.credential) {
       this.credential = credential;
       await storage.put('credential', credential);
@@ -158,7 +131,7 @@ export class QuotaCounter {
     this.alarmSet ??= (await storage.getAlarm?.()) != null;
     if (this.alarmSet && !turned) return;
     this.alarmSet = true;
-    await storage.setAlarm!(Date.now() + (turned ? 0 : this.reportMs));
+    await storage.setAlarm(Date.now() + (turned ? 0 : this.reportMs));
   }
 
   /**

@@ -185,7 +185,7 @@ export function admit(c: Counts, limits: Limits, now: number, month: MonthWindow
 }
 
 /** A month's charge returned (a 304): the month is never taken below zero. */
-export const refundMonth = (c: Counts, month: MonthWindow): void => addToMonth(c, month.start, -1);
+const refundMonth = (c: Counts, month: MonthWindow): void => addToMonth(c, month.start, -1);
 
 /**
  * A charge counted elsewhere (by a fallback, or in a log), counted in place: into its minute in time order and into
@@ -280,7 +280,7 @@ const seqOf = (e: unknown): number | undefined => (e as { seq?: number } | null)
  */
 export class FallbackQuotaStore implements QuotaStore {
   private readonly local = new MemoryQuotaStore();
-  private owed: Charge[];
+  private owed: Charge[] = [];
   private dropped = 0;
   private settling: Promise<void> | null = null;
   private lastTry = -Infinity;
@@ -288,11 +288,11 @@ export class FallbackQuotaStore implements QuotaStore {
   /** While charges are owed (where they can be kept): each second they are kept and tried, idle or not. */
   private retrying: ReturnType<typeof setInterval> | undefined;
   /** The charges owed since the last keep, where they can be kept. */
-  private unkept: Charge[];
+  private unkept: Charge[] = [];
   private closing = false;
   private readonly troubles: TroubleLog<'unreachable' | 'keep'>;
   /** The charges other instances owed (`adopt`): not counted in this process. */
-  private readonly inherited: WeakSet<Charge>;
+  private readonly inherited = new WeakSet<Charge>();
   private readonly adopting: ReturnType<typeof setInterval> | undefined;
 
   constructor(
@@ -302,7 +302,6 @@ export class FallbackQuotaStore implements QuotaStore {
   ) {
     this.retryMs = options.retryMs ?? RETRY_MS;
     this.troubles = new TroubleLog(log);
-    [this.owed, this.unkept, this.inherited] = [[], [], new WeakSet()];
     this.adopt(options.owed ?? []);
     if (options.adopt) {
       this.adopting = setInterval(() => this.adopt(options.adopt!()), this.retryMs * ADOPT_TRIES);

@@ -206,7 +206,9 @@ function readWitness(file: string): Witness | null {
     read = JSON.parse(readFileSync(w, 'utf8')) as Partial<Witness> | null;
   } catch (e) {
     if ((e as { code?: string }).code === 'ENOENT') return null;
-    throw new QuotaStoreDamaged(`${w}: the quota database's witness does not read (${(e as Error).message}); ${witnessWay(file)}`);
+    // Not the parser's words, which quote the file's bytes (whatever garbled it wrote).
+    const why = e instanceof SyntaxError ? 'it is not JSON' : (e as Error).message;
+    throw new QuotaStoreDamaged(`${w}: the quota database's witness does not read (${why}); ${witnessWay(file)}`);
   }
   if (typeof read?.database !== 'string')
     throw new QuotaStoreDamaged(`${w}: the quota database's witness names no database; ${witnessWay(file)}`);
@@ -228,11 +230,6 @@ export interface Behind {
 }
 export const noneBehind = (): Behind => ({ credentials: new Set(), from: Infinity });
 
-export interface Read {
-  counts: Map<string, Counts>;
-  behind: Behind;
-}
-
 /**
  * Each credential's counts as the database holds them: its months rows, then the charges after each row's `through`
  * (every request's time, for the minute). With `upTo`, damage ends the reading, keeping what was read before it.
@@ -243,7 +240,7 @@ export function readCounts(
   db: DatabaseSync,
   file: string,
   { upTo, unsaved = false }: { upTo?: (e: Error) => void; unsaved?: boolean } = {},
-): Read {
+): { counts: Map<string, Counts>; behind: Behind } {
   const month = monthOf(Date.now());
   const counts = new Map<string, Counts>();
   const through = new Map<string, number>();
@@ -286,14 +283,11 @@ export function readCounts(
       const id = Number(r.id);
       const damaged = (why: string, cause?: unknown) =>
         new QuotaStoreDamaged(`${file}: charges row ${id} ${why}; ${wayOn(file)}`, { cause });
-      let logged: unknown;
-      try {
-        logged = JSON.parse(String(r.charges));
-      } catch (e) {
-        throw damaged(`is not JSON (${(e as Error).message})`, e);
-      }
-      if (!Array.isArray(logged)) throw damaged('holds something that is not a charge');
-      count(logged, id, damaged);
+      count(
+        chargesIn(() => String(r.charges), damaged),
+        id,
+        damaged,
+      );
     }
     if (unsaved) for (const f of unsavedFiles(file)) if (!taken(db, f)) count(readUnsaved(f), Infinity, (why) => unsavedDamaged(f, why));
   } catch (e) {
@@ -344,16 +338,23 @@ const taken = (db: DatabaseSync, f: string) =>
   has(db, 'meta') && !!db.prepare('SELECT 1 FROM meta WHERE key = ?').get(`taken:${basename(f)}`);
 const unsavedDamaged = (f: string, why: string) =>
   new QuotaStoreDamaged(`${f}: ${why}, not the charges a stop left; move it aside to count without them`);
-function readUnsaved(f: string): unknown[] {
+/** The JSON list `text()` gives, or `damaged` saying why not; with `whole`, each item checked as a charge first. */
+function chargesIn(text: () => string, damaged: (why: string, cause?: unknown) => Error, whole = false): unknown[] {
   let charges: unknown;
   try {
-    charges = JSON.parse(readFileSync(f, 'utf8'));
+    charges = JSON.parse(text());
   } catch (e) {
-    throw unsavedDamaged(f, `is not JSON (${(e as Error).message})`);
+    throw damaged(`is not JSON (${(e as Error).message})`, e);
   }
-  if (!Array.isArray(charges) || !charges.every(isCharge)) throw unsavedDamaged(f, 'holds something that is not a charge');
+  if (!Array.isArray(charges) || (whole && !charges.every(isCharge))) throw damaged('holds something that is not a charge');
   return charges;
 }
+const readUnsaved = (f: string) =>
+  chargesIn(
+    () => readFileSync(f, 'utf8'),
+    (why) => unsavedDamaged(f, why),
+    true,
+  );
 /** Writes the charges a stop could not save beside the database, whole (then renamed); returns the file. */
 export function writeUnsaved(file: string, charges: Logged[]): string {
   const unsaved = `${asideName(file, 'unsaved')}.json`;
@@ -371,22 +372,15 @@ export function prepare(file: string, o: RecoveryOptions, log: (m: string) => vo
   const legacy = o.legacy ?? file;
   // A database already at `file` is the counts: a quota file left beside it by an import cut short is not read again.
   const importing = isLegacyQuotaFile(legacy) && (legacy === file || !existsSync(file));
-  let db: DatabaseSync;
+  let db: DatabaseSync | undefined;
   try {
     db = importing ? importLegacy(legacy, file, o, log) : checkedDatabase(file, false, o.busyMs);
+    // A row that does not read (its pages pass SQLite's check) is damage too, which the salvage reads up to.
+    if (o.discardDamaged && !importing) readCounts(db, file);
   } catch (e) {
     if (!(e instanceof QuotaStoreDamaged) || !o.discardDamaged) throw e;
+    db?.close();
     db = salvage(file, log);
-  }
-  if (o.discardDamaged && !importing) {
-    // A row that does not read (its pages pass SQLite's check) is damage too, which the salvage reads up to.
-    try {
-      readCounts(db, file);
-    } catch (e) {
-      if (!(e instanceof QuotaStoreDamaged)) throw e;
-      db.close();
-      db = salvage(file, log);
-    }
   }
   try {
     let id = db.prepare(`SELECT value FROM meta WHERE key = 'id'`).get()?.value as string | undefined;
@@ -412,9 +406,9 @@ export function prepare(file: string, o: RecoveryOptions, log: (m: string) => vo
   return db;
 }
 
-/** The months rows brought up to every charge (a crash leaves them behind); charges a minute old then go. */
-export function caughtUp(db: DatabaseSync, { counts, behind }: Read): { counts: Map<string, Counts>; last: number } {
-  const last = lastRowOf(db);
+/** The counts `db` holds, its months rows brought up to every charge (a crash leaves them behind); charges a minute old then go. */
+export function caughtUp(db: DatabaseSync, file: string): { counts: Map<string, Counts>; last: number } {
+  const [{ counts, behind }, last] = [readCounts(db, file), lastRowOf(db)];
   transaction(db, () => {
     writeMonths(db, counts, behind, last);
     db.prepare('DELETE FROM charges WHERE saved <= ?').run(Date.now() - MINUTE_MS);
@@ -424,9 +418,16 @@ export function caughtUp(db: DatabaseSync, { counts, behind }: Read): { counts: 
 
 /**
  * The database `db` has open, written again at `file`, which was removed or replaced under serve (a stop would have
- * lost every count in it), by SQLite itself (`VACUUM INTO`); what is at `file` now is moved aside. Closes `db`.
+ * lost every count in it), by SQLite itself (`VACUUM INTO`); what is at `file` now is moved aside. With `walOnly` (its
+ * `-wal` removed under serve) the pages only `db` still reaches are folded in instead, unless a reader keeps them from
+ * folding. Closes `db`.
  */
-export function restored(db: DatabaseSync, file: string, log: (m: string) => void): DatabaseSync {
+export function restored(db: DatabaseSync, file: string, log: (m: string) => void, walOnly = false): DatabaseSync {
+  if (walOnly && db.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get()?.busy === 0) {
+    db.close();
+    log(`quotas: ${file}-wal was removed while serve ran; its pages were folded into the database first, nothing lost`);
+    return openDatabase(file, false);
+  }
   const copy = `${file}.restoring`;
   rmSync(copy, { force: true });
   try {
@@ -450,18 +451,6 @@ export function restored(db: DatabaseSync, file: string, log: (m: string) => voi
       : `removed${aside ? ` (its -wal and -shm, left behind, are in ${aside})` : ''}`;
   log(`quotas: ${file} was ${what} while serve ran; written again from the database serve had open, nothing lost`);
   return again;
-}
-
-/**
- * The database `db` has open, opened again after its `-wal` was removed under serve: the pages only `db` still reaches
- * folded in first, or, where a reader keeps them from folding, the whole database written again. Closes `db`.
- */
-export function walRestored(db: DatabaseSync, file: string, log: (m: string) => void): DatabaseSync {
-  const folded = db.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get()?.busy === 0;
-  if (!folded) return restored(db, file, log);
-  db.close();
-  log(`quotas: ${file}-wal was removed while serve ran; its pages were folded into the database first, nothing lost`);
-  return openDatabase(file, false);
 }
 
 /**
@@ -504,15 +493,14 @@ function salvage(file: string, log: (m: string) => void): DatabaseSync {
  * `old` into `db` with their indexes, each as far as its rows read: a customer's endpoint is not lost with a page.
  */
 function carryOver(old: DatabaseSync, db: DatabaseSync, stopped: (what: string) => (e: Error) => void): string[] {
-  const ours = ['months', 'charges', 'meta'];
   let schema: Record<string, unknown>[];
   try {
     schema = old
       .prepare(
-        `SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY type = 'index'`,
+        `SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%'
+          AND tbl_name NOT IN ('months', 'charges', 'meta') ORDER BY type = 'index'`,
       )
-      .all()
-      .filter((t) => !ours.includes(String(t.tbl_name)));
+      .all();
   } catch (e) {
     stopped('the tables beside the counts')(e as Error);
     return [];

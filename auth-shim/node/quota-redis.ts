@@ -44,12 +44,11 @@ const USES: Record<MonthUse, number> = { request: 0, minute: 1, revalidation: 2 
  * records, in number order. A command that reaches Redis behind a higher number (a dropped connection's, late) is
  * refused with an error, which runs nothing: the record sent for it stands for it.
  */
-const ONCE = (stale: string) => `
+const ONCE = `
 local last = tonumber(redis.call('GET', KEYS[#KEYS]) or '-1')
-if tonumber(ARGV[1]) <= last then return ${stale} end
+if tonumber(ARGV[1]) <= last then return redis.error_reply('STALE a later command of this client ran first') end
 redis.call('SET', KEYS[#KEYS], ARGV[1], 'PX', ${APPLIED_MS})
 `;
-const STALE = `redis.error_reply('STALE a later command of this client ran first')`;
 
 /**
  * One atomic round trip per charge: the sliding minute is a sorted set of admitted times, the month a counter kept
@@ -57,7 +56,7 @@ const STALE = `redis.error_reply('STALE a later command of this client ran first
  * refused request is counted nowhere. Times are the shim's clock; expiries are relative, so a clock that differs from
  * Redis's changes nothing.
  */
-const TAKE = `${ONCE(STALE)}
+const TAKE = `${ONCE}
 local now, perMinute, perMonth, monthEnd, use, keep = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[7]), tonumber(ARGV[8])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - ${MINUTE_MS})
 local n = redis.call('ZCARD', KEYS[1])
@@ -89,7 +88,7 @@ function admission([ok, code, remaining, resetMs, retryMs, monthRemaining, minut
 }
 
 /** A month's charge returned (a 304): never below zero. */
-const REFUND = `${ONCE(STALE)}
+const REFUND = `${ONCE}
 local m = tonumber(redis.call('GET', KEYS[1]) or '0')
 if m > 0 then redis.call('DECR', KEYS[1]) end
 return m
@@ -169,7 +168,6 @@ export class RedisQuotaStore implements QuotaStore {
       maxRetriesPerRequest: 0,
       commandTimeout: timeoutMs,
       connectTimeout: 1_000,
-      lazyConnect: false,
     });
     this.redis.on('error', (e: Error) => (this.why = e.message)); // reported through the failing commands, once a minute
     this.redis.on('ready', () => {
@@ -267,22 +265,17 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   /**
-   * Each charge is numbered when first sent and keeps its number: a batch that failed part-way is sent again whole.
-   * Returns how many Redis had not applied already.
+   * Each charge keeps the number it was first sent under (`own`): a batch that failed is sent again whole, as one
+   * script call (the fallback sends BATCH at a time). Returns how many Redis had not applied already.
    */
   async record(charges: Charge[]): Promise<number> {
-    const redis = this.redis as unknown as { rrRecord: Script<number> };
-    let applied = 0;
-    for (let i = 0; i < charges.length; i += 500) {
-      const [keys, args]: [string[], (string | number)[]] = [[], []];
-      for (const c of charges.slice(i, i + 500)) {
-        c.seq ??= this.seq++;
-        keys.push(...redisKeys(this.prefix, c.credential, c.month), c.client ? `${this.prefix}applied:${c.client}` : this.applied);
-        args.push(c.seq, c.now, keepMs(c.month, c.now || Date.now()), this.member(c.now, c.seq, c.client), c.kind);
-      }
-      applied += await redis.rrRecord(keys.length, ...keys, ...args).catch((e: Error) => Promise.reject(this.said(e)));
+    const [keys, args]: [string[], (string | number)[]] = [[], []];
+    for (const c of this.own(charges)) {
+      keys.push(...redisKeys(this.prefix, c.credential, c.month), `${this.prefix}applied:${c.client}`);
+      args.push(c.seq!, c.now, keepMs(c.month, c.now || Date.now()), this.member(c.now, c.seq!, c.client), c.kind);
     }
-    return applied;
+    const redis = this.redis as unknown as { rrRecord: Script<number> };
+    return redis.rrRecord(keys.length, ...keys, ...args).catch((e: Error) => Promise.reject(this.said(e)));
   }
 
   async close(): Promise<void> {
@@ -308,45 +301,32 @@ const Owed = z.array(
   }),
 );
 
-/**
- * Whether the owed file `name` is a live instance's on this machine (a rolling restart during an outage): it records
- * them itself, and the file is taken in by the next start after it ends.
- */
-function heldByAnother(name: string): number | null {
-  const pid = Number(/^(\d+)-\d{4}-/.exec(name.slice(OWED.length))?.[1]);
-  return pid && pid !== process.pid && pidAlive(pid) ? pid : null;
-}
-
-const sizeOf = (f: string): number => {
-  try {
-    return statSync(f).size;
-  } catch {
-    return -1;
-  }
-};
+const sizeOf = (f: string): number => statSync(f, { throwIfNoEntry: false })?.size ?? -1;
 
 /**
  * The charges an owed file holds. A last line without its newline was cut short (a full disk, a machine that
  * stopped): its charges, the last second's, are dropped and said; any other line that is not charges is damage.
  */
 function readOwed(f: string, log: (m: string) => void): Charge[] {
-  const refused = (why: string) => new QuotaStoreDamaged(`${f}: not the charges a stop kept (${why}); move it aside to start without them`);
+  const refused = (line: number, why: string) =>
+    new QuotaStoreDamaged(
+      `${f}: not the charges a stop kept (line ${line}: ${why}); ${f.endsWith('.json') ? 'move it aside to start without them' : 'delete that line to record the others, or move the file aside to start without any of them'}`,
+    );
   const text = readFileSync(f, 'utf8');
   const lines = f.endsWith('.json') ? [text] : text.split('\n');
   const tail = f.endsWith('.json') ? -1 : lines.length - 1; // after the last newline: '' in a file that ends with one
   return lines.flatMap((line, i) => {
     if (i === tail && !line) return [];
-    let owed: ReturnType<typeof Owed.safeParse> | undefined;
     let why: string;
     try {
-      owed = Owed.safeParse(JSON.parse(line));
-      why = owed.success ? '' : `${owed.error.issues[0]!.path.join('.') || 'the line'}: ${owed.error.issues[0]!.message}`;
+      const owed = Owed.safeParse(JSON.parse(line));
+      if (owed.success) return owed.data;
+      why = `${owed.error.issues[0]!.path.join('.') || 'the line'}: ${owed.error.issues[0]!.message}`;
     } catch (e) {
       why = (e as Error).message;
     }
-    if (owed?.success) return owed.data;
     // Whole but for its newline (by hand) it was read above; else cut short by a crash or a full disk: dropped, said.
-    if (i !== tail) throw refused(`line ${i + 1}: ${why}`);
+    if (i !== tail) throw refused(i + 1, why);
     log(`quotas: ${f}: its last line was cut short; the ${line.length} bytes of it are dropped`);
     return [];
   });
@@ -368,13 +348,16 @@ export function redisWithFallback(url: string, log: (m: string) => void, dir?: s
     readdirSync(dir)
       .filter((n) => n.startsWith(OWED) && /\.jsonl?$/.test(n))
       .filter((n) => {
-        const pid = heldByAnother(n);
+        // A live instance's file on this machine (a rolling restart during an outage): it records them itself, and the
+        // file is taken in by the next start after it ends.
+        const pid = Number(/^(\d+)-\d{4}-/.exec(n.slice(OWED.length))?.[1]);
+        const runs = pid && pid !== process.pid && pidAlive(pid);
         // Said at the start: a pid reused since (after a reboot) would otherwise keep a file unrecorded without a word.
-        if (pid && said)
+        if (runs && said)
           log(
             `quotas: ${join(dir, n)} is left to process ${pid}, which runs (another serve over this tree); it is taken in once that ends`,
           );
-        return !pid;
+        return !runs;
       })
       .sort()
       .map((n) => join(dir, n))
@@ -416,13 +399,9 @@ export function redisWithFallback(url: string, log: (m: string) => void, dir?: s
       // (removed, cut, or an append a full disk cut short).
       const whole = inMine + fresh.length > 2 * all.length || sizeOf(mine) !== bytes;
       bytes = -1; // a write that fails leaves the file to be written whole again
-      if (whole) {
-        writePrivately(mine, lines(all));
-        inMine = all.length;
-      } else if (fresh.length) {
-        appendFileSync(mine, lines(fresh), { mode: 0o600 });
-        inMine += fresh.length;
-      }
+      if (whole) writePrivately(mine, lines(all));
+      else if (fresh.length) appendFileSync(mine, lines(fresh), { mode: 0o600 });
+      inMine = whole ? all.length : inMine + fresh.length;
       bytes = sizeOf(mine);
       taken(); // what they held is in this one now
       return mine;

@@ -28,10 +28,8 @@ import {
   prepare,
   QuotaStoreUnwritable,
   SLICE,
-  readCounts,
   restored,
   transaction,
-  walRestored,
   unwritable,
   witnessed,
   writeMonths,
@@ -160,7 +158,7 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
         db = prepare(file, { ...o, busyMs: Math.min(5_000, deadline - Date.now()) }, log);
         const token = randomUUID();
         claim(db, file, token);
-        return new SqliteQuotaStore(file, db, lock, log, flushMs, token, caughtUp(db, readCounts(db, file)));
+        return new SqliteQuotaStore(file, db, lock, log, flushMs, token, caughtUp(db, file));
       } catch (e) {
         db?.close();
         await lock?.release();
@@ -288,7 +286,7 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
       if (!this.folderGone) this.log(`quotas: the folder of ${this.file} is gone; counting on in the database serve has open`);
       return void (this.folderGone = true);
     }
-    this.database = (walOnly ? walRestored : restored)(this.database, this.file, this.log);
+    this.database = restored(this.database, this.file, this.log, walOnly);
     claim(this.database, this.file, this.token); // the file written again is another inode
     this.database.exec(`PRAGMA busy_timeout = ${BUSY_MS}`);
     this.files = filesOf(this.file);
@@ -312,18 +310,16 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     } catch (e) {
       kept = `nor could they be kept beside it (${(e as Error).message}): they are lost`;
     }
-    // The WAL folded into the database (a copy of the file alone is then whole), unless another process holds it.
-    try {
-      this.db.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get();
-    } catch {
-      // A file overwritten in place under serve: the save failed and said why; the next start names the damage.
-    }
+    // The WAL folded into the database (a copy of the file alone is then whole) and the claim let go; either may fail:
+    // a file overwritten in place under serve (the save said why; the next start names the damage), or another
+    // process's lock (the next start finds this one gone).
     closed.add(this.token);
-    try {
-      this.db.exec(`DELETE FROM meta WHERE key = 'counting'`);
-    } catch {
-      // Held by another process still: the next start finds this one gone.
-    }
+    for (const sql of ['PRAGMA wal_checkpoint(TRUNCATE)', `DELETE FROM meta WHERE key = 'counting'`])
+      try {
+        this.db.exec(sql);
+      } catch {
+        // said above
+      }
     this.db.close();
     await this.lock.release();
     if (kept)

@@ -5,6 +5,7 @@
  * keeps writing the database (SQLite's WAL lets a reader in beside it), and its lock is never taken; Redis and the
  * worker are only read.
  */
+import type { DatabaseSync } from 'node:sqlite';
 import { Redis } from 'ioredis';
 import { OPERATOR_USAGE } from '../edge-operator.js';
 import { monthName, totalsOf, type MonthWindow } from '../quota.js';
@@ -33,24 +34,19 @@ export async function monthTotals(
 }
 
 function fileTotals(file: string, month: MonthWindow): Map<string, number> {
-  let counts;
-  if (isLegacyQuotaFile(file)) counts = readLegacyQuotaFile(file).counts;
-  else {
-    try {
-      const db = checkedDatabase(file, true);
-      try {
-        counts = readCounts(db, file, { unsaved: true }).counts;
-      } finally {
-        db.close();
-      }
-    } catch (e) {
-      if (!isBusy(e)) throw e;
-      throw new TotalsUnreadable(`${file}: another process holds the quota database's lock (${(e as Error).message}); try again`, {
-        cause: e,
-      });
-    }
+  if (isLegacyQuotaFile(file)) return totalsOf(readLegacyQuotaFile(file).counts, month.start);
+  let db: DatabaseSync | undefined;
+  try {
+    db = checkedDatabase(file, true);
+    return totalsOf(readCounts(db, file, { unsaved: true }).counts, month.start);
+  } catch (e) {
+    if (!isBusy(e)) throw e;
+    throw new TotalsUnreadable(`${file}: another process holds the quota database's lock (${(e as Error).message}); try again`, {
+      cause: e,
+    });
+  } finally {
+    db?.close();
   }
-  return totalsOf(counts, month.start);
 }
 
 /** A Redis URL as it may be shown: without its password. */

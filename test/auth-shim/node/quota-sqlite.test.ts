@@ -580,7 +580,9 @@ describe('the SQLite store: damage is named, never read as empty', () => {
   it('a witness that does not read is damage too, for the store and usage; the salvage counts on', async () => {
     const file = await held('garbled-witness');
     writeFileSync(`${file}.id`, 'not json {');
-    const said = new RegExp(`^${file}\\.id: the quota database's witness does not read \\(.*\\); it says which database the counts`);
+    const said = new RegExp(
+      `^${file}\\.id: the quota database's witness does not read \\(it is not JSON\\); it says which database the counts`,
+    );
     await expect(SqliteQuotaStore.open(file)).rejects.toThrow(said);
     const billed = await cliAsync(['usage', '--quotas', file, '--keys', KEYS_FILE]);
     expect(billed.status).toBe(3);
