@@ -150,7 +150,7 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
     const { waitMs = 30_000, flushMs = 1_000, log = () => {} } = o;
     const file = realFile(given);
     const deadline = Date.now() + waitMs;
-    for (;;) {
+    for (let waiting = false; ; waiting = true) {
       let [lock, db]: [Lock?, DatabaseSync?] = [];
       try {
         lock = await lockFile(`${file}.lock`, COMMAND, 'another process counts in this quota database');
@@ -164,12 +164,17 @@ export class SqliteQuotaStore extends MemoryQuotaStore {
         await lock?.release();
         const held =
           e instanceof LockHeld
-            ? `${e.message}; waited ${waitMs / 1000} s. One process counts per quota database: share counts between processes with --quotas redis://HOST:PORT, or give each its own file`
+            ? e.message
             : isBusy(e)
-              ? `${file}: another process holds the quota database's write lock (a sqlite3 shell in a transaction, say); waited ${waitMs / 1000} s. End its transaction, then start serve again`
+              ? `${file}: another process holds the quota database's write lock (a sqlite3 shell in a transaction, say)`
               : null;
         if (held === null) throw unwritable(file, e);
-        if (Date.now() >= deadline) throw new QuotaStoreHeld(held);
+        if (Date.now() >= deadline)
+          throw new QuotaStoreHeld(
+            `${held}; waited ${waitMs / 1000} s. ${e instanceof LockHeld ? 'One process counts per quota database: share counts between processes with --quotas redis://HOST:PORT, or give each its own file' : 'End its transaction, then start serve again'}`,
+          );
+        // Said once, as the wait starts: a rolling restart's new serve, or one started beside by mistake, is not mute for it.
+        if (!waiting) log(`quotas: ${held}; waiting up to ${waitMs / 1000} s (--quotas-wait) for it to let go`);
         await new Promise((r) => setTimeout(r, 100));
       }
     }

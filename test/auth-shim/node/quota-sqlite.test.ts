@@ -173,11 +173,20 @@ describe('the SQLite store: counts that survive', () => {
     const a = await SqliteQuotaStore.open(file);
     for (let i = 0; i < 3; i++) a.take('k', basic, T0 + i, month);
     let b: SqliteQuotaStore | undefined;
-    const waiting = SqliteQuotaStore.open(file, { waitMs: 60_000 }).then((s) => (b = s));
+    const said: string[] = [];
+    const waiting = SqliteQuotaStore.open(file, { waitMs: 60_000, log: (m) => said.push(m) }).then((s) => (b = s));
     await new Promise((r) => setTimeout(r, 300));
     expect(b).toBeUndefined();
     await a.close();
     opened.push(await waiting);
+    // The wait is said once, as it starts, naming who holds the database.
+    expect(said).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^quotas: ${file}\\.lock: another process counts in this quota database \\(pid ${process.pid} .*; waiting up to 60 s \\(--quotas-wait\\) for it to let go$`,
+        ),
+      ),
+    ]);
     expect(b!.take('k', basic, T0 + 10, month)).toMatchObject({ ok: true, remaining: 1 });
   });
 
