@@ -283,11 +283,8 @@ export function readCounts(
       const id = Number(r.id);
       const damaged = (why: string, cause?: unknown) =>
         new QuotaStoreDamaged(`${file}: charges row ${id} ${why}; ${wayOn(file)}`, { cause });
-      count(
-        chargesIn(() => String(r.charges), damaged),
-        id,
-        damaged,
-      );
+      const charges = chargesIn(() => String(r.charges), damaged);
+      count(charges, id, damaged);
     }
     if (unsaved) for (const f of unsavedFiles(file)) if (!taken(db, f)) count(readUnsaved(f), Infinity, (why) => unsavedDamaged(f, why));
   } catch (e) {
@@ -349,12 +346,10 @@ function chargesIn(text: () => string, damaged: (why: string, cause?: unknown) =
   if (!Array.isArray(charges) || (whole && !charges.every(isCharge))) throw damaged('holds something that is not a charge');
   return charges;
 }
-const readUnsaved = (f: string) =>
-  chargesIn(
-    () => readFileSync(f, 'utf8'),
-    (why) => unsavedDamaged(f, why),
-    true,
-  );
+function readUnsaved(f: string): unknown[] {
+  const damaged = (why: string) => unsavedDamaged(f, why);
+  return chargesIn(() => readFileSync(f, 'utf8'), damaged, true);
+}
 /** Writes the charges a stop could not save beside the database, whole (then renamed); returns the file. */
 export function writeUnsaved(file: string, charges: Logged[]): string {
   const unsaved = `${asideName(file, 'unsaved')}.json`;
